@@ -1,0 +1,69 @@
+"""Tiny offline models for tests, examples and smoke runs.
+
+Nothing here downloads: the vocabulary is built from the words given, the weights are
+random. ``make_tiny_bert`` writes a folder that ``AutoTokenizer``, ``AutoModelForMaskedLM``
+and ``AutoModelForTokenClassification`` all load with ``from_pretrained``.
+
+Example:
+    >>> import tempfile
+    >>> from transformers import AutoModelForMaskedLM, AutoTokenizer
+    >>> path = make_tiny_bert(tempfile.mkdtemp(), words=["the", "senate", "voted"])
+    >>> AutoTokenizer.from_pretrained(path).tokenize("The senate voted")
+    ['the', 'senate', 'voted']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def make_tiny_bert(
+    path: str | Path,
+    words: Iterable[str] = (),
+    *,
+    hidden_size: int = 32,
+    num_layers: int = 2,
+    max_position_embeddings: int = 512,
+    lowercase: bool = True,
+    seed: int = 0,
+) -> str:
+    """Write a random tiny BERT (masked-LM head) and its WordPiece tokenizer to ``path``.
+
+    The vocabulary holds the special tokens, single characters (so every word can be
+    split into pieces), ``##`` continuations of them, and ``words`` (lower-cased if
+    ``lowercase``). Returns the folder as a string.
+    """
+    import torch
+    from transformers import BertConfig, BertForMaskedLM, BertTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    chars = [chr(c) for c in range(33, 127)]
+    vocab: list[str] = list(SPECIAL_TOKENS) + chars + [f"##{c}" for c in chars]
+    seen = set(vocab)
+    for word in words:
+        w = word.lower() if lowercase else word
+        if w and w not in seen:
+            seen.add(w)
+            vocab.append(w)
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+
+    tokenizer = BertTokenizer(vocab=str(vocab_file), do_lower_case=lowercase)
+    tokenizer.model_max_length = max_position_embeddings
+    tokenizer.save_pretrained(path)
+
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        intermediate_size=hidden_size * 2,
+        max_position_embeddings=max_position_embeddings,
+    )
+    BertForMaskedLM(config).save_pretrained(path)
+    return str(path)

@@ -1,0 +1,40 @@
+"""Shared fixtures: the shared CrossNER files and tiny offline BERTs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("CROSSNER_SHARED_DIR", ROOT.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    if not SHARED.is_dir():
+        pytest.fail(f"Shared data folder {SHARED} not found; set CROSSNER_SHARED_DIR.")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def crossner_data_dir(shared_dir: Path) -> Path:
+    """``../shared/data/crossner``: the six CrossNER configs, read-only."""
+    return shared_dir / "data" / "crossner"
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory, crossner_data_dir: Path) -> str:
+    """A random 2-layer, 32-hidden BERT with a WordPiece vocab of politics words."""
+    from crossner_hf.testing import make_tiny_bert
+
+    words: set[str] = set()
+    for line in (crossner_data_dir / "politics" / "train.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            words.add(line.split("\t")[0].lower())
+    return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), sorted(words))
