@@ -1,0 +1,216 @@
+"""Where the CrossNER files come from, and ``load_crossner``.
+
+The raw files are found, in order: an explicit ``data_dir`` argument, the environment
+variable ``CROSSNER_DATA_DIR``, or a download of the upstream files pinned to commit
+``2e7ba2a`` of zliucr/CrossNER, checked against SHA-256 sums. Offline (``HF_HUB_OFFLINE``
+or ``HF_DATASETS_OFFLINE`` set, or no network), the download fails at once with a message
+naming ``CROSSNER_DATA_DIR``.
+
+Parsed splits are cached as Arrow under ``$CROSSNER_HF_CACHE`` (default
+``~/.cache/crossner_hf``), keyed by a hash of the source files' bytes and of the label
+schema, so a warm load memory-maps the cache instead of re-parsing and a changed file is
+noticed.
+
+Example:
+    >>> ds = load_crossner("politics", data_dir="../shared/data/crossner")  # doctest: +SKIP
+    >>> ds["train"].features["ner_tags"].feature.names[:3]                # doctest: +SKIP
+    ['O', 'B-country', 'B-politician']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from .conll import read_conll
+from .labels import CONFIGS, labels_for
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "CROSSNER_DATA_DIR"
+CACHE_ENV = "CROSSNER_HF_CACHE"
+UPSTREAM_COMMIT = "2e7ba2a"
+UPSTREAM_URL = "https://raw.githubusercontent.com/zliucr/CrossNER/{commit}/ner_data/{path}"
+SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
+DOWNLOAD_TIMEOUT_S = 2.0
+
+SHA256: dict[str, str] = {
+    "conll2003/train.txt": "098791b165293cac55aa60ea5395b48ed441bc962c00278aa4789dce68624bf8",
+    "conll2003/dev.txt": "c8869cec4f419e7b635843aae285990581bf4685b7193c81696d87e1939f0c63",
+    "conll2003/test.txt": "18d9d738defc506ebc5d6748cb580245327ef5c4357b026d7d9ba7c6e55fe841",
+    "politics/train.txt": "1d8be31abb58463349496fe21b13d70114cf015294a9ff9cce77af9b83e8aa84",
+    "politics/dev.txt": "4f1f30eb832f4c5fe474f67ca45e875d863bddf0bbe432262d272ef13639fa8f",
+    "politics/test.txt": "05cadc5e129d394f7f92b4a052cf4b6ea4c60878d32a833e500cf046c297455f",
+    "science/train.txt": "8f6a26096cc7be6790b5790bf5f5b5c8928d8b73d4632e7d45dc8bffad0504ac",
+    "science/dev.txt": "87ec141c7b41b3b52ec861737c4030d65c6e53954ed3d8106baca8603bbf8f24",
+    "science/test.txt": "3616d59d4d2b9dbf4c1126f8d8ba47ff97886223c95f93649bfd527343e64ced",
+    "music/train.txt": "3774c38e0ebbeb4b98dbfae137071e4911e8764cdb7f247599009841f68d9fb5",
+    "music/dev.txt": "e256f1949df52a61a3bb60095a0f41c1060843f1014b0f3d22d8371611b72e78",
+    "music/test.txt": "c66e345f959ac65593f76c6b1bd8c6d75f2a6f0bc197389b2e6700d101fd094c",
+    "literature/train.txt": "0647e403a85040742c2f4041cf002146a81aa2e13adda19d0e82a8bcd493c18b",
+    "literature/dev.txt": "99281a51943cf7e3c2a58b3dc45c0e5ab6d329624ebf2ba6b4801c428396162f",
+    "literature/test.txt": "77267f8b3e8afe993865c64cfc605f65671f6a0ac9cba65de970f12180fed20e",
+    "ai/train.txt": "484217a660f52927bd5157507c22fc103b36306364329f62f80fc8acb897b187",
+    "ai/dev.txt": "b47ffda6de5901a454a873feac1bebe782e54ce7edf9deb729cab3d769212eee",
+    "ai/test.txt": "7595ad386e0a98067100fe47f86811b38867a236011fee97cfaa90f778c37bcf",
+}
+
+EXPECTED_COUNTS: dict[str, tuple[int, int, int]] = {
+    "politics": (200, 541, 651),
+    "science": (200, 450, 543),
+    "music": (100, 380, 465),
+    "literature": (100, 400, 416),
+    "ai": (100, 350, 431),
+    "conll2003": (14041, 3250, 3453),
+}
+"""Sentences per (train, validation, test) split in the upstream files at ``2e7ba2a``."""
+
+
+class CrossNERDataNotFound(FileNotFoundError):
+    """The raw files are neither given, nor in ``$CROSSNER_DATA_DIR``, nor downloadable."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "crossner_hf"))
+
+
+def _offline() -> bool:
+    return any(
+        os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
+
+
+def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
+    missing = [f for f in SPLIT_FILES.values() if not (data_dir / config / f).is_file()]
+    if missing:
+        raise CrossNERDataNotFound(
+            f"{origin} {data_dir} has no {config}/{', '.join(missing)}; it must hold "
+            f"<config>/train.txt, dev.txt and test.txt for configs {', '.join(CONFIGS)}."
+        )
+    return data_dir / config
+
+
+def _download(config: str) -> Path:
+    target = cache_root() / "raw" / UPSTREAM_COMMIT
+    if all((target / config / f).is_file() for f in SPLIT_FILES.values()):
+        return target / config
+    hint = (
+        f"Set {DATA_DIR_ENV} to a folder holding <config>/{{train,dev,test}}.txt "
+        f"(the ner_data/ folder of zliucr/CrossNER at commit {UPSTREAM_COMMIT}), "
+        "or pass data_dir=..."
+    )
+    if _offline():
+        raise CrossNERDataNotFound(
+            f"CrossNER data for {config!r} is not available locally and offline mode is on "
+            f"(HF_HUB_OFFLINE/HF_DATASETS_OFFLINE). {hint}"
+        )
+    (target / config).mkdir(parents=True, exist_ok=True)
+    for name in SPLIT_FILES.values():
+        rel = f"{config}/{name}"
+        url = UPSTREAM_URL.format(commit=UPSTREAM_COMMIT, path=rel)
+        try:
+            with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+                data = response.read()
+        except (urllib.error.URLError, OSError) as err:
+            raise CrossNERDataNotFound(f"Could not download {url}: {err}. {hint}") from err
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != SHA256[rel]:
+            raise CrossNERDataNotFound(
+                f"Checksum mismatch for {url}: got {digest}, expected {SHA256[rel]}. {hint}"
+            )
+        (target / rel).write_bytes(data)
+    return target / config
+
+
+def resolve_data_dir(config: str, data_dir: str | Path | None = None) -> Path:
+    """The folder holding ``train.txt``, ``dev.txt`` and ``test.txt`` for ``config``."""
+    labels_for(config)  # a clear error for an unknown config name, before any I/O
+    if data_dir is not None:
+        return _check_dir(Path(data_dir), config, "data_dir")
+    if os.environ.get(DATA_DIR_ENV):
+        return _check_dir(Path(os.environ[DATA_DIR_ENV]), config, f"${DATA_DIR_ENV}")
+    return _download(config)
+
+
+def features_for(config: str):
+    """The ``datasets.Features`` of a config: ``id``, ``tokens``, ``ner_tags`` (ClassLabel)."""
+    from datasets import ClassLabel, Features, List, Value
+
+    return Features(
+        {
+            "id": Value("string"),
+            "tokens": List(Value("string")),
+            "ner_tags": List(ClassLabel(names=labels_for(config))),
+        }
+    )
+
+
+def _fingerprint(config: str, folder: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update("\n".join(labels_for(config)).encode())
+    for name in SPLIT_FILES.values():
+        h.update(name.encode())
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()
+
+
+def build_split(path: Path, config: str, strict: bool = True):
+    """Parse one raw file into a ``datasets.Dataset`` with the config's features."""
+    from datasets import Dataset
+
+    labels = labels_for(config)
+    index = {tag: i for i, tag in enumerate(labels)}
+    sentences = read_conll(path, labels, strict=strict)
+    return Dataset.from_dict(
+        {
+            "id": [str(i) for i in range(len(sentences))],
+            "tokens": [s["tokens"] for s in sentences],
+            "ner_tags": [[index[t] for t in s["ner_tags"]] for s in sentences],
+        },
+        features=features_for(config),
+    )
+
+
+def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bool = True):
+    """Load one CrossNER config as a ``DatasetDict`` with ``train``/``validation``/``test``.
+
+    Args:
+        config: ``conll2003``, ``politics``, ``science``, ``music``, ``literature`` or ``ai``.
+        data_dir: a folder with ``<config>/{train,dev,test}.txt``; defaults to
+            ``$CROSSNER_DATA_DIR``, then to a pinned, checksummed download.
+        strict: passed to :func:`crossner_hf.read_conll` (orphan ``I-`` tags raise).
+
+    The result is cached as Arrow; the cache key hashes the files, so edits are noticed.
+    """
+    from datasets import DatasetDict
+
+    folder = resolve_data_dir(config, data_dir)
+    key = f"{config}-{'strict' if strict else 'repair'}-{_fingerprint(config, folder)}"
+    cached = cache_root() / "arrow" / key
+    if (cached / "dataset_dict.json").is_file():
+        logger.debug("Loading %s from cache %s", config, cached)
+        return DatasetDict.load_from_disk(str(cached))
+    logger.info("Parsing CrossNER %s from %s", config, folder)
+    splits = DatasetDict(
+        {split: build_split(folder / name, config, strict) for split, name in SPLIT_FILES.items()}
+    )
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the final place, then rename: a crash never leaves a half cache behind.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
+    try:
+        splits.save_to_disk(str(tmp))
+        try:
+            tmp.rename(cached)
+        except OSError:  # another process finished first: keep its copy
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return DatasetDict.load_from_disk(str(cached))

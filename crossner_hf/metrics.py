@@ -1,0 +1,221 @@
+"""Entity-level NER evaluation that matches the CrossNER paper's numbers.
+
+The paper scores with ``conlleval``: micro precision/recall/F1 over entities, where an
+``I-x`` after ``O`` (or after a different type) opens a new entity. ``seqeval`` in its
+default mode follows exactly that convention, so every figure here comes from
+``seqeval`` rather than from a re-implementation. Strict IOB2 figures (an ``I-x`` that
+does not continue a ``B-x``/``I-x`` run is not an entity) are reported alongside under
+``strict_`` keys, because they are what most Hub model cards quote.
+
+The same metric ships as an ``evaluate`` module at :data:`EVALUATE_MODULE_PATH`.
+
+Example:
+    >>> gold = [["B-person", "I-person", "O", "B-location"]]
+    >>> pred = [["B-person", "I-person", "O", "O"]]
+    >>> m = compute_ner_metrics(gold, pred)
+    >>> round(m["overall_precision"], 4), round(m["overall_recall"], 4)
+    (1.0, 0.5)
+    >>> m["per_type"]["location"]["support"]
+    1
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metric" / "seqeval_crossner.py")
+"""Path of the ``evaluate`` module script: ``evaluate.load(EVALUATE_MODULE_PATH)`` works offline."""
+
+_TYPE_KEYS = ("precision", "recall", "f1", "support")
+
+
+def _check_inputs(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> tuple[list[list[str]], list[list[str]]]:
+    """Turn both corpora into lists of lists (seqeval only flattens real lists) and validate them."""
+    if len(gold) != len(pred):
+        raise ValueError(
+            f"gold has {len(gold)} sentences but pred has {len(pred)}; pass one predicted tag "
+            "sequence per gold sentence, in the same order."
+        )
+    gold_l: list[list[str]] = []
+    pred_l: list[list[str]] = []
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        if len(g) != len(p):
+            raise ValueError(
+                f"Sentence {i}: gold has {len(g)} tags but pred has {len(p)}; every word needs "
+                "exactly one predicted tag (use crossner_hf.tokenization.predict_tags for word-level "
+                "predictions)."
+            )
+        gold_l.append(list(g))
+        pred_l.append(list(p))
+    for name, corpus in (("gold", gold_l), ("pred", pred_l)):
+        for i, sent in enumerate(corpus):
+            for tag in sent:
+                if not isinstance(tag, str):
+                    raise ValueError(
+                        f"{name} sentence {i} holds the non-string tag {tag!r}; convert label ids "
+                        "to names first (e.g. with the model's id2label)."
+                    )
+    if not any(gold_l):
+        raise ValueError("gold holds no tokens at all, so there is nothing to score; check the input corpus.")
+    return gold_l, pred_l
+
+
+def _scores(gold: list[list[str]], pred: list[list[str]], **mode: Any) -> tuple[dict[str, float], dict[str, dict[str, float | int]]]:
+    """Micro P/R/F1 and per-type P/R/F1/support from seqeval, in the given seqeval mode."""
+    if mode:
+        from seqeval.metrics.v1 import precision_recall_fscore_support
+    else:
+        from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, average="micro", zero_division=0, **mode)
+    overall = {"precision": float(p), "recall": float(r), "f1": float(f)}
+    ps, rs, fs, supports = precision_recall_fscore_support(gold, pred, average=None, zero_division=0, **mode)
+    # seqeval orders the per-type arrays by sorted type name over gold and predicted entities.
+    if mode:
+        from seqeval.scheme import Entities
+
+        types = sorted(Entities(gold, mode["scheme"]).unique_tags | Entities(pred, mode["scheme"]).unique_tags)
+    else:
+        types = sorted({e[0] for e in get_entities(gold)} | {e[0] for e in get_entities(pred)})
+    per_type = {
+        t: {"precision": float(ps[i]), "recall": float(rs[i]), "f1": float(fs[i]), "support": int(supports[i])}
+        for i, t in enumerate(types)
+    }
+    return overall, per_type
+
+
+def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """Entity-level scores of ``pred`` against ``gold`` (both: one tag list per sentence).
+
+    Returns fractions in ``[0, 1]``:
+
+    - ``overall_precision``, ``overall_recall``, ``overall_f1``: micro-averaged over
+      entities, conlleval convention (seqeval default mode), as in the CrossNER paper;
+    - ``overall_accuracy``: token accuracy;
+    - ``per_type``: ``{type: {"precision", "recall", "f1", "support"}}`` (support = number
+      of gold entities of that type; a type only predicted has support 0), the paper's Table 4;
+    - ``strict_overall_precision``/``_recall``/``_f1`` and ``strict_per_type``: the same
+      under seqeval ``mode="strict", scheme=IOB2``;
+    - ``n_sentences``, ``n_tokens``, ``n_gold_entities``, ``n_pred_entities`` (conlleval).
+
+    Raises ``ValueError`` if the corpora differ in length (naming the sentence index and
+    both lengths), if a tag is not a string, or if there is no token at all.
+    """
+    from seqeval.metrics import accuracy_score
+    from seqeval.metrics.sequence_labeling import get_entities
+    from seqeval.scheme import IOB2
+
+    gold_l, pred_l = _check_inputs(gold, pred)
+    overall, per_type = _scores(gold_l, pred_l)
+    strict_overall, strict_per_type = _scores(gold_l, pred_l, mode="strict", scheme=IOB2)
+    return {
+        "overall_precision": overall["precision"],
+        "overall_recall": overall["recall"],
+        "overall_f1": overall["f1"],
+        "overall_accuracy": float(accuracy_score(gold_l, pred_l)),
+        "per_type": per_type,
+        "strict_overall_precision": strict_overall["precision"],
+        "strict_overall_recall": strict_overall["recall"],
+        "strict_overall_f1": strict_overall["f1"],
+        "strict_per_type": strict_per_type,
+        "n_sentences": len(gold_l),
+        "n_tokens": sum(len(s) for s in gold_l),
+        "n_gold_entities": len(get_entities(gold_l)),
+        "n_pred_entities": len(get_entities(pred_l)),
+    }
+
+
+def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> str:
+    """A plain-text table of per-type precision/recall/F1 (percent, 2 decimals) and support.
+
+    Rows are sorted by type name and followed by an ``overall`` (micro) row whose support
+    is the total number of gold entities. ``strict=True`` tabulates the strict IOB2 figures.
+
+    Example:
+        >>> m = compute_ner_metrics([["B-person", "O"]], [["B-person", "O"]])
+        >>> print(format_per_type_table(m))
+        type      precision  recall      f1  support
+        person       100.00  100.00  100.00        1
+        overall      100.00  100.00  100.00        1
+    """
+    prefix = "strict_" if strict else ""
+    try:
+        per_type = metrics[f"{prefix}per_type"]
+        overall = [metrics[f"{prefix}overall_{k}"] for k in ("precision", "recall", "f1")]
+    except KeyError as err:
+        raise ValueError(
+            f"metrics lacks the key {err.args[0]!r}; pass the dict returned by compute_ner_metrics."
+        ) from None
+    rows = [
+        (t, per_type[t]["precision"], per_type[t]["recall"], per_type[t]["f1"], per_type[t]["support"])
+        for t in sorted(per_type)
+    ]
+    rows.append(("overall", *overall, sum(v["support"] for v in per_type.values())))
+    width = max(len("overall"), *(len(r[0]) for r in rows))
+    header = f"{'type':<{width}}  {'precision':>9}  {'recall':>6}  {'f1':>6}  {'support':>7}"
+    lines = [header]
+    for name, p, r, f, s in rows:
+        lines.append(f"{name:<{width}}  {p * 100:>9.2f}  {r * 100:>6.2f}  {f * 100:>6.2f}  {s:>7d}")
+    return "\n".join(lines)
+
+
+def make_compute_metrics(label_names: Sequence[str]) -> Callable[[Any], dict[str, float]]:
+    """A ``compute_metrics`` function for ``transformers.Trainer`` over token-classification output.
+
+    The returned function takes an ``EvalPrediction`` (``predictions``: logits of shape
+    ``(batch, seq, n_labels)`` or already-argmaxed ids of shape ``(batch, seq)``;
+    ``label_ids`` with ``-100`` on positions to ignore) and returns flat float keys:
+    ``overall_precision/recall/f1/accuracy``, ``strict_overall_precision/recall/f1`` and
+    ``precision_<type>``/``recall_<type>``/``f1_<type>`` for every type seen.
+
+    It scores the labelled positions only (the first sub-word of each word with
+    :func:`crossner_hf.tokenization.tokenize_and_align`), so a sentence split into several
+    windows is scored window by window; use
+    :func:`crossner_hf.tokenization.predict_tags` for exact word-level evaluation.
+    """
+    names = list(label_names)
+
+    def compute_metrics(eval_pred: Any) -> dict[str, float]:
+        predictions, labels = _unpack(eval_pred)
+        if isinstance(predictions, (tuple, list)):
+            predictions = predictions[0]  # models returning hidden states put logits first
+        predictions = np.asarray(predictions)
+        labels = np.asarray(labels)
+        pred_ids = predictions.argmax(-1) if predictions.ndim == 3 else predictions
+        if pred_ids.shape != labels.shape:
+            raise ValueError(
+                f"compute_metrics: predictions of shape {predictions.shape} do not match labels of "
+                f"shape {labels.shape}; pass token-classification logits (batch, seq, labels) or ids."
+            )
+        gold: list[list[str]] = []
+        pred: list[list[str]] = []
+        for p_row, l_row in zip(pred_ids, labels):
+            keep = l_row != -100
+            if not keep.any():
+                continue
+            gold.append([names[i] for i in l_row[keep]])
+            pred.append([names[i] if 0 <= i < len(names) else "O" for i in p_row[keep]])
+        metrics = compute_ner_metrics(gold, pred)
+        flat = {k: float(v) for k, v in metrics.items() if k.startswith(("overall_", "strict_overall_"))}
+        for t, scores in metrics["per_type"].items():
+            for k in ("precision", "recall", "f1"):
+                flat[f"{k}_{t}"] = scores[k]
+        return flat
+
+    return compute_metrics
+
+
+def _unpack(eval_pred: Any) -> tuple[Any, Any]:
+    """``(predictions, label_ids)`` of an ``EvalPrediction`` or of a plain 2-tuple."""
+    if hasattr(eval_pred, "predictions") and hasattr(eval_pred, "label_ids"):
+        return eval_pred.predictions, eval_pred.label_ids
+    predictions, labels = eval_pred[0], eval_pred[1]
+    return predictions, labels

@@ -1,0 +1,46 @@
+"""Table 1 counts, vocabulary overlap and the stats command."""
+
+from __future__ import annotations
+
+import json
+
+from crossner_hf.cli import main
+from crossner_hf.stats import entity_counts, top_words, vocabulary_overlap
+
+
+def test_entity_counts_by_hand():
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+
+    from crossner_hf.labels import LABELS
+
+    names = LABELS["conll2003"]
+    feats = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names))})
+    tags = [["B-person", "I-person", "O", "B-location"], ["B-person", "B-person", "O", "O"]]
+    ds = Dataset.from_dict(
+        {"tokens": [["a"] * 4] * 2, "ner_tags": [[names.index(t) for t in s] for s in tags]}, features=feats
+    )
+    counts = entity_counts(DatasetDict({"train": ds}), "conll2003")
+    assert counts["train"] == {"person": 3, "organisation": 0, "location": 1, "misc": 0}
+
+
+def test_top_words_excludes_stopwords_and_punctuation():
+    words = top_words([["The", "senate", ",", "Senate", "of", "1999", "votes"]], top_k=10)
+    assert words == {"senate", "votes"}
+
+
+def test_vocabulary_overlap_is_iou():
+    m = vocabulary_overlap({"a": [["x1", "x2", "x3"]], "b": [["x2", "x3", "x4", "x5"]]}, top_k=10)
+    assert m["a"]["b"] == m["b"]["a"] == 40.0 and m["a"]["a"] == 100.0
+
+
+def test_stats_command(tmp_path, crossner_data_dir, monkeypatch, capsys):
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics,music",
+                 "--output_dir", str(tmp_path / "st")]) == 0
+    out = capsys.readouterr().out
+    assert "== politics ==" in out and "politician" in out
+    stats = json.loads((tmp_path / "st" / "stats.json").read_text())
+    assert stats["sentences"]["music"] == {"train": 100, "validation": 380, "test": 465}
+    assert stats["entities"]["politics"]["train"]["politician"] > 0
+    png = (tmp_path / "st" / "vocabulary_overlap.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
