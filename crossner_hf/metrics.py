@@ -142,9 +142,9 @@ def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> s
     Example:
         >>> m = compute_ner_metrics([["B-person", "O"]], [["B-person", "O"]])
         >>> print(format_per_type_table(m))
-        type      precision  recall      f1  support
-        person       100.00  100.00  100.00        1
-        overall      100.00  100.00  100.00        1
+        type     precision  recall      f1  support
+        person      100.00  100.00  100.00        1
+        overall     100.00  100.00  100.00        1
     """
     prefix = "strict_" if strict else ""
     try:

@@ -45,3 +45,36 @@ def render_crossner_dataset_card(
 def render(name: str, values: Mapping[str, Any]) -> str:
     """Fill template ``name`` with ``values`` (every placeholder must be given)."""
     return load_template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+def write_ner_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
+    """Write ``README.md`` for a fine-tuned NER model from its ``results.json`` content."""
+    from .labels import labels_for
+    from .metrics import format_per_type_table
+
+    config = results["config"]
+    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
+    settings = {
+        k: config.get(k) for k in (
+            "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size",
+            "num_train_epochs", "warmup_steps", "weight_decay", "lr_scheduler_type",
+            "early_stopping_patience", "source_epochs", "oversample_factor", "few_shot", "max_length",
+        )
+    }
+    values = {
+        "title": f"CrossNER {results['domain']} NER ({results['schedule']})",
+        "domain": results["domain"],
+        "schedule": results["schedule"],
+        "base_model": results["model_name_or_path"],
+        "seeds": ", ".join(str(s) for s in results["seeds"]),
+        "test_f1": f"{100 * results['test_overall_f1_mean']:.2f} ± {100 * results['test_overall_f1_std']:.2f}",
+        "dev_f1": f"{100 * results['dev_overall_f1_mean']:.2f} ± {100 * results['dev_overall_f1_std']:.2f}",
+        "best_seed": results["best_seed"],
+        "per_type_table": "```\n" + format_per_type_table(best["test"]) + "\n```",
+        "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "n_labels": len(labels_for(results["domain"])),
+        "labels": ", ".join(f"`{t}`" for t in labels_for(results["domain"])),
+    }
+    path = Path(folder) / "README.md"
+    path.write_text(render("ner_model", values), encoding="utf-8")
+    return path

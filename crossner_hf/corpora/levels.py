@@ -27,7 +27,7 @@ Example:
     ...     {"Putin": "politician", "Obama": "politician", "Moscow": "location",
     ...      "Labour Party": "politicalparty"},
     ...     domain="politics", k=2)
-    >>> levels["entity"]["idx"], levels["task"]["idx"], sorted(levels["integrated"]["idx"])
+    >>> levels["entity"]["idx"][:], levels["task"]["idx"][:], sorted(levels["integrated"]["idx"])
     ([0], [0, 1], [0, 0, 0, 1, 1])
 """
 

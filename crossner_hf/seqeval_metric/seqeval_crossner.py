@@ -56,7 +56,8 @@ Returns:
     strict_overall_precision, strict_overall_recall, strict_overall_f1, strict_per_type.
     n_sentences, n_tokens, n_gold_entities, n_pred_entities.
 Examples:
-    >>> metric = evaluate.load("path/to/seqeval_crossner.py")
+    >>> from crossner_hf.metrics import EVALUATE_MODULE_PATH
+    >>> metric = evaluate.load(EVALUATE_MODULE_PATH)
     >>> out = metric.compute(predictions=[["O", "I-person"]], references=[["O", "B-person"]])
     >>> out["overall_f1"], out["strict_overall_f1"]
     (1.0, 0.0)

@@ -1,0 +1,62 @@
+"""Unlabeled corpora for domain-adaptive pre-training (DAPT), as in CrossNER.
+
+One module per job:
+
+* ``matcher``: ``EntityMatcher`` (Aho-Corasick, word boundaries, leftmost-longest) and
+  ``EntityMention``;
+* ``entity_list``: entity lists ``surface -> type`` from TSV files or CrossNER labels;
+* ``tagger``: ``ModelMentionFinder``, mentions from a trained NER model;
+* ``levels``: the ``domain``/``entity``/``task``/``integrated`` corpus levels;
+* ``text``: loading text files and tokenising them (packed blocks or line by line);
+* ``publish``: writing a Hub-ready Parquet folder with a dataset card, and pushing it.
+
+Example:
+    >>> from crossner_hf.corpora import build_corpus_levels
+    >>> levels = build_corpus_levels(["Putin and Obama met .", "It rained ."],
+    ...                              {"Putin": "politician", "Obama": "politician"},
+    ...                              domain="politics")
+    >>> {name: len(ds) for name, ds in levels.items()}
+    {'domain': 2, 'entity': 1, 'task': 1, 'integrated': 3}
+
+Names are imported lazily, so ``import crossner_hf.corpora`` does not import ``datasets``
+or ``transformers`` until they are used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "EntityMatcher": "matcher",
+    "EntityMention": "matcher",
+    "entity_list_from_conll": "entity_list",
+    "iter_spans": "entity_list",
+    "load_entity_list": "entity_list",
+    "save_entity_list": "entity_list",
+    "ModelMentionFinder": "tagger",
+    "find_mentions_with_model": "tagger",
+    "LEVELS": "levels",
+    "MentionFn": "levels",
+    "annotate_mentions": "levels",
+    "build_corpus_levels": "levels",
+    "select_levels": "levels",
+    "specialised_types": "levels",
+    "load_text_corpus": "text",
+    "pack_sequences": "text",
+    "tokenize_corpus": "text",
+    "push_folder": "publish",
+    "write_hub_dataset_folder": "publish",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'crossner_hf.corpora' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

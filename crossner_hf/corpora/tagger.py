@@ -1,0 +1,169 @@
+"""Finding entity mentions with a trained NER model instead of an entity list.
+
+The CrossNER appendix builds the entity- and task-level corpora by tagging the domain
+corpus with a NER model. ``ModelMentionFinder`` wraps a ``transformers``
+token-classification pipeline (``aggregation_strategy="simple"`` by default, so B-/I-
+pieces are merged into spans) as a ``MentionFn`` for ``build_corpus_levels``; mention
+types are the model's label names without their ``B-``/``I-`` prefix.
+
+Example:
+    >>> finder = ModelMentionFinder("path/to/politics-ner-model")          # doctest: +SKIP
+    >>> finder(["Boris Yeltsin led Russia ."])                             # doctest: +SKIP
+    [[EntityMention(start=0, end=13, surface='Boris Yeltsin', type='politician'),
+      EntityMention(start=18, end=24, surface='Russia', type='country')]]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .matcher import EntityMention
+
+logger = logging.getLogger(__name__)
+
+
+def _load_pipeline(model: str | Path, aggregation_strategy: str, device: int | str | None) -> Any:
+    from transformers import pipeline
+
+    path = Path(model)
+    if not (path / "config.json").is_file():
+        raise ValueError(
+            f"ModelMentionFinder: {model} is not a local model folder (no config.json); pass "
+            "the folder of a trained token-classification model or a ready pipeline."
+        )
+    return pipeline(
+        "token-classification",
+        model=str(path),
+        tokenizer=str(path),
+        aggregation_strategy=aggregation_strategy,
+        device=device if device is not None else -1,
+    )
+
+
+def _model_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float) -> str:
+    """Cache key from the model's config and, for a local folder, its files' sizes and times."""
+    model = pipe.model
+    digest = hashlib.sha256()
+    digest.update(model.config.to_json_string().encode())
+    digest.update(f"{aggregation_strategy}|{min_score}|{model.name_or_path}".encode())
+    folder = Path(str(model.name_or_path))
+    if folder.is_dir():
+        for file in sorted(folder.iterdir()):
+            if file.is_file():
+                stat = file.stat()
+                digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:32]
+
+
+class ModelMentionFinder:
+    """A ``MentionFn`` that tags texts with a token-classification model.
+
+    Args:
+        model: a local model folder (with its tokenizer) or a ready
+            ``TokenClassificationPipeline`` built with an aggregation strategy.
+        batch_size: texts per forward pass.
+        aggregation_strategy: the pipeline's span merging when ``model`` is a folder.
+        min_score: drop spans whose aggregated score is below this.
+        stride: if set, texts longer than the model's maximum length are tagged in
+            overlapping windows (fast tokenizers only); otherwise they are truncated.
+        device: pipeline device (default CPU).
+    """
+
+    def __init__(
+        self,
+        model: str | Path | Any,
+        *,
+        batch_size: int = 32,
+        aggregation_strategy: str = "simple",
+        min_score: float = 0.0,
+        stride: int | None = None,
+        device: int | str | None = None,
+    ) -> None:
+        from transformers import TokenClassificationPipeline
+
+        if isinstance(model, (str, Path)):
+            self.pipeline = _load_pipeline(model, aggregation_strategy, device)
+        elif isinstance(model, TokenClassificationPipeline):
+            self.pipeline = model
+        else:
+            raise ValueError(
+                f"ModelMentionFinder: model must be a local folder or a token-classification "
+                f"pipeline, got {type(model).__name__}."
+            )
+        if batch_size < 1:
+            raise ValueError(f"ModelMentionFinder: batch_size={batch_size} must be at least 1.")
+        self.batch_size = batch_size
+        self.min_score = min_score
+        self.stride = stride
+        self.aggregation_strategy = aggregation_strategy
+        self.fingerprint = _model_fingerprint(self.pipeline, aggregation_strategy, min_score)
+
+    @property
+    def entity_types(self) -> list[str]:
+        """The types this model can predict: its labels without ``B-``/``I-``, first-seen order."""
+        types: list[str] = []
+        for label in self.pipeline.model.config.id2label.values():
+            name = label[2:] if label[:2] in ("B-", "I-") else label
+            if name != "O" and name not in types:
+                types.append(name)
+        return types
+
+    def __repr__(self) -> str:
+        return f"ModelMentionFinder({self.pipeline.model.name_or_path!r}, batch_size={self.batch_size})"
+
+    def __call__(self, texts: Sequence[str]) -> list[list[EntityMention]]:
+        texts = list(texts)
+        if not texts:
+            return []
+        kwargs: dict[str, Any] = {"batch_size": self.batch_size}
+        if self.stride is not None:
+            kwargs["stride"] = self.stride
+        # Empty strings make the pipeline fail; they have no mentions anyway.
+        todo = [i for i, text in enumerate(texts) if text.strip()]
+        outputs = self.pipeline([texts[i] for i in todo], **kwargs) if todo else []
+        found: list[list[EntityMention]] = [[] for _ in texts]
+        for i, spans in zip(todo, outputs, strict=True):
+            found[i] = self._to_mentions(texts[i], spans)
+        return found
+
+    def _to_mentions(self, text: str, spans: list[dict[str, Any]]) -> list[EntityMention]:
+        mentions = []
+        for span in spans:
+            start, end = span.get("start"), span.get("end")
+            if start is None or end is None:
+                raise ValueError(
+                    "The token-classification pipeline gave no character offsets; it needs a "
+                    "fast tokenizer (offset mapping). Save the model with a fast tokenizer."
+                )
+            if span.get("score", 1.0) < self.min_score:
+                continue
+            label = span.get("entity_group") or span.get("entity", "")
+            etype = label[2:] if label[:2] in ("B-", "I-") else label
+            surface = text[start:end]
+            # Offsets can take in a leading space of a word piece; the mention is the word.
+            stripped = surface.lstrip()
+            start += len(surface) - len(stripped)
+            surface = stripped.rstrip()
+            if surface and etype and etype != "O":
+                mentions.append(EntityMention(int(start), int(start) + len(surface), surface, etype))
+        mentions.sort(key=lambda m: (m.start, -m.end))
+        return mentions
+
+
+def find_mentions_with_model(
+    texts: Sequence[str],
+    model_path_or_pipeline: str | Path | Any,
+    *,
+    batch_size: int = 32,
+    **kwargs: Any,
+) -> list[list[EntityMention]]:
+    """Tag ``texts`` with a NER model; one mention list per text (see ``ModelMentionFinder``).
+
+    For corpus levels over many texts, build a ``ModelMentionFinder`` once and pass it to
+    ``build_corpus_levels`` instead; it is batched and cached there.
+    """
+    return ModelMentionFinder(model_path_or_pipeline, batch_size=batch_size, **kwargs)(texts)

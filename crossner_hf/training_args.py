@@ -1,0 +1,160 @@
+"""``CrossNERTrainingArguments``: every knob of the fine-tuning schedules, on top of ``TrainingArguments``.
+
+Defaults follow the CrossNER paper where it is specific (batch 16, source pre-training for
+exactly 2 epochs, early stopping after 8 epochs without target dev-F1 improvement, seeds
+555/666/777, target oversampling x100 in joint training) and are tuned for small encoders
+where it is not (see ``trainer_recipes/configs/politics_direct_minilm.yaml`` for the
+values used with the packaged MiniLM and why).
+
+Example:
+    >>> args = CrossNERTrainingArguments(output_dir="out", domain="music", schedule="joint")
+    >>> args.metric_for_best_model, args.oversample_factor, args.seed_list()
+    ('overall_f1', 100, [42])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+from .encoders import OFFLINE_ENCODER
+from .labels import DOMAINS
+
+SCHEDULES = ("direct", "pretrain-finetune", "joint")
+
+
+@dataclass
+class CrossNERTrainingArguments(TrainingArguments):
+    # --- what to train -------------------------------------------------------------
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
+                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM."},
+    )
+    domain: str = field(
+        default="politics", metadata={"help": f"Target domain: one of {', '.join(DOMAINS)}."}
+    )
+    schedule: str = field(
+        default="direct",
+        metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
+                  "joint (CoNLL-2003 and the oversampled target together)."},
+    )
+    data_dir: str | None = field(
+        default=None,
+        metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
+    )
+    seeds: str | None = field(
+        default=None,
+        metadata={"help": "Comma-separated seeds run in turn, e.g. 555,666,777 (the paper's); the "
+                  "mean and std of test F1 go to results.json. Default: the single --seed."},
+    )
+    few_shot: int | None = field(
+        default=None,
+        metadata={"help": "Sub-sample the target train split to this many sentences (seeded by the run's "
+                  "seed); the paper sweeps 10, 25, 40, 55, 70, 85, 100."},
+    )
+    # --- schedules -----------------------------------------------------------------
+    source_epochs: float = field(
+        default=2.0,
+        metadata={"help": "pretrain-finetune: epochs of CoNLL-2003 training before the target stage "
+                  "(the paper: exactly 2)."},
+    )
+    source_max_steps: int = field(
+        default=-1,
+        metadata={"help": "pretrain-finetune: cap on source-stage steps (overrides source_epochs if > 0)."},
+    )
+    oversample_factor: int = field(
+        default=100,
+        metadata={"help": "joint: each target sentence is drawn this many times per epoch by the sampler "
+                  "(paper appendix: 100; the released code copies the data x50)."},
+    )
+    early_stopping_patience: int = field(
+        default=8,
+        metadata={"help": "Stop after this many evaluations without target dev-F1 improvement (0: never)."},
+    )
+    # --- model and preprocessing ---------------------------------------------------
+    label_all_subwords: bool = field(
+        default=False,
+        metadata={"help": "Label every sub-word (B- turned into I- after the first) instead of only the "
+                  "first sub-word of each word."},
+    )
+    max_length: int | None = field(
+        default=None,
+        metadata={"help": "Maximum tokens per window (default: the model's limit); longer sentences are "
+                  "split into overlapping windows and stitched."},
+    )
+    stride: int = field(
+        default=32, metadata={"help": "Overlap (tokens) between consecutive windows of a long sentence."}
+    )
+    classifier_dropout: float | None = field(
+        default=None, metadata={"help": "Dropout before the classification layer (default: the model's)."}
+    )
+    head_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the freshly initialised classification layer (default: "
+                  "learning_rate); a higher one helps small encoders."},
+    )
+    keep_checkpoints: bool = field(
+        default=False,
+        metadata={"help": "Keep the per-seed checkpoint-* folders after a finished run (needed only to "
+                  "resume a finished run later)."},
+    )
+    # --- TrainingArguments defaults changed for this task ------------------------------
+    learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (the paper: 5e-5)."})
+    per_device_train_batch_size: int = field(default=16, metadata={"help": "Batch size (the paper: 16)."})
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Evaluation batch size."})
+    num_train_epochs: float = field(
+        default=300.0,
+        metadata={"help": "Upper bound on target epochs; early stopping ends runs much sooner (the paper: 300)."},
+    )
+    eval_strategy: str = field(
+        default="epoch", metadata={"help": "When to evaluate on the target dev split (epoch or steps)."}
+    )
+    save_strategy: str = field(
+        default="epoch", metadata={"help": "When to checkpoint; must match eval_strategy for early stopping."}
+    )
+    logging_strategy: str = field(default="epoch", metadata={"help": "When to log the training loss."})
+    save_total_limit: int | None = field(
+        default=1, metadata={"help": "Checkpoints kept besides the best one."}
+    )
+    load_best_model_at_end: bool = field(
+        default=True, metadata={"help": "Restore the best-dev checkpoint before testing (as the paper reports)."}
+    )
+    metric_for_best_model: str | None = field(
+        default="overall_f1", metadata={"help": "Target dev metric that selects the best checkpoint."}
+    )
+    greater_is_better: bool | None = field(default=True, metadata={"help": "Higher metric is better."})
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={"help": "Batches of similar lengths cut padding (random, sequential, group_by_length)."},
+    )
+    report_to: None | str | list[str] = field(
+        default="none", metadata={"help": "Logging integrations (none, tensorboard, wandb, ...)."}
+    )
+
+    def __post_init__(self):
+        if self.domain not in DOMAINS:
+            raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
+        if self.oversample_factor < 1:
+            raise ValueError(f"--oversample_factor {self.oversample_factor}: must be >= 1.")
+        if self.few_shot is not None and self.few_shot < 1:
+            raise ValueError(f"--few_shot {self.few_shot}: must be a positive number of sentences.")
+        if self.early_stopping_patience < 0:
+            raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
+        self.seed_list()  # validate early
+        super().__post_init__()
+
+    def seed_list(self) -> list[int]:
+        """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""
+        if not self.seeds:
+            return [self.seed]
+        try:
+            seeds = [int(s) for s in str(self.seeds).replace(" ", "").split(",") if s]
+        except ValueError:
+            raise ValueError(f"--seeds {self.seeds!r}: expected comma-separated integers like 555,666,777.") from None
+        if len(set(seeds)) != len(seeds) or not seeds:
+            raise ValueError(f"--seeds {self.seeds!r}: give distinct seeds.")
+        return seeds
