@@ -250,12 +250,11 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
         self, inputs: torch.Tensor, special_tokens_mask: torch.Tensor | None, attention_mask: torch.Tensor | None
     ) -> torch.Tensor:
         tok = self.tokenizer
+        # all_special_ids holds the pad token too, so this covers padding by id.
         special_ids = [i for i in tok.all_special_ids if i != tok.unk_token_id]
         no_mask = torch.isin(inputs, torch.tensor(special_ids, dtype=inputs.dtype))
         if special_tokens_mask is not None:
             no_mask |= special_tokens_mask.bool()
-        if tok.pad_token_id is not None:
-            no_mask |= inputs == tok.pad_token_id
         if attention_mask is not None:
             no_mask |= attention_mask == 0
         return no_mask

@@ -21,14 +21,12 @@ Example:
 
 from __future__ import annotations
 
-import logging
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-logger = logging.getLogger(__name__)
 
 EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metric" / "seqeval_crossner.py")
 """Path of the ``evaluate`` module script: ``evaluate.load(EVALUATE_MODULE_PATH)`` works offline."""
@@ -36,7 +34,9 @@ EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metri
 _TYPE_KEYS = ("precision", "recall", "f1", "support")
 
 
-def _check_inputs(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> tuple[list[list[str]], list[list[str]]]:
+def _check_inputs(
+    gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
+) -> tuple[list[list[str]], list[list[str]]]:
     """Turn both corpora into lists of lists (seqeval only flattens real lists) and validate them."""
     if len(gold) != len(pred):
         raise ValueError(
@@ -67,27 +67,61 @@ def _check_inputs(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) 
     return gold_l, pred_l
 
 
-def _scores(gold: list[list[str]], pred: list[list[str]], **mode: Any) -> tuple[dict[str, float], dict[str, dict[str, float | int]]]:
-    """Micro P/R/F1 and per-type P/R/F1/support from seqeval, in the given seqeval mode."""
-    if mode:
-        from seqeval.metrics.v1 import precision_recall_fscore_support
-    else:
-        from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
-    from seqeval.metrics.sequence_labeling import get_entities
+def _conlleval_scores(
+    gold: list[list[str]], pred: list[list[str]], types: list[str]
+) -> tuple[dict[str, float], dict[str, dict[str, float | int]]]:
+    """Micro P/R/F1 and per-type P/R/F1/support, seqeval default (conlleval) mode.
 
-    p, r, f, _ = precision_recall_fscore_support(gold, pred, average="micro", zero_division=0, **mode)
-    overall = {"precision": float(p), "recall": float(r), "f1": float(f)}
-    ps, rs, fs, supports = precision_recall_fscore_support(gold, pred, average=None, zero_division=0, **mode)
-    # seqeval orders the per-type arrays by sorted type name over gold and predicted entities.
-    if mode:
-        from seqeval.scheme import Entities
+    ``types`` must be the sorted entity types of gold and pred: seqeval orders its
+    per-type arrays that way.
+    """
+    from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
 
-        types = sorted(Entities(gold, mode["scheme"]).unique_tags | Entities(pred, mode["scheme"]).unique_tags)
-    else:
-        types = sorted({e[0] for e in get_entities(gold)} | {e[0] for e in get_entities(pred)})
+    p, r, f, _ = precision_recall_fscore_support(gold, pred, average="micro", zero_division=0)
+    ps, rs, fs, supports = precision_recall_fscore_support(gold, pred, average=None, zero_division=0)
     per_type = {
-        t: {"precision": float(ps[i]), "recall": float(rs[i]), "f1": float(fs[i]), "support": int(supports[i])}
+        t: {
+            "precision": float(ps[i]),
+            "recall": float(rs[i]),
+            "f1": float(fs[i]),
+            "support": int(supports[i]),
+        }
         for i, t in enumerate(types)
+    }
+    return {"precision": float(p), "recall": float(r), "f1": float(f)}, per_type
+
+
+def _strict_scores(
+    gold: list[list[str]], pred: list[list[str]]
+) -> tuple[dict[str, float], dict[str, dict[str, float | int]]]:
+    """The same figures in seqeval's strict IOB2 mode.
+
+    ``classification_report`` is used because in strict mode it extracts the entities
+    once for all averages (the strict extraction is the slow part).
+    """
+    from seqeval.metrics.v1 import classification_report
+    from seqeval.scheme import IOB2
+
+    with warnings.catch_warnings():
+        # With no strict entity at all, the macro average is a mean of nothing; it is unused.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        report = classification_report(gold, pred, output_dict=True, zero_division=0, scheme=IOB2)
+    averages = {"micro avg", "macro avg", "weighted avg"}
+    per_type = {
+        t: {
+            "precision": float(v["precision"]),
+            "recall": float(v["recall"]),
+            "f1": float(v["f1-score"]),
+            "support": int(v["support"]),
+        }
+        for t, v in report.items()
+        if t not in averages
+    }
+    micro = report.get("micro avg", {"precision": 0.0, "recall": 0.0, "f1-score": 0.0})
+    overall = {
+        "precision": float(micro["precision"]),
+        "recall": float(micro["recall"]),
+        "f1": float(micro["f1-score"]),
     }
     return overall, per_type
 
@@ -111,11 +145,12 @@ def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
     """
     from seqeval.metrics import accuracy_score
     from seqeval.metrics.sequence_labeling import get_entities
-    from seqeval.scheme import IOB2
 
     gold_l, pred_l = _check_inputs(gold, pred)
-    overall, per_type = _scores(gold_l, pred_l)
-    strict_overall, strict_per_type = _scores(gold_l, pred_l, mode="strict", scheme=IOB2)
+    gold_entities, pred_entities = get_entities(gold_l), get_entities(pred_l)
+    types = sorted({e[0] for e in gold_entities} | {e[0] for e in pred_entities})
+    overall, per_type = _conlleval_scores(gold_l, pred_l, types)
+    strict_overall, strict_per_type = _strict_scores(gold_l, pred_l)
     return {
         "overall_precision": overall["precision"],
         "overall_recall": overall["recall"],
@@ -128,8 +163,8 @@ def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
         "strict_per_type": strict_per_type,
         "n_sentences": len(gold_l),
         "n_tokens": sum(len(s) for s in gold_l),
-        "n_gold_entities": len(get_entities(gold_l)),
-        "n_pred_entities": len(get_entities(pred_l)),
+        "n_gold_entities": len(gold_entities),
+        "n_pred_entities": len(pred_entities),
     }
 
 

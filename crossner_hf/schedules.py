@@ -89,11 +89,18 @@ def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_ev
     return rows
 
 
-def source_in_target_space(target: str, data_dir: str | None):
-    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name)."""
+def source_in_target_space(
+    target: str, data_dir: str | None, subsample: int | None = None, seed: int = 0
+):
+    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name).
+
+    ``subsample`` keeps that many sentences, drawn with ``seed``.
+    """
     from datasets import ClassLabel, List
 
     source = load_crossner(SOURCE_DOMAIN, data_dir)["train"]
+    if subsample is not None:
+        source = source.shuffle(seed=seed).select(range(min(subsample, len(source))))
     target_labels = labels_for(target)
     names = map_tags_by_name(labels_for(SOURCE_DOMAIN), target_labels)
     remap = [target_labels.index(n) for n in names]
@@ -157,7 +164,9 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
         eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
     )
     with args.main_process_first(desc="source data"):
-        source = prepare_split(source_in_target_space(args.domain, args.data_dir), tokenizer, args)
+        source = prepare_split(
+            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
+        )
     set_seed(seed)
     trainer = CrossNERTrainer(
         model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
@@ -211,7 +220,9 @@ def run_seed(
         from datasets import concatenate_datasets
 
         with args.main_process_first(desc="source data"):
-            source = prepare_split(source_in_target_space(args.domain, args.data_dir), tokenizer, args)
+            source = prepare_split(
+            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
+        )
         trainer = JointTrainer(
             train_dataset=concatenate_datasets([source, train]), n_source=len(source),
             oversample_factor=args.oversample_factor, **common,
@@ -295,3 +306,27 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
 
         write_ner_model_card(out, results)
     return results
+
+
+def format_results(results: dict[str, Any]) -> str:
+    """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
+    from .metrics import format_per_type_table
+
+    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
+    lines = [
+        f"CrossNER {results['domain']} / {results['schedule']} / {results['model_name_or_path']}",
+        f"Test, per type (seed {best['seed']}, best-dev checkpoint):",
+        format_per_type_table(best["test"]),
+        "",
+        f"{'seed':>6}  {'dev F1':>7}  {'test F1':>7}  {'best step':>9}  {'train s':>8}",
+    ]
+    for r in results["per_seed"]:
+        lines.append(
+            f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
+            f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
+        )
+    lines.append(
+        f"test F1 mean ± std over {len(results['seeds'])} seed(s): "
+        f"{100 * results['test_overall_f1_mean']:.2f} ± {100 * results['test_overall_f1_std']:.2f}"
+    )
+    return "\n".join(lines)

@@ -63,7 +63,9 @@ _SANE_MAX_LENGTH = 1_000_000  # tokenizers without a known limit report ~1e30
 # ----------------------------------------------------------------------------- helpers
 
 
-def resolve_max_length(tokenizer: PreTrainedTokenizerBase, max_length: int | None = None, model: Any = None) -> int:
+def resolve_max_length(
+    tokenizer: PreTrainedTokenizerBase, max_length: int | None = None, model: Any = None
+) -> int:
     """The window length in tokens (special tokens included).
 
     ``max_length`` if given; else the tokenizer's ``model_max_length`` when it is a real
@@ -81,7 +83,9 @@ def resolve_max_length(tokenizer: PreTrainedTokenizerBase, max_length: int | Non
         # RoBERTa-style models reserve padding_idx + 1 position ids.
         offset = 2 if "roberta" in str(getattr(config, "model_type", "")) else 0
         return int(positions) - offset
-    logger.warning("Tokenizer %s states no maximum length; using 512 tokens per window.", type(tokenizer).__name__)
+    logger.warning(
+        "Tokenizer %s states no maximum length; using 512 tokens per window.", type(tokenizer).__name__
+    )
     return 512
 
 
@@ -101,12 +105,17 @@ def _special_template(tokenizer: PreTrainedTokenizerBase) -> tuple[list[int], li
 def _substitute_word(tokenizer: PreTrainedTokenizerBase) -> str:
     """The stand-in for words that tokenize to nothing: the unknown token when it has one."""
     for candidate in (tokenizer.unk_token, "-"):
-        if candidate and tokenizer([[candidate]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]:
+        if (
+            candidate
+            and tokenizer([[candidate]], is_split_into_words=True, add_special_tokens=False)["input_ids"][0]
+        ):
             return candidate
     raise ValueError(f"Tokenizer {type(tokenizer).__name__} has no usable stand-in for empty words.")
 
 
-def _encode_words(tokenizer: PreTrainedTokenizerBase, sentences: Sequence[Sequence[str]]) -> list[tuple[list[int], list[int]]]:
+def _encode_words(
+    tokenizer: PreTrainedTokenizerBase, sentences: Sequence[Sequence[str]]
+) -> list[tuple[list[int], list[int]]]:
     """Content ids and word ids (no specials) of each sentence; every word gets >= 1 token."""
     if not getattr(tokenizer, "is_fast", False):
         raise ValueError(
@@ -133,16 +142,25 @@ def _encode_words(tokenizer: PreTrainedTokenizerBase, sentences: Sequence[Sequen
         for i in redo:
             covered = set(out[i][1])
             fixed.append([w if j in covered else sub for j, w in enumerate(sentences[i])])
-            logger.debug("Sentence %d: %d word(s) gave no sub-word; using %r for them.", i, len(sentences[i]) - len(covered), sub)
+            logger.debug(
+                "Sentence %d: %d word(s) gave no sub-word; using %r for them.",
+                i,
+                len(sentences[i]) - len(covered),
+                sub,
+            )
         enc = tokenizer(fixed, is_split_into_words=True, add_special_tokens=False, verbose=False)
         for row, i in enumerate(redo):
             out[i] = (list(enc["input_ids"][row]), list(enc.word_ids(row)))
             if len(set(out[i][1])) != len(sentences[i]):
-                raise ValueError(f"Sentence {i}: some words still give no sub-word after substituting {sub!r}.")
+                raise ValueError(
+                    f"Sentence {i}: some words still give no sub-word after substituting {sub!r}."
+                )
     return out
 
 
-def _plan_windows(word_start: list[int], n_tokens: int, budget: int, stride: int) -> list[tuple[int, int, int, int]]:
+def _plan_windows(
+    word_start: list[int], n_tokens: int, budget: int, stride: int
+) -> list[tuple[int, int, int, int]]:
     """Word-aligned windows ``(first_word, end_word, first_token, end_token)`` of <= ``budget`` tokens.
 
     Consecutive windows share at most ``stride`` tokens: the next window starts at the first
@@ -159,7 +177,12 @@ def _plan_windows(word_start: list[int], n_tokens: int, budget: int, stride: int
         w1 = bisect_right(word_end, t0 + budget, lo=w0)
         if w1 == w0:  # a single word longer than a window: keep its first sub-words
             w1, t1 = w0 + 1, t0 + budget
-            logger.warning("Word %d has %d sub-words, more than a window holds (%d); truncated.", w0, word_end[w0] - t0, budget)
+            logger.warning(
+                "Word %d has %d sub-words, more than a window holds (%d); truncated.",
+                w0,
+                word_end[w0] - t0,
+                budget,
+            )
         else:
             t1 = word_end[w1 - 1]
         windows.append((w0, w1, t0, t1))
@@ -168,7 +191,9 @@ def _plan_windows(word_start: list[int], n_tokens: int, budget: int, stride: int
         w0 = bisect_left(word_start, t1 - stride, lo=w0 + 1, hi=w1)
 
 
-def _owners(word_ids_per_window: Sequence[Sequence[int | None]], windows: Sequence[int], n_words: int) -> list[tuple[int, int]]:
+def _owners(
+    word_ids_per_window: Sequence[Sequence[int | None]], windows: Sequence[int], n_words: int
+) -> list[tuple[int, int]]:
     """For each word of one sentence: ``(window, position)`` of the window where it is most central.
 
     ``windows`` are the row numbers of that sentence's windows in window order. A word's
@@ -193,7 +218,7 @@ def _owners(word_ids_per_window: Sequence[Sequence[int | None]], windows: Sequen
             left = math.inf if at_start else pos - lo
             right = math.inf if at_end else hi - last[w]
             score = min(left, right)
-            if best[w] is None or score >= best[w][0]:
+            if best[w] is None or score > best[w][0]:
                 best[w] = (score, row, pos)
     missing = [w for w, b in enumerate(best) if b is None]
     if missing:
@@ -260,14 +285,18 @@ def tokenize_and_align(
     prefix, suffix = _special_template(tokenizer)
     budget = length - len(prefix) - len(suffix)
     if budget < 1:
-        raise ValueError(f"max_length={length} leaves no room for words after {len(prefix) + len(suffix)} special tokens.")
+        raise ValueError(
+            f"max_length={length} leaves no room for words after {len(prefix) + len(suffix)} special tokens."
+        )
     if not 0 <= stride < budget:
         raise ValueError(
             f"stride={stride} must be in [0, {budget}) for max_length={length} "
             f"({len(prefix) + len(suffix)} special tokens); lower stride or raise max_length."
         )
     with_types = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
-    out: dict[str, list[Any]] = {k: [] for k in ("input_ids", "attention_mask", "word_ids", "example_index", "window_index")}
+    out: dict[str, list[Any]] = {
+        k: [] for k in ("input_ids", "attention_mask", "word_ids", "example_index", "window_index")
+    }
     if with_types:
         out["token_type_ids"] = []
     if tags is not None:
@@ -280,11 +309,15 @@ def tokenize_and_align(
         word_tags: list[int] = []
         if tags is not None:
             if len(tags[i]) != n_words:
-                raise ValueError(f"Example {i}: {n_words} tokens but {len(tags[i])} ner_tags; they must pair up.")
+                raise ValueError(
+                    f"Example {i}: {n_words} tokens but {len(tags[i])} ner_tags; they must pair up."
+                )
             for t in tags[i]:
                 if isinstance(t, str):
                     if name_to_id is None or t not in name_to_id:
-                        raise ValueError(f"Example {i}: tag {t!r} is a name; pass label_names that contain it.")
+                        raise ValueError(
+                            f"Example {i}: tag {t!r} is a name; pass label_names that contain it."
+                        )
                     t = name_to_id[t]
                 word_tags.append(int(t))
         word_start = [0] * n_words
@@ -294,7 +327,9 @@ def tokenize_and_align(
         row0 = len(out["input_ids"])
         for k, (_, _, t0, t1) in enumerate(plan):
             out["input_ids"].append(prefix + ids[t0:t1] + suffix)
-            out["word_ids"].append([SPECIAL_WORD_ID] * len(prefix) + wids[t0:t1] + [SPECIAL_WORD_ID] * len(suffix))
+            out["word_ids"].append(
+                [SPECIAL_WORD_ID] * len(prefix) + wids[t0:t1] + [SPECIAL_WORD_ID] * len(suffix)
+            )
             out["attention_mask"].append([1] * (t1 - t0 + len(prefix) + len(suffix)))
             out["example_index"].append(int(indices[i]) if indices is not None else i)
             out["window_index"].append(k)
@@ -339,7 +374,9 @@ def tokenize_dataset(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, **kwa
     )
 
 
-def _map_batch(examples: Mapping[str, Sequence[Any]], indices: list[int], tokenizer: Any, options: dict) -> dict[str, list[Any]]:
+def _map_batch(
+    examples: Mapping[str, Sequence[Any]], indices: list[int], tokenizer: Any, options: dict
+) -> dict[str, list[Any]]:
     return tokenize_and_align(examples, tokenizer, indices=indices, **options)
 
 
@@ -354,10 +391,10 @@ def stitch_word_predictions(
     ``per_window[r]`` holds row ``r``'s per-token outputs (predicted ids, or logit
     vectors), aligned with ``word_ids_per_window[r]`` (``None``/``-1`` for specials;
     right padding beyond it is ignored). ``example_index[r]`` says which example row
-    ``r`` belongs to; rows of one example must come in window order (as
-    :func:`tokenize_and_align` makes them). Each word takes the output at its first
-    sub-word in the window where it is most central. Returns one list per example of
-    ``n_words_per_example``.
+    ``r`` belongs to; rows may come in any order (e.g. sorted by length). Each word takes
+    the output at its first sub-word in the window where it is most central (ties: the
+    window that starts earlier in the sentence). Returns one list per example of
+    ``n_words_per_example`` outputs.
     """
     if not len(per_window) == len(word_ids_per_window) == len(example_index):
         raise ValueError(
@@ -377,8 +414,13 @@ def stitch_word_predictions(
             continue
         if ex not in rows_of:
             raise ValueError(f"Example {ex} has {n_words} words but no window row.")
+        # Window order, not row order, breaks ties, so rows may come sorted by length.
+        rows = sorted(
+            rows_of[ex],
+            key=lambda r: next((w for w in word_ids_per_window[r] if w is not None and w >= 0), n_words),
+        )
         try:
-            owners = _owners(word_ids_per_window, rows_of[ex], n_words)
+            owners = _owners(word_ids_per_window, rows, n_words)
         except ValueError as err:
             raise ValueError(f"Example {ex}: {err}") from None
         for row in rows_of[ex]:
@@ -429,7 +471,9 @@ def predict_tags(
     model.eval()
     try:
         with torch.inference_mode():
-            for start in tqdm(range(0, n_rows, batch_size), desc="Predicting", disable=not progress, unit="batch"):
+            for start in tqdm(
+                range(0, n_rows, batch_size), desc="Predicting", disable=not progress, unit="batch"
+            ):
                 batch = order[start : start + batch_size]
                 width = max(len(enc["input_ids"][r]) for r in batch)
                 input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
@@ -438,14 +482,17 @@ def predict_tags(
                     input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
                     mask[j, : len(enc["input_ids"][r])] = 1
                 logits = model(
-                    input_ids=torch.from_numpy(input_ids).to(device), attention_mask=torch.from_numpy(mask).to(device)
+                    input_ids=torch.from_numpy(input_ids).to(device),
+                    attention_mask=torch.from_numpy(mask).to(device),
                 ).logits
                 ids = logits.argmax(-1).cpu().numpy()
                 for j, r in enumerate(batch):
                     preds[r] = ids[j]
     finally:
         model.train(was_training)
-    word_preds = stitch_word_predictions(preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
+    word_preds = stitch_word_predictions(
+        preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences]
+    )
     return [[labels(int(i)) for i in sent] for sent in word_preds]
 
 
@@ -460,6 +507,8 @@ def _label_lookup(id2label: Mapping[int, str] | Sequence[str]) -> Any:
         try:
             return table[i]
         except KeyError:
-            raise ValueError(f"The model predicted label id {i}, which id2label ({len(table)} labels) lacks.") from None
+            raise ValueError(
+                f"The model predicted label id {i}, which id2label ({len(table)} labels) lacks."
+            ) from None
 
     return lookup

@@ -95,6 +95,11 @@ class CrossNERTrainingArguments(TrainingArguments):
         metadata={"help": "Learning rate of the freshly initialised classification layer (default: "
                   "learning_rate); a higher one helps small encoders."},
     )
+    source_subsample: int | None = field(
+        default=None,
+        metadata={"help": "pretrain-finetune/joint: use only this many CoNLL-2003 sentences (seeded); "
+                  "a way to cut the source budget on a CPU."},
+    )
     keep_checkpoints: bool = field(
         default=False,
         metadata={"help": "Keep the per-seed checkpoint-* folders after a finished run (needed only to "
@@ -128,6 +133,11 @@ class CrossNERTrainingArguments(TrainingArguments):
     train_sampling_strategy: str = field(
         default="group_by_length",
         metadata={"help": "Batches of similar lengths cut padding (random, sequential, group_by_length)."},
+    )
+    restore_callback_states_from_checkpoint: bool = field(
+        default=True,
+        metadata={"help": "On resume, restore the early-stopping counter too, so a resumed run stops "
+                  "exactly where an uninterrupted one would."},
     )
     report_to: None | str | list[str] = field(
         default="none", metadata={"help": "Logging integrations (none, tensorboard, wandb, ...)."}

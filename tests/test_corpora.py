@@ -17,6 +17,7 @@ from unittest import mock
 
 import pytest
 from datasets import Dataset, load_dataset
+from huggingface_hub import DatasetCard
 
 from crossner_hf.conll import read_conll
 from crossner_hf.corpora import (
@@ -35,6 +36,7 @@ from crossner_hf.corpora import (
     tokenize_corpus,
     write_hub_dataset_folder,
 )
+from crossner_hf.corpora.levels import MENTION_FEATURES
 from crossner_hf.labels import LABELS, entity_types
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -298,6 +300,8 @@ def test_model_mentions_drive_levels(politics30, politics_tagger_dir):
     pipe = pipeline("token-classification", model=model, tokenizer=AutoTokenizer.from_pretrained(politics_tagger_dir),
                     aggregation_strategy="simple", device=-1)
     finder = ModelMentionFinder(pipe, batch_size=4)
+    # Weights changed in memory must not share a cache key with the saved folder.
+    assert finder.fingerprint != ModelMentionFinder(politics_tagger_dir).fingerprint
     texts = [_text(s) for s in politics30[:6]]
     assert finder(texts[:2]) == [[EntityMention(0, len(t), t, "politician")] for t in texts[:2]]
     levels = build_corpus_levels(texts, finder, "politics", k=2)
@@ -401,6 +405,8 @@ def test_tokenize_corpus_is_cached_and_validates(tmp_path, mixed_corpus, tokeniz
 def _load_script():
     spec = importlib.util.spec_from_file_location("crossner_corpora", ROOT / "dataset_scripts" / "crossner_corpora.py")
     module = importlib.util.module_from_spec(spec)
+    # dataclasses resolve string annotations through sys.modules.
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -424,11 +430,14 @@ def test_build_script_round_trip_offline(tmp_path, mixed_corpus, entities):
     assert Counter(integrated["idx"]) == Counter(EXPECTED_TASK * 2 + EXPECTED_ENTITY)
     entity = load_dataset(str(out), "politics-entity", split="train", cache_dir=str(tmp_path / "c"))
     assert entity["idx"][:] == EXPECTED_ENTITY
-    assert entity.features["mentions"][0]["surface"].dtype == "string"
+    assert entity.features == MENTION_FEATURES
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "config_name: politics-integrated" in card and "dataset_info:" in card
     assert f"| `politics-entity` | {len(EXPECTED_ENTITY)} |" in card
-    assert "specialised_types:\n    - politician\n    - election\n    - politicalparty" in card
+    meta = DatasetCard.load(out / "README.md").data["crossner_corpora"]
+    assert meta["specialised_types"] == ["politician", "election", "politicalparty"]
+    assert (meta["k"], meta["seed"], meta["case_sensitive"]) == (2, 3, True)
+    assert meta["counts"] == {"domain": 41, "entity": 36, "task": 33, "integrated": 102}
     assert "k=2" in card and "seed 3" in card
     assert load_entity_list(out / "entity_list.tsv") == entities
 
@@ -446,8 +455,15 @@ def test_build_script_from_crossner_yaml(tmp_path, crossner_data_dir, mixed_corp
     (args,) = script.parse_args((script.CorporaArguments,), ["--config", str(config), "--k", "4"])
     assert args.k == 4 and args.text_file == [str(corpus)]
     folder = script.main(args)
-    task = load_dataset(str(folder), "politics-task", split="train", cache_dir=str(tmp_path / "c"))
-    assert task["idx"][:] and all("election" in t for t in task["types"])
+    # The script must select exactly what the library selects with the same settings.
+    expected = build_corpus_levels(
+        mixed_corpus, entity_list_from_conll(_sentences(crossner_data_dir, "politics", "train")),
+        "politics", k=4, specialised_types=["election"],
+    )
+    for level in ("entity", "task"):
+        built = load_dataset(str(folder), f"politics-{level}", split="train", cache_dir=str(tmp_path / "c"))
+        assert built["idx"][:] == expected[level]["idx"][:]
+    assert expected["task"]["idx"][:] and all("election" in t for t in expected["task"]["types"])
     args.ner_model = "x"
     with pytest.raises(ValueError, match="exactly one of"):
         script.main(args)

@@ -291,6 +291,30 @@ def test_span_adjacent_reproduces_the_released_scan_on_plain_rows(bert_tok) -> N
 
 
 @pytest.mark.parametrize("masking", MASKING_CHOICES)
+def test_attention_mask_and_special_tokens_mask_block_masking(bert_tok, masking: str) -> None:
+    """Rows pre-padded with an ordinary id, or with a flagged position mid-row, keep those."""
+    collator = make_mlm_collator(masking, bert_tok, mlm_probability=0.9, seed=0)
+    ids = torch.randint(5, len(bert_tok), (4, 40), generator=torch.Generator().manual_seed(0))
+    attention = torch.ones_like(ids)
+    attention[:, 30:] = 0
+    special = torch.zeros_like(ids)
+    special[:, 12] = 1
+    words = torch.arange(40).expand(4, 40)
+    features = [{"input_ids": ids[i], "attention_mask": attention[i], "special_tokens_mask": special[i],
+                 "word_ids": words[i]} for i in range(4)]
+    for _ in range(5):
+        chosen = collator(features)["labels"] != -100
+        assert not chosen[:, 30:].any() and not chosen[:, 12].any()
+        assert chosen[:, :12].any(1).all() and chosen[:, 13:30].any(1).all()
+
+
+def test_unk_is_an_ordinary_maskable_token(bert_tok) -> None:
+    row = [bert_tok.cls_token_id] + [bert_tok.unk_token_id] * 30 + [bert_tok.sep_token_id]
+    chosen = make_mlm_collator("span-adjacent", bert_tok, seed=0)([row, row])["labels"] != -100
+    assert chosen[:, 1:-1].any() and not chosen[:, [0, -1]].any()
+
+
+@pytest.mark.parametrize("masking", MASKING_CHOICES)
 def test_same_seed_same_batch_different_seed_different(bert_tok, masking: str) -> None:
     features = packed_features(bert_tok, random.Random(0), 8)
     first = make_mlm_collator(masking, bert_tok, seed=1)
@@ -389,9 +413,14 @@ def test_word_ids_follow_left_padding(bert_tok) -> None:
     features, word_ids = _word_features(tok, "word_ids")
     width = max(len(w) for w in word_ids)
     shifted = [[None] * (width - len(w)) + list(w) for w in word_ids]
+    assert len(set(map(len, word_ids))) > 1
     collator = DataCollatorForWholeWordMasking(tok, mlm_probability=0.4, seed=0)
-    multi = sum(assert_whole_words(collator(features)["labels"], shifted) for _ in range(20))
-    assert multi > 0
+    multi, rows_masked = 0, torch.zeros(len(features), dtype=torch.bool)
+    for _ in range(20):
+        labels = collator(features)["labels"]
+        multi += assert_whole_words(labels, shifted)
+        rows_masked |= (labels != -100).any(1)
+    assert multi > 0 and rows_masked.all()
 
 
 # --- span-geometric ----------------------------------------------------------------------
@@ -437,6 +466,17 @@ def test_geometric_budget_and_stretches(bert_tok) -> None:
         # Whole words of at most 3 tokens: the last word may overshoot by two.
         assert ((chosen.sum(1) >= budget) & (chosen.sum(1) <= budget + 2)).all()
         assert_whole_words(torch.where(chosen, 0, -100), [f["word_ids"] for f in features])
+
+
+def test_geometric_spans_do_not_run_across_a_separator(bert_tok) -> None:
+    """[CLS] x [SEP] y1..y9 [SEP]: a span from x that ran on would mask y1 with x ~9% of the time."""
+    collator = DataCollatorForSpanGeometricMasking(bert_tok, mlm_probability=0.3, geometric_p=0.01, seed=0)
+    cls, sep = bert_tok.cls_token_id, bert_tok.sep_token_id
+    rows = [[cls, 20, sep, *range(21, 30), sep]] * 4000
+    chosen = collator(rows)["labels"] != -100
+    assert (chosen.sum(1) == 3).all()
+    assert abs(chosen[:, 1].float().mean().item() - 0.1) < 0.03
+    assert (chosen[:, 1] & chosen[:, 3]).float().mean().item() < 0.04
 
 
 # --- input shapes a Trainer produces --------------------------------------------------------

@@ -74,6 +74,16 @@ def test_type_change_inside_a_run_opens_a_new_entity():
     assert m["strict_per_type"]["person"]["precision"] == 0.0
 
 
+def test_no_warning_when_no_entity_is_found():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = compute_ner_metrics([["I-person", "O"]], [["O", "O"]])
+    assert m["strict_per_type"] == {} and m["strict_overall_f1"] == 0.0
+    assert m["per_type"]["person"]["support"] == 1 and m["overall_recall"] == 0.0
+
+
 def test_strict_and_conlleval_agree_on_valid_iob2():
     m = compute_ner_metrics(GOLD, PRED)
     for k in ("precision", "recall", "f1"):
@@ -120,7 +130,13 @@ def test_per_type_table_lists_types_sorted_with_overall_row():
     table = format_per_type_table(compute_ner_metrics(GOLD, PRED))
     lines = table.splitlines()
     assert lines[0].split() == ["type", "precision", "recall", "f1", "support"]
-    assert [line.split()[0] for line in lines[1:]] == ["location", "misc", "organisation", "person", "overall"]
+    assert [line.split()[0] for line in lines[1:]] == [
+        "location",
+        "misc",
+        "organisation",
+        "person",
+        "overall",
+    ]
     assert lines[-1].split() == ["overall", "50.00", "50.00", "50.00", "4"]
     assert lines[4].split() == ["person", "100.00", "100.00", "100.00", "1"]
     strict = format_per_type_table(compute_ner_metrics([["I-person"]], [["I-person"]]), strict=True)

@@ -49,7 +49,9 @@ def bpe_tokenizer(tmp_path_factory):
         vocab_size=400, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
     )
     tok.train_from_iterator(CORPUS * 3, trainer)
-    tok.post_processor = processors.RobertaProcessing(("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>")))
+    tok.post_processor = processors.RobertaProcessing(
+        ("</s>", tok.token_to_id("</s>")), ("<s>", tok.token_to_id("<s>"))
+    )
     path = tmp_path_factory.mktemp("bpe") / "tokenizer.json"
     tok.save(str(path))
     return RobertaTokenizerFast(tokenizer_file=str(path), add_prefix_space=True, model_max_length=64)
@@ -65,9 +67,13 @@ def unigram_tokenizer():
     tok.normalizer = normalizers.NFKC()
     tok.pre_tokenizer = pre_tokenizers.Metaspace()
     tok.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(vocab_size=120, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>")
+    trainer = trainers.UnigramTrainer(
+        vocab_size=120, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>"
+    )
     tok.train_from_iterator(CORPUS * 3, trainer)
-    tok.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))])
+    tok.post_processor = processors.TemplateProcessing(
+        single="$A </s>", special_tokens=[("</s>", tok.token_to_id("</s>"))]
+    )
     return PreTrainedTokenizerFast(
         tokenizer_object=tok, eos_token="</s>", unk_token="<unk>", pad_token="<pad>", model_max_length=64
     )
@@ -106,11 +112,22 @@ def _labelled(rows: dict, example: int = 0) -> dict[int, list[tuple[int, int]]]:
 
 def test_wordpiece_labels_first_subword_only(bert_tokenizer):
     words = ["Obama", "xqzv", "senate"]
-    out = tokenize_and_align({"tokens": [words], "ner_tags": [[TAG["B-politician"], TAG["B-misc"], TAG["O"]]]}, bert_tokenizer)
+    out = tokenize_and_align(
+        {"tokens": [words], "ner_tags": [[TAG["B-politician"], TAG["B-misc"], TAG["O"]]]}, bert_tokenizer
+    )
     tokens = bert_tokenizer.convert_ids_to_tokens(out["input_ids"][0])
     assert tokens == ["[CLS]", "obama", "x", "##q", "##z", "##v", "senate", "[SEP]"]
     assert out["word_ids"][0] == [SPECIAL_WORD_ID, 0, 1, 1, 1, 1, 2, SPECIAL_WORD_ID]
-    assert out["labels"][0] == [IGNORE_INDEX, TAG["B-politician"], TAG["B-misc"], -100, -100, -100, TAG["O"], -100]
+    assert out["labels"][0] == [
+        IGNORE_INDEX,
+        TAG["B-politician"],
+        TAG["B-misc"],
+        -100,
+        -100,
+        -100,
+        TAG["O"],
+        -100,
+    ]
     assert out["token_type_ids"][0] == [0] * 8 and out["attention_mask"][0] == [1] * 8
     assert out["example_index"] == [0] and out["window_index"] == [0]
 
@@ -126,11 +143,18 @@ def test_label_all_subwords_turns_begin_into_inside(bert_tokenizer):
     with pytest.raises(ValueError, match="needs label_names"):
         tokenize_and_align({"tokens": [words], "ner_tags": tags}, bert_tokenizer, label_all_subwords=True)
     with pytest.raises(ValueError, match="no 'I-x'"):
-        tokenize_and_align({"tokens": [words], "ner_tags": [[0, 0, 0]]}, bert_tokenizer, label_all_subwords=True, label_names=["O", "B-x"])
+        tokenize_and_align(
+            {"tokens": [words], "ner_tags": [[0, 0, 0]]},
+            bert_tokenizer,
+            label_all_subwords=True,
+            label_names=["O", "B-x"],
+        )
 
 
 def test_tag_names_are_mapped_with_label_names(bert_tokenizer):
-    out = tokenize_and_align({"tokens": [["Obama", "x"]], "ner_tags": [["B-politician", "O"]]}, bert_tokenizer, label_names=NAMES)
+    out = tokenize_and_align(
+        {"tokens": [["Obama", "x"]], "ner_tags": [["B-politician", "O"]]}, bert_tokenizer, label_names=NAMES
+    )
     assert out["labels"][0] == [-100, TAG["B-politician"], TAG["O"], -100]
     with pytest.raises(ValueError, match="label_names"):
         tokenize_and_align({"tokens": [["Obama"]], "ner_tags": [["B-politician"]]}, bert_tokenizer)
@@ -145,7 +169,9 @@ def test_alignment_holds_for_every_tokenizer_family(any_tokenizer):
     assert out["example_index"] == list(range(len(sentences)))
     for row, words in enumerate(sentences):
         wids = out["word_ids"][row]
-        labelled = [(pos, w) for pos, (lab, w) in enumerate(zip(out["labels"][row], wids)) if lab != IGNORE_INDEX]
+        labelled = [
+            (pos, w) for pos, (lab, w) in enumerate(zip(out["labels"][row], wids)) if lab != IGNORE_INDEX
+        ]
         # Exactly one label per word, on its first sub-word, carrying its tag.
         assert [w for _, w in labelled] == list(range(len(words)))
         for pos, w in labelled:
@@ -186,33 +212,38 @@ def test_long_sentence_is_windowed_and_every_word_labelled_once(bert_tokenizer):
     words = [rng.choice(vocab) for _ in range(2000)]
     tags = _random_tags(words, 4)
     stride = 40
-    out = tokenize_and_align({"tokens": [words, ["short"]], "ner_tags": [tags, [0]]}, bert_tokenizer, stride=stride)
+    out = tokenize_and_align(
+        {"tokens": [words, ["short"]], "ner_tags": [tags, [0]]}, bert_tokenizer, stride=stride
+    )
     rows = [r for r, ex in enumerate(out["example_index"]) if ex == 0]
     assert len(rows) > 1 and out["example_index"][rows[-1] + 1 :] == [1]
     assert [out["window_index"][r] for r in rows] == list(range(len(rows)))
     assert max(len(out["input_ids"][r]) for r in rows) <= 512
     for r in rows:
-        assert out["input_ids"][r][0] == bert_tokenizer.cls_token_id and out["input_ids"][r][-1] == bert_tokenizer.sep_token_id
+        assert (
+            out["input_ids"][r][0] == bert_tokenizer.cls_token_id
+            and out["input_ids"][r][-1] == bert_tokenizer.sep_token_id
+        )
     labelled = _labelled(out)
     assert all(len(v) == 1 for v in labelled.values()) and sorted(labelled) == list(range(2000))
     for w in range(2000):
         [(row, pos)] = labelled[w]
         assert out["labels"][row][pos] == tags[w]
     # Windows hold whole words, cover the sentence, and overlap by at most `stride` tokens.
-    full = bert_tokenizer([words], is_split_into_words=True, add_special_tokens=False, verbose=False).word_ids(0)
+    full = bert_tokenizer(
+        [words], is_split_into_words=True, add_special_tokens=False, verbose=False
+    ).word_ids(0)
     n_pieces = [full.count(w) for w in range(2000)]
     for r in rows:
         inside = [w for w in out["word_ids"][r] if w >= 0]
         assert all(inside.count(w) == n_pieces[w] for w in set(inside))
-    previous_end = None
-    for a, b in zip(rows, rows[1:]):
+    assert out["word_ids"][rows[0]][1] == 0 and out["word_ids"][rows[-1]][-2] == 1999
+    for a, b in zip(rows, rows[1:], strict=False):
         first_a, first_b = out["word_ids"][a][1], out["word_ids"][b][1]
         last_a = out["word_ids"][a][-2]
-        assert first_b > first_a and first_b <= last_a + 1
+        assert first_a < first_b <= last_a + 1
         overlap = sum(1 for w in out["word_ids"][b][1:-1] if w <= last_a)
         assert 0 < overlap <= stride
-        previous_end = last_a
-    assert previous_end is not None and out["word_ids"][rows[-1]][-2] == 1999
 
 
 def test_stride_and_length_are_validated(bert_tokenizer):
@@ -241,9 +272,25 @@ def test_stitch_picks_the_window_where_a_word_is_most_central():
     # Word 2: 1 token from window 0's right edge, 0 from window 1's left edge -> window 0.
     # Word 3: 0 from window 0's edge, 1 from window 1's -> window 1.
     assert stitch_word_predictions(preds, word_ids, [0, 0], [6]) == [["a1", "a2", "a3", "b2", "b3", "b4"]]
+    # Row order does not matter (the trainer sorts rows by length).
+    assert stitch_word_predictions(preds[::-1], word_ids[::-1], [0, 0], [6]) == [
+        ["a1", "a2", "a3", "b2", "b3", "b4"]
+    ]
     # Word 2 is 1 token from the nearer edge in both windows: the tie goes to the earlier one.
     tie = [[None, 0, 1, 2, 3, None], [None, 1, 2, 3, 4, None]]
-    assert stitch_word_predictions([list("abcdef"), list("ghijkl")], tie, [0, 0], [5]) == [["b", "c", "d", "j", "k"]]
+    assert stitch_word_predictions([list("abcdef"), list("ghijkl")], tie, [0, 0], [5]) == [
+        ["b", "c", "d", "j", "k"]
+    ]
+    assert stitch_word_predictions([list("ghijkl"), list("abcdef")], tie[::-1], [0, 0], [5]) == [
+        ["b", "c", "d", "j", "k"]
+    ]
+    # The sentence's own start is no window edge: words 0 and 1 lie at the start of both
+    # windows, so only the distance to the right edge counts, and it is larger in the second.
+    nested = [[None, 0, 1, 2, 3, None], [None, 0, 1, 2, 3, 4, 5, 6, None]]
+    assert stitch_word_predictions([list("abcdef"), list("ABCDEFGHI")], nested, [0, 0], [7])[0][:2] == [
+        "B",
+        "C",
+    ]
 
 
 def test_stitch_handles_several_examples_and_reports_gaps():
@@ -263,14 +310,22 @@ def test_stitch_handles_several_examples_and_reports_gaps():
 def test_tokenize_dataset_gives_global_example_indices(bert_tokenizer):
     from datasets import ClassLabel, Dataset, Features, List, Value
 
-    features = Features({"id": Value("string"), "tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=NAMES))})
+    features = Features(
+        {"id": Value("string"), "tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=NAMES))}
+    )
     sentences = [s.split() for s in CORPUS] * 3
     ds = Dataset.from_dict(
-        {"id": [str(i) for i in range(len(sentences))], "tokens": sentences, "ner_tags": [[0] * len(s) for s in sentences]},
+        {
+            "id": [str(i) for i in range(len(sentences))],
+            "tokens": sentences,
+            "ner_tags": [[0] * len(s) for s in sentences],
+        },
         features=features,
     )
     out = tokenize_dataset(ds, bert_tokenizer, max_length=12, stride=3)
-    assert "tokens" not in out.column_names and {"labels", "word_ids", "example_index"} <= set(out.column_names)
+    assert "tokens" not in out.column_names and {"labels", "word_ids", "example_index"} <= set(
+        out.column_names
+    )
     assert sorted(set(out["example_index"])) == list(range(len(sentences)))
     assert len(out) > len(ds)  # the 12-token limit forces extra windows
     per_example = [0] * len(sentences)
@@ -283,7 +338,12 @@ def test_windows_collate_and_train(bert_tokenizer, tiny_ner_model):
     from transformers import DataCollatorForTokenClassification
 
     sentences = [s.split() for s in CORPUS]
-    out = tokenize_and_align({"tokens": sentences, "ner_tags": [_random_tags(s, i) for i, s in enumerate(sentences)]}, bert_tokenizer, max_length=10, stride=2)
+    out = tokenize_and_align(
+        {"tokens": sentences, "ner_tags": [_random_tags(s, i) for i, s in enumerate(sentences)]},
+        bert_tokenizer,
+        max_length=10,
+        stride=2,
+    )
     keep = ("input_ids", "attention_mask", "token_type_ids", "labels")
     rows = [{k: out[k][r] for k in keep} for r in range(len(out["input_ids"]))]
     batch = DataCollatorForTokenClassification(bert_tokenizer)(rows)
@@ -335,7 +395,7 @@ def test_predict_tags_uses_the_owner_window_of_each_word(bert_tokenizer, tiny_ne
     tags = predict_tags(tiny_ner_model, bert_tokenizer, [words], NAMES, max_length=24, stride=8)
     enc = tokenize_and_align({"tokens": [words]}, bert_tokenizer, max_length=24, stride=8)
     per_window = []
-    for row, ids in enumerate(enc["input_ids"]):
+    for row in range(len(enc["input_ids"])):
         window_words = sorted({w for w in enc["word_ids"][row] if w >= 0})
         sub = [words[w] for w in window_words]
         per_window.append((window_words, _first_subword_argmax(tiny_ner_model, bert_tokenizer, sub)))
@@ -349,7 +409,7 @@ def test_predict_tags_uses_the_owner_window_of_each_word(bert_tokenizer, tiny_ne
                 continue
             content = [x for x in enc["word_ids"][row] if x >= 0]
             left = content.index(w) if ws[0] != 0 else float("inf")
-            right = len(content) - 1 - (len(content) - 1 - content[::-1].index(w)) if ws[-1] != 59 else float("inf")
+            right = content[::-1].index(w) if ws[-1] != len(words) - 1 else float("inf")
             if best is None or min(left, right) > best[0]:
                 best = (min(left, right), pred[ws.index(w)])
         assert tag == best[1], w

@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import ahocorasick
@@ -51,7 +51,7 @@ class EntityMention:
     type: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"start": self.start, "end": self.end, "surface": self.surface, "type": self.type}
 
 
 def _is_word_char(ch: str) -> bool:

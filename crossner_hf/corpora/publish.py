@@ -111,7 +111,11 @@ def write_hub_dataset_folder(
             if dataset._indices is not None:
                 # A filtered/selected view: its Arrow table still holds every row, so sizes
                 # and shards must come from a flat copy.
-                dataset = dataset.flatten_indices()
+                fmt = dataset.format
+                dataset = dataset.with_format("arrow").flatten_indices().with_format(
+                    fmt["type"], columns=fmt["columns"], output_all_columns=fmt["output_all_columns"],
+                    **fmt["format_kwargs"],
+                )
             written = _write_split(dataset, data_dir / name, split, max_shard_bytes)
             num_bytes = dataset.data.nbytes
             info.splits.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=len(dataset)))

@@ -44,18 +44,29 @@ def _load_pipeline(model: str | Path, aggregation_strategy: str, device: int | s
     )
 
 
-def _model_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float) -> str:
-    """Cache key from the model's config and, for a local folder, its files' sizes and times."""
+def _model_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float, from_folder: bool) -> str:
+    """A cache key for the model's predictions.
+
+    Loaded from a folder, the model is what its files say: their names, sizes and times
+    stand for the weights. A pipeline handed in may hold weights changed in memory since
+    loading, so its parameters themselves are hashed (about a second for BERT-base).
+    """
+    import torch
+
     model = pipe.model
     digest = hashlib.sha256()
     digest.update(model.config.to_json_string().encode())
     digest.update(f"{aggregation_strategy}|{min_score}|{model.name_or_path}".encode())
     folder = Path(str(model.name_or_path))
-    if folder.is_dir():
+    if from_folder and folder.is_dir():
         for file in sorted(folder.iterdir()):
             if file.is_file():
                 stat = file.stat()
                 digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    else:
+        for name, tensor in model.state_dict().items():
+            digest.update(name.encode())
+            digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:32]
 
 
@@ -100,7 +111,9 @@ class ModelMentionFinder:
         self.min_score = min_score
         self.stride = stride
         self.aggregation_strategy = aggregation_strategy
-        self.fingerprint = _model_fingerprint(self.pipeline, aggregation_strategy, min_score)
+        self.fingerprint = _model_fingerprint(
+            self.pipeline, aggregation_strategy, min_score, from_folder=isinstance(model, (str, Path))
+        )
 
     @property
     def entity_types(self) -> list[str]:

@@ -153,7 +153,7 @@ def pack_sequences(
         blocks["attention_mask"].append([1] * (len(buf) + 2) + [0] * pad)
         blocks["special_tokens_mask"].append([1, *buf_special, 1] + [1] * pad)
         if word_ids is not None:
-            base = next(w for w in buf_words if w != PAD_WORD)
+            base = next((w for w in buf_words if w != PAD_WORD), 0)
             local = [w - base if w != PAD_WORD else PAD_WORD for w in buf_words]
             blocks["word_ids"].append([PAD_WORD, *local, PAD_WORD] + [PAD_WORD] * pad)
         buf.clear()
@@ -175,8 +175,8 @@ def pack_sequences(
         if word_ids is not None:
             local_words = word_ids[number]
             # Stream-wide word numbers keep words of different texts apart in one block.
-            words = [word_offset + w for w in local_words]
-            word_offset += max(local_words) + 1
+            words = [word_offset + w if w != PAD_WORD else PAD_WORD for w in local_words]
+            word_offset += max(local_words, default=PAD_WORD) + 1
         pos = 0
         while pos < len(ids):
             take = min(capacity - len(buf), len(ids) - pos)

@@ -1,0 +1,137 @@
+"""The three schedules on a tiny random BERT: outputs, resume exactness, sampler, pipeline."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from transformers import TrainerCallback
+
+from crossner_hf.labels import LABELS
+from crossner_hf.schedules import run, source_in_target_space
+from crossner_hf.trainer import OversamplingSampler
+from crossner_hf.training_args import CrossNERTrainingArguments
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path_factory, monkeypatch, crossner_data_dir):
+    monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path_factory.getbasetemp() / "crossner_cache"))
+
+
+def _args(tiny_bert_dir, out, **kw) -> CrossNERTrainingArguments:
+    base = dict(
+        output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", few_shot=16,
+        per_device_train_batch_size=4, num_train_epochs=3, learning_rate=1e-3,
+        disable_tqdm=True, use_cpu=True, seed=7, dataloader_pin_memory=False,
+    )
+    base.update(kw)
+    return CrossNERTrainingArguments(**base)
+
+
+class KillAt(TrainerCallback):
+    """Raise at a global step of the stage whose output folder ends with ``stage``."""
+
+    def __init__(self, step: int, stage: str):
+        self.step, self.stage = step, stage
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step and args.output_dir.rstrip("/").endswith(self.stage):
+            raise KeyboardInterrupt(f"killed at step {self.step}")
+
+
+def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
+    results = run(_args(tiny_bert_dir, tmp_path / "out", seeds="1,2"))
+    out = tmp_path / "out"
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["seeds"] == [1, 2] and len(saved["per_seed"]) == 2
+    f1s = [r["test"]["overall_f1"] for r in saved["per_seed"]]
+    assert math.isclose(saved["test_overall_f1_mean"], sum(f1s) / 2)
+    assert "test_overall_f1_std" in saved and 0 <= saved["test_overall_f1_mean"] <= 1
+    per_seed = saved["per_seed"][0]
+    assert set(per_seed["test"]["per_type"]) <= {t[2:] for t in LABELS["politics"] if t != "O"}
+    assert per_seed["n_train_sentences"] == 16 and per_seed["global_step"] == 12
+    assert (out / "model.safetensors").is_file() and (out / "seed-1" / "model.safetensors").is_file()
+    assert not list((out / "seed-1").glob("checkpoint-*"))  # cleaned after a finished run
+    config = json.loads((out / "config.json").read_text())
+    assert [config["id2label"][str(i)] for i in range(19)] == LABELS["politics"]
+    card = (out / "README.md").read_text()
+    assert "politics" in card and "test F1" in card and "overall" in card
+    assert results["best_seed"] in (1, 2)
+
+
+def test_pipeline_round_trip(tiny_bert_dir, tmp_path):
+    from transformers import pipeline
+
+    run(_args(tiny_bert_dir, tmp_path / "out", num_train_epochs=1))
+    tagger = pipeline("token-classification", model=str(tmp_path / "out"), aggregation_strategy="simple")
+    entities = tagger("the senate voted for the president of france")
+    assert isinstance(entities, list)
+    for e in entities:
+        assert e["entity_group"] in {t[2:] for t in LABELS["politics"] if t != "O"}
+
+
+def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
+    full = run(_args(tiny_bert_dir, tmp_path / "full", num_train_epochs=4))
+    with pytest.raises(KeyboardInterrupt):
+        run(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4), callbacks=[KillAt(10, "seed-7")])
+    assert list((tmp_path / "killed" / "seed-7").glob("checkpoint-*"))
+    resumed = run(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4, resume_from_checkpoint="true"))
+    a, b = full["per_seed"][0], resumed["per_seed"][0]
+    assert a["test"] == b["test"] and a["dev"] == b["dev"]
+    assert a["test_loss"] == b["test_loss"] and a["global_step"] == b["global_step"] == 16
+
+
+def test_pretrain_finetune_kill_in_second_stage(tiny_bert_dir, tmp_path):
+    kw = dict(schedule="pretrain-finetune", source_subsample=32, source_epochs=1, num_train_epochs=3)
+    full = run(_args(tiny_bert_dir, tmp_path / "full", **kw))
+    assert (tmp_path / "full" / "seed-7" / "source" / "final" / "stage_complete.json").is_file()
+    with pytest.raises(KeyboardInterrupt):
+        run(_args(tiny_bert_dir, tmp_path / "killed", **kw), callbacks=[KillAt(6, "seed-7")])
+    resumed = run(_args(tiny_bert_dir, tmp_path / "killed", resume_from_checkpoint="true", **kw))
+    a, b = full["per_seed"][0], resumed["per_seed"][0]
+    assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"]
+
+
+def test_joint_runs_with_oversampling(tiny_bert_dir, tmp_path):
+    res = run(_args(tiny_bert_dir, tmp_path / "out", schedule="joint", source_subsample=40,
+                    oversample_factor=3, num_train_epochs=1))
+    # one epoch = 40 source + 3 x 16 target rows = 88 rows = 22 batches of 4
+    assert res["per_seed"][0]["global_step"] == 22
+
+
+def test_oversampling_sampler_counts_and_determinism():
+    s = OversamplingSampler(n_source=5, n_target=3, factor=10, seed=1)
+    first = list(s)
+    assert len(first) == len(s) == 35
+    assert all(first.count(i) == 1 for i in range(5)) and all(first.count(i) == 10 for i in range(5, 8))
+    assert list(s) == first
+    s.set_epoch(1)
+    assert list(s) != first and sorted(s) == sorted(first)
+    with pytest.raises(ValueError, match="factor >= 1"):
+        OversamplingSampler(1, 1, 0)
+
+
+def test_source_tags_mapped_by_name(crossner_data_dir):
+    src = source_in_target_space("music", str(crossner_data_dir), subsample=50, seed=0)
+    names = src.features["ner_tags"].feature.names
+    assert names == LABELS["music"]
+    used = {names[i] for tags in src["ner_tags"] for i in tags}
+    assert used <= {"O", "B-person", "I-person", "B-organisation", "I-organisation",
+                    "B-location", "I-location", "B-misc", "I-misc"}
+    assert len(used) > 3
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        ({"domain": "sports"}, "--domain 'sports'"),
+        ({"schedule": "together"}, "--schedule 'together'"),
+        ({"seeds": "1,x"}, "comma-separated integers"),
+        ({"oversample_factor": 0}, "--oversample_factor 0"),
+    ],
+)
+def test_argument_errors(tmp_path, kw, message):
+    with pytest.raises(ValueError, match=message):
+        CrossNERTrainingArguments(output_dir=str(tmp_path), **kw)
