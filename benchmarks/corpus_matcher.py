@@ -156,21 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     regex_build = time.perf_counter() - regex_start
     sample = corpus[: args.regex_sample]
 
+    def timed(fn: Callable[[], object]) -> float:
+        return median_seconds(fn, args.repeats)
+
     rows: list[tuple[str, int, float]] = [
-        ("EntityMatcher.find_all (case-sensitive)", n, median_seconds(lambda: matcher.find_all(corpus), args.repeats)),
-        ("EntityMatcher.find_all (case-insensitive)", n, median_seconds(lambda: matcher_ci.find_all(corpus), args.repeats)),
-        (f"baseline: token n-gram set lookup (n <= {ngram.max_n})", n,
-         median_seconds(lambda: ngram.find_all(corpus), args.repeats)),
-        ("baseline: re alternation (sample)", len(sample), median_seconds(lambda: regex.find_all(sample), args.repeats)),
+        ("EntityMatcher.find_all (case-sensitive)", n, timed(lambda: matcher.find_all(corpus))),
+        ("EntityMatcher.find_all (case-insensitive)", n, timed(lambda: matcher_ci.find_all(corpus))),
+        (f"baseline: token n-gram set lookup (n <= {ngram.max_n})", n, timed(lambda: ngram.find_all(corpus))),
+        ("baseline: re alternation (sample)", len(sample), timed(lambda: regex.find_all(sample))),
     ]
-    for num_proc in (1, 2):
-        rows.append((
-            f"build_corpus_levels, num_proc={num_proc}", n,
-            median_seconds(
-                lambda: build_corpus_levels(corpus, matcher, "politics", num_proc=num_proc if num_proc > 1 else None),
-                args.repeats,
-            ),
-        ))
+    for num_proc in (None, 2):
+        seconds = timed(lambda procs=num_proc: build_corpus_levels(corpus, matcher, "politics", num_proc=procs))
+        rows.append((f"build_corpus_levels, num_proc={num_proc or 1}", n, seconds))
 
     base = n / rows[0][2]
     print(f"{'method':52s} {'sentences':>9s} {'seconds':>8s} {'sent/s':>10s} {'vs matcher':>10s}")
@@ -181,10 +178,10 @@ def main(argv: list[str] | None = None) -> int:
 
     ours = [[(m.surface, m.type) for m in found] for found in matcher.find_all(corpus)]
     theirs = ngram.find_all(corpus)
-    same = sum(a == b for a, b in zip(ours, theirs))
+    same = sum(a == b for a, b in zip(ours, theirs, strict=True))
     print(f"mentions identical to the n-gram baseline on {same}/{n} sentences ({same / n:.2%}); "
           f"{sum(map(len, ours))} mentions in all")
-    for a, b in zip(ours, theirs):
+    for a, b in zip(ours, theirs, strict=True):
         if a != b:
             print(f"first difference (word boundaries are not whitespace): matcher only {sorted(set(a) - set(b))}, "
                   f"n-gram only {sorted(set(b) - set(a))}")

@@ -168,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'span_adjacent(mask)':48s} {fast * 1e3:9.3f} {slow / fast:15.1f}")
     print(f"{'span_adjacent(mask, breaks=special)':48s} {fast_breaks * 1e3:9.3f} {slow / fast_breaks:15.1f}")
     print(f"identical outputs: {equal}")
-    print(f"target: move step >= 20x faster than the released loop -> {slow / fast:.0f}x {verdict(slow / fast >= 20)}\n")
+    speedup = slow / max(fast, fast_breaks)  # judged on the slower variant; the collator uses breaks
+    print(f"target: move step >= 20x faster than the released loop -> {speedup:.0f}x {verdict(speedup >= 20)}\n")
 
     hist_batches = make_batches(tok, 3 if args.quick else 20, seed=1)
     adjacent = span_histogram(tok, hist_batches, "span-adjacent")

@@ -179,7 +179,9 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
     def __post_init__(self) -> None:
         name = type(self).__name__
         if self.tokenizer is None or not isinstance(self.tokenizer, PreTrainedTokenizerBase):
-            raise ValueError(f"{name}: `tokenizer` must be a transformers tokenizer, got {type(self.tokenizer).__name__}.")
+            raise ValueError(
+                f"{name}: `tokenizer` must be a transformers tokenizer, got {type(self.tokenizer).__name__}."
+            )
         if self.tokenizer.mask_token is None:
             raise ValueError(
                 f"{name}: tokenizer {type(self.tokenizer).__name__} has no mask token, which masked-LM "
@@ -187,9 +189,13 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
                 "model.resize_token_embeddings(len(tokenizer))."
             )
         if not self.mlm:
-            raise ValueError(f"{name}: mlm=False is not supported; use transformers.DataCollatorForLanguageModeling(mlm=False).")
+            raise ValueError(
+                f"{name}: mlm=False is not supported; use transformers.DataCollatorForLanguageModeling(mlm=False)."
+            )
         if self.whole_word_mask:
-            raise ValueError(f"{name}: whole_word_mask=True is not supported here; use DataCollatorForWholeWordMasking.")
+            raise ValueError(
+                f"{name}: whole_word_mask=True is not supported here; use DataCollatorForWholeWordMasking."
+            )
         _check_probability(name, "mlm_probability", self.mlm_probability, open_interval=True)
         _check_probability(name, "mask_replace_prob", self.mask_replace_prob)
         _check_probability(name, "random_replace_prob", self.random_replace_prob)
@@ -200,12 +206,13 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
             )
         if self.return_tensors != "pt":
             raise ValueError(f"{name}: return_tensors={self.return_tensors!r} is not supported; use 'pt'.")
-        if self.seed is not None and (not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0):
+        if self.seed is not None and not (_is_int(self.seed) and self.seed >= 0):
             raise ValueError(f"{name}: seed must be a non-negative int or None, got {self.seed!r}.")
-        if self.pad_to_multiple_of is not None and (
-            not isinstance(self.pad_to_multiple_of, int) or self.pad_to_multiple_of < 1
-        ):
-            raise ValueError(f"{name}: pad_to_multiple_of must be a positive int or None, got {self.pad_to_multiple_of!r}.")
+        multiple = self.pad_to_multiple_of
+        if multiple is not None and not (_is_int(multiple) and multiple > 0):
+            raise ValueError(
+                f"{name}: pad_to_multiple_of must be a positive int or None, got {self.pad_to_multiple_of!r}."
+            )
         super().__post_init__()
 
     def torch_call(self, examples: Sequence[Any]) -> dict[str, Any]:
@@ -247,7 +254,10 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
         return torch.bernoulli(torch.full(shape, p), generator=self.generator).bool()
 
     def _unmaskable(
-        self, inputs: torch.Tensor, special_tokens_mask: torch.Tensor | None, attention_mask: torch.Tensor | None
+        self,
+        inputs: torch.Tensor,
+        special_tokens_mask: torch.Tensor | None,
+        attention_mask: torch.Tensor | None,
     ) -> torch.Tensor:
         tok = self.tokenizer
         # all_special_ids holds the pad token too, so this covers padding by id.
@@ -284,7 +294,10 @@ class _MaskingCollator(DataCollatorForLanguageModeling):
             fill, tail = (-1, ()) if key == "word_ids" else (0, (2,))
             out = torch.full((*batch["input_ids"].shape, *tail), fill, dtype=torch.long)
             for i, ex in enumerate(examples):
-                values = torch.as_tensor([fill if v is None else v for v in _to_list(ex[key])], dtype=torch.long)
+                if key not in ex:
+                    raise ValueError(f"{name}: example 0 has a {key!r} column but example {i} lacks it.")
+                values = [fill if v is None else v for v in _to_list(ex[key])]
+                values = torch.as_tensor(values, dtype=torch.long)
                 n = len(_to_list(ex["input_ids"]))
                 if values.shape != (n, *tail):
                     raise ValueError(
@@ -323,8 +336,16 @@ def _to_list(value: Any) -> list[Any]:
     return value.tolist() if hasattr(value, "tolist") else list(value)
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def _check_probability(owner: str, field: str, value: Any, *, open_interval: bool = False) -> None:
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+    ok = _is_real(value)
     if ok:
         ok = 0 < value < 1 if open_interval else 0 <= value <= 1
     if not ok:
@@ -408,9 +429,9 @@ class DataCollatorForSpanGeometricMasking(_MaskingCollator):
 
     def __post_init__(self) -> None:
         name = type(self).__name__
-        if not isinstance(self.geometric_p, numbers.Real) or isinstance(self.geometric_p, bool) or not 0 < self.geometric_p <= 1:
+        if not (_is_real(self.geometric_p) and 0 < self.geometric_p <= 1):
             raise ValueError(f"{name}: geometric_p must be a number in (0, 1], got {self.geometric_p!r}.")
-        if not isinstance(self.max_span_length, int) or isinstance(self.max_span_length, bool) or self.max_span_length < 1:
+        if not (_is_int(self.max_span_length) and self.max_span_length >= 1):
             raise ValueError(f"{name}: max_span_length must be a positive int, got {self.max_span_length!r}.")
         super().__post_init__()
 
@@ -440,7 +461,8 @@ class DataCollatorForSpanGeometricMasking(_MaskingCollator):
                 break
             keys = torch.rand(maskable.shape, generator=self.generator).masked_fill_(~maskable | masked, -1.0)
             anchor = keys.argmax(1, keepdim=True)
-            lengths = torch.multinomial(probs, n_rows, replacement=True, generator=self.generator)[:, None] + 1
+            lengths = torch.multinomial(probs, n_rows, replacement=True, generator=self.generator)
+            lengths = lengths[:, None] + 1
             first_word = word_index.gather(1, anchor)
             span = (
                 maskable
@@ -474,7 +496,7 @@ def make_mlm_collator(
     mlm_probability: float = 0.15,
     seed: int | None = None,
     **kwargs: Any,
-) -> _MaskingCollator:
+) -> DataCollatorForLanguageModeling:
     """Build the masked-LM collator named ``masking`` (one of :data:`MASKING_CHOICES`).
 
     ``kwargs`` go to the collator (``mask_replace_prob``, ``random_replace_prob``,

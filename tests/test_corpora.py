@@ -139,7 +139,8 @@ def test_matcher_pickles_and_rejects_bad_input():
     m = EntityMatcher({"Obama": "politician"})
     clone = pickle.loads(pickle.dumps(m))
     assert clone.find("Obama spoke") == m.find("Obama spoke")
-    assert clone.fingerprint == m.fingerprint != EntityMatcher({"Obama": "politician"}, case_sensitive=False).fingerprint
+    assert clone.fingerprint == m.fingerprint
+    assert m.fingerprint != EntityMatcher({"Obama": "politician"}, case_sensitive=False).fingerprint
     with pytest.raises(ValueError, match="empty entity list"):
         EntityMatcher({" ": "x"})
     with pytest.raises(ValueError, match="mapping"):
@@ -280,7 +281,7 @@ def test_find_mentions_with_model_random_head(politics30, politics_tagger_dir):
     assert len(found) == len(texts) and found[-1] == []
     allowed = set(entity_types("politics"))
     assert sum(map(len, found)) > 0
-    for text, mentions in zip(texts, found):
+    for text, mentions in zip(texts, found, strict=True):
         for m in mentions:
             assert m.type in allowed
             assert text[m.start:m.end] == m.surface and m.surface == m.surface.strip()
@@ -356,7 +357,7 @@ def test_packed_blocks(mixed_corpus, tokenizer, block_size, pack_batch_size):
         n_padded += last < block_size - 1
         assert special == [int(i in (cls, sep, pad)) for i in ids]
         assert ids[1] != sep  # a separator never opens a block
-        assert [w for w, s in zip(wids, special) if s] == [-1] * sum(special)
+        assert [w for w, s in zip(wids, special, strict=True) if s] == [-1] * sum(special)
         # Whole-word ids: 0-based per block, +1 exactly when the (text, word) changes.
         inner = [k for k in range(block_size) if not special[k]]
         keys = [words[len(content) + j] for j in range(len(inner))]
@@ -374,7 +375,7 @@ def test_line_mode_and_truncation(mixed_corpus, tokenizer):
     ds = Dataset.from_dict({"text": mixed_corpus + ["\u200b"]})
     lines = tokenize_corpus(ds, tokenizer, mode="line", block_size=40)
     assert len(lines) == len(mixed_corpus)  # the text with no token is dropped
-    for text, row in zip(mixed_corpus, lines):
+    for text, row in zip(mixed_corpus, lines, strict=True):
         enc = tokenizer(text, truncation=True, max_length=40, return_special_tokens_mask=True)
         assert row["input_ids"] == enc["input_ids"] and len(row["input_ids"]) <= 40
         assert row["input_ids"][0] == tokenizer.cls_token_id and row["input_ids"][-1] == tokenizer.sep_token_id

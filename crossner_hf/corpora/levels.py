@@ -193,9 +193,12 @@ def select_levels(
     *,
     k: int = 2,
     seed: int = 42,
-    num_proc: int | None = None,
 ) -> DatasetDict:
-    """The four levels from a corpus annotated by ``annotate_mentions``."""
+    """The four levels from a corpus annotated by ``annotate_mentions``.
+
+    The filters read one small column each and run in a single process: worker start-up
+    would cost more than the filtering.
+    """
     if k < 1:
         raise ValueError(f"select_levels: k={k} must be at least 1 (the paper uses 2).")
     missing = [c for c in MENTION_FEATURES if c not in annotated.column_names]
@@ -208,14 +211,12 @@ def select_levels(
         lambda n: [x >= k for x in n],
         input_columns="n_mentions",
         batched=True,
-        num_proc=num_proc,
         desc=f"Entity level (>= {k} mentions)",
     )
     task = annotated.filter(
         lambda types: [not wanted.isdisjoint(t) for t in types],
         input_columns="types",
         batched=True,
-        num_proc=num_proc,
         desc="Task level (specialised types)",
     )
     if len(task) == 0:
@@ -276,7 +277,7 @@ def build_corpus_levels(
     annotated = annotate_mentions(
         dataset, mention_fn, text_column=text_column, batch_size=batch_size, num_proc=num_proc
     )
-    return select_levels(annotated, specialised, k=k, seed=seed, num_proc=num_proc)
+    return select_levels(annotated, specialised, k=k, seed=seed)
 
 
 def _default_specialised(domain: str) -> list[str]:

@@ -259,7 +259,9 @@ def tokenize_corpus(
         batch_size=batch_size,
         remove_columns=dataset.column_names,
         num_proc=num_proc,
-        new_fingerprint=Hasher.hash(["tokenize_corpus/ids/v1", dataset._fingerprint, key, text_column, return_word_ids]),
+        new_fingerprint=Hasher.hash(
+            ["tokenize_corpus/ids/v1", dataset._fingerprint, key, text_column, return_word_ids]
+        ),
         desc="Tokenising",
     )
 
@@ -317,7 +319,9 @@ def _tokenize_lines(
         batch_size=batch_size,
         remove_columns=dataset.column_names,
         num_proc=num_proc,
-        new_fingerprint=Hasher.hash(["tokenize_corpus/line/v1", dataset._fingerprint, key, text_column, block_size, return_word_ids]),
+        new_fingerprint=Hasher.hash(
+            ["tokenize_corpus/line/v1", dataset._fingerprint, key, text_column, block_size, return_word_ids]
+        ),
         desc="Tokenising line by line",
     )
     logger.info("Tokenised %d texts into %d examples (max %d tokens).", len(dataset), len(lines), block_size)
