@@ -18,7 +18,22 @@ _LAZY = {
     "read_conll": "crossner_hf.conll",
     "load_crossner": "crossner_hf.data",
     "compute_ner_metrics": "crossner_hf.metrics",
+    "predict_tags": "crossner_hf.tokenization",
+    "tokenize_and_align": "crossner_hf.tokenization",
+    "MASKING_CHOICES": "crossner_hf.masking",
     "DataCollatorForSpanAdjacentMasking": "crossner_hf.masking",
+    "DataCollatorForSpanGeometricMasking": "crossner_hf.masking",
+    "DataCollatorForTokenMasking": "crossner_hf.masking",
+    "DataCollatorForWholeWordMasking": "crossner_hf.masking",
+    "make_mlm_collator": "crossner_hf.masking",
+    "span_adjacent": "crossner_hf.masking",
+    "build_corpus_levels": "crossner_hf.corpora",
+    "load_text_corpus": "crossner_hf.corpora",
+    "tokenize_corpus": "crossner_hf.corpora",
+    "CrossNERTrainingArguments": "crossner_hf.training_args",
+    "CrossNERTrainer": "crossner_hf.trainer",
+    "JointTrainer": "crossner_hf.trainer",
+    "DAPTArguments": "crossner_hf.dapt",
 }
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]

@@ -1,101 +1,154 @@
-"""Hub-ready dataset folders (Parquet + a dataset card with ``configs:``) and pushing them.
+"""Writing datasets as a Hub-ready folder (Parquet + dataset card) and pushing it.
 
-``datasets`` no longer runs loading scripts, so a dataset is published as data files plus
-a ``README.md`` whose YAML front matter lists the configs, their files and their features.
-``load_dataset(folder_or_repo_id, config)`` then reads it, ClassLabel names included (they
-are in the YAML ``dataset_info`` and in the Parquet schema metadata).
+``write_hub_dataset_folder`` lays out several configs the way ``datasets`` reads a Hub
+repository without a loading script::
+
+    OUT/README.md                                    card: YAML ``configs`` + ``dataset_info``
+    OUT/data/<config>/<split>-00000-of-00001.parquet
+
+so ``load_dataset(OUT, "<config>")`` works from the folder (offline) and, after
+``push_folder``, from the Hub. The YAML is produced by ``datasets``' own
+``MetadataConfigs`` and ``DatasetInfosDict`` writers, the ones ``push_to_hub`` uses.
 
 Example:
-    >>> from datasets import Dataset, DatasetDict
+    >>> from datasets import Dataset
     >>> import tempfile
-    >>> folder = write_hub_dataset_folder(
-    ...     {"demo": DatasetDict({"train": Dataset.from_dict({"text": ["a", "b"]})})},
-    ...     tempfile.mkdtemp(), card_body="# Demo\\n")
-    >>> from datasets import load_dataset
-    >>> load_dataset(str(folder), "demo")["train"]["text"]
-    ['a', 'b']
+    >>> out = write_hub_dataset_folder({"tiny": Dataset.from_dict({"text": ["a", "b"]})},
+    ...                                tempfile.mkdtemp(), {"license": "mit"}, "# Tiny\\n")
+    >>> sorted(p.name for p in (out / "data" / "tiny").iterdir())
+    ['train-00000-of-00001.parquet']
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
+from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
 
 logger = logging.getLogger(__name__)
 
-
-def _as_dict(dataset) -> dict[str, Any]:
-    from datasets import Dataset, DatasetDict
-
-    if isinstance(dataset, Dataset):
-        return {"train": dataset}
-    if isinstance(dataset, DatasetDict):
-        return dict(dataset)
-    raise TypeError(f"Expected a Dataset or DatasetDict, got {type(dataset).__name__}.")
+DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SPLIT_RE = re.compile(r"^\w+$")
 
 
-def card_front_matter(configs: Mapping[str, Any], extra: Mapping[str, Any] | None = None) -> str:
-    """The YAML front matter (without ``---`` fences) describing ``configs``.
-
-    ``configs`` maps a config name to a ``Dataset`` or ``DatasetDict``; ``extra`` adds
-    card metadata such as ``license`` or ``task_categories``.
-    """
-    meta: dict[str, Any] = dict(extra or {})
-    meta["configs"] = []
-    meta["dataset_info"] = []
-    for i, (name, dataset) in enumerate(configs.items()):
-        splits = _as_dict(dataset)
-        entry: dict[str, Any] = {
-            "config_name": name,
-            "data_files": [{"split": s, "path": f"{name}/{s}-*.parquet"} for s in splits],
-        }
-        if i == 0:
-            entry["default"] = True
-        meta["configs"].append(entry)
-        first = next(iter(splits.values()))
-        meta["dataset_info"].append(
-            {
-                "config_name": name,
-                # the same YAML layout that `Dataset.push_to_hub` writes
-                "features": first.features._to_yaml_list(),
-                "splits": [
-                    {"name": s, "num_bytes": int(d.data.nbytes), "num_examples": len(d)}
-                    for s, d in splits.items()
-                ],
-            }
-        )
-    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)
+def _as_splits(name: str, data: Dataset | DatasetDict) -> dict[str, Dataset]:
+    if isinstance(data, Dataset):
+        return {"train": data}
+    if isinstance(data, DatasetDict) and len(data):
+        return dict(data)
+    raise ValueError(
+        f"write_hub_dataset_folder: config {name!r} must be a Dataset or a non-empty "
+        f"DatasetDict, got {type(data).__name__}."
+    )
 
 
 def write_hub_dataset_folder(
-    configs: Mapping[str, Any],
+    configs: Mapping[str, Dataset | DatasetDict],
     output_dir: str | Path,
+    card_yaml_extra: Mapping[str, Any] | None = None,
+    card_body: str = "",
     *,
-    card_body: str,
-    card_metadata: Mapping[str, Any] | None = None,
+    default_config: str | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    overwrite: bool = True,
 ) -> Path:
-    """Write ``<output_dir>/<config>/<split>-00000-of-00001.parquet`` and ``README.md``.
+    """Write each config's splits as Parquet shards and a ``README.md`` card; returns the folder.
 
-    Existing Parquet files of the same configs are replaced, so a rebuild never mixes
-    old and new shards. Returns the folder.
+    Args:
+        configs: ``config name -> Dataset`` (one ``train`` split) or ``DatasetDict``.
+        output_dir: the folder; its ``data/`` and ``README.md`` are replaced if
+            ``overwrite`` (other files are left alone).
+        card_yaml_extra: more YAML metadata (``license``, ``language``,
+            ``task_categories``, ``pretty_name``, ...).
+        card_body: Markdown after the YAML front matter.
+        default_config: the config ``load_dataset(OUT)`` picks without a name.
+        max_shard_bytes: Arrow size above which a split is cut into several Parquet files.
     """
+    if not configs:
+        raise ValueError("write_hub_dataset_folder got no configs: pass {name: Dataset}.")
+    if default_config is not None and default_config not in configs:
+        raise ValueError(
+            f"write_hub_dataset_folder: default_config {default_config!r} is not one of {list(configs)}."
+        )
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    for name, dataset in configs.items():
-        folder = out / name
-        folder.mkdir(parents=True, exist_ok=True)
-        for stale in folder.glob("*.parquet"):
-            stale.unlink()
-        for split, data in _as_dict(dataset).items():
-            data.to_parquet(str(folder / f"{split}-00000-of-00001.parquet"))
-    card = f"---\n{card_front_matter(configs, card_metadata)}---\n\n{card_body}"
-    (out / "README.md").write_text(card, encoding="utf-8")
-    logger.info("Wrote %d config(s) to %s", len(configs), out)
+    data_dir = out / "data"
+    if data_dir.exists():
+        if not overwrite:
+            raise ValueError(f"{data_dir} exists; pass overwrite=True or choose another output_dir.")
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+
+    metadata: dict[str, dict[str, Any]] = {}
+    infos = DatasetInfosDict()
+    for name, data in configs.items():
+        if not _NAME_RE.match(name):
+            raise ValueError(
+                f"Config name {name!r} must start with a letter or digit and use only letters, "
+                "digits, '-', '_' and '.'."
+            )
+        splits = _as_splits(name, data)
+        features = next(iter(splits.values())).features
+        info = DatasetInfo(features=features, splits=SplitDict(), download_size=0, dataset_size=0)
+        data_files = []
+        for split, dataset in splits.items():
+            if not _SPLIT_RE.match(split):
+                raise ValueError(f"Split name {split!r} of config {name!r} must be letters, digits or '_'.")
+            if dataset.features != features:
+                raise ValueError(
+                    f"Config {name!r}: split {split!r} has features {dataset.features}, unlike the "
+                    f"first split's {features}; one config has one schema."
+                )
+            if dataset._indices is not None:
+                # A filtered/selected view: its Arrow table still holds every row, so sizes
+                # and shards must come from a flat copy.
+                fmt = dataset.format
+                dataset = dataset.with_format("arrow").flatten_indices().with_format(
+                    fmt["type"], columns=fmt["columns"], output_all_columns=fmt["output_all_columns"],
+                    **fmt["format_kwargs"],
+                )
+            written = _write_split(dataset, data_dir / name, split, max_shard_bytes)
+            num_bytes = dataset.data.nbytes
+            info.splits.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=len(dataset)))
+            info.download_size += written
+            info.dataset_size += num_bytes
+            data_files.append({"split": split, "path": f"data/{name}/{split}-*"})
+        info.size_in_bytes = info.download_size + info.dataset_size
+        infos[name] = info
+        metadata[name] = {"data_files": data_files}
+        if name == default_config:
+            metadata[name]["default"] = True
+
+    card_data = DatasetCardData(**dict(card_yaml_extra or {}))
+    MetadataConfigs(metadata).to_dataset_card_data(card_data)
+    infos.to_dataset_card_data(card_data)
+    card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{card_body.lstrip()}")
+    card.save(out / "README.md")
+    logger.info("Wrote %d config(s) to %s.", len(configs), out)
     return out
+
+
+def _write_split(dataset: Dataset, folder: Path, split: str, max_shard_bytes: int) -> int:
+    """Parquet shards ``<split>-0000i-of-0000n.parquet``; returns the bytes written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    num_shards = max(1, math.ceil(dataset.data.nbytes / max_shard_bytes)) if len(dataset) else 1
+    num_shards = min(num_shards, max(1, len(dataset)))
+    written = 0
+    for index in range(num_shards):
+        shard = dataset.shard(num_shards, index, contiguous=True) if num_shards > 1 else dataset
+        path = folder / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
+        shard.to_parquet(str(path))
+        written += path.stat().st_size
+    return written
 
 
 def push_folder(
@@ -105,19 +158,27 @@ def push_folder(
     repo_type: str = "dataset",
     private: bool = False,
     token: str | None = None,
-    commit_message: str = "Upload with crossner_hf",
+    commit_message: str = "Upload dataset folder",
 ) -> str:
-    """Create ``repo_id`` if needed and upload ``folder`` to it; returns the commit URL.
+    """Create the repository (``repo_type`` dataset or model) if needed and upload ``folder``.
 
-    Uses ``$HF_ENDPOINT`` and the cached token like every ``huggingface_hub`` call.
+    Returns the commit URL.
+
+    ``token`` defaults to the one ``huggingface_hub`` finds (``HF_TOKEN`` or ``hf auth login``).
     """
     from huggingface_hub import HfApi
 
+    folder = Path(folder)
+    if not (folder / "README.md").is_file():
+        raise ValueError(
+            f"push_folder: {folder} has no README.md; write its card first (write_hub_dataset_folder "
+            "for datasets; the training recipes write one for models)."
+        )
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    info = api.upload_folder(
-        folder_path=str(folder), repo_id=repo_id, repo_type=repo_type,
-        commit_message=commit_message,
+    commit = api.upload_folder(
+        folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, commit_message=commit_message
     )
-    logger.info("Pushed %s to %s", folder, repo_id)
-    return str(getattr(info, "commit_url", info))
+    url = getattr(commit, "commit_url", str(commit))
+    logger.info("Pushed %s to the %s repository %s: %s", folder, repo_type, repo_id, url)
+    return url

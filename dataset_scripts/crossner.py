@@ -67,7 +67,8 @@ def main(args: BuildArguments) -> str:
         "pretty_name": "CrossNER",
         "source_datasets": ["original"],
     }
-    folder = write_hub_dataset_folder(built, args.output_dir, card_body=card, card_metadata=metadata)
+    folder = write_hub_dataset_folder(built, args.output_dir, metadata, card, default_config="politics"
+                                      if "politics" in built else None)
     for config, n in counts.items():
         logger.info("%s: %s", config, n)
     if args.push_to_hub:

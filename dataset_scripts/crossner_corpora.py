@@ -34,11 +34,10 @@ from crossner_hf.corpora import (
     entity_list_from_conll,
     load_entity_list,
     load_text_corpus,
-    push_folder,
     save_entity_list,
     specialised_types,
-    write_hub_dataset_folder,
 )
+from crossner_hf.publish import push_folder, write_hub_dataset_folder
 from crossner_hf.labels import LABELS
 
 logger = logging.getLogger("crossner_hf.dataset_scripts.crossner_corpora")

@@ -30,13 +30,12 @@ from crossner_hf.corpora import (
     load_entity_list,
     load_text_corpus,
     pack_sequences,
-    push_folder,
     save_entity_list,
     specialised_types,
     tokenize_corpus,
-    write_hub_dataset_folder,
 )
 from crossner_hf.corpora.levels import MENTION_FEATURES
+from crossner_hf.publish import push_folder, write_hub_dataset_folder
 from crossner_hf.labels import LABELS, entity_types
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,7 +8,6 @@ One module per job:
 * ``tagger``: ``ModelMentionFinder``, mentions from a trained NER model;
 * ``levels``: the ``domain``/``entity``/``task``/``integrated`` corpus levels;
 * ``text``: loading text files and tokenising them (packed blocks or line by line);
-* ``publish``: writing a Hub-ready Parquet folder with a dataset card, and pushing it.
 
 Example:
     >>> from crossner_hf.corpora import build_corpus_levels
@@ -45,8 +44,6 @@ _LAZY = {
     "load_text_corpus": "text",
     "pack_sequences": "text",
     "tokenize_corpus": "text",
-    "push_folder": "publish",
-    "write_hub_dataset_folder": "publish",
 }
 
 __all__ = sorted(_LAZY)
