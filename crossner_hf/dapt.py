@@ -159,6 +159,7 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         "masking": args.masking,
         "mlm_probability": args.mlm_probability,
         "global_step": trainer.state.global_step,
+        "world_size": args.world_size,
         "epochs": trainer.state.epoch,
         "train_loss": output.training_loss,
         "seconds": time.perf_counter() - started,

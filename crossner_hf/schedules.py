@@ -285,6 +285,7 @@ def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -
         "dev_overall_f1_mean": statistics.fmean(dev_f1),
         "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else 0.0,
         "best_seed": per_seed[best]["seed"],
+        "world_size": args.world_size,
         "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
         "total_seconds": sum(r["total_seconds"] for r in per_seed),
         "config": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
