@@ -31,12 +31,7 @@ def plot_vocabulary_overlap(
             ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="white" if v > 60 else "black")
     fig.colorbar(image, ax=ax, label="overlap of top-5K vocabularies (%)")
     ax.set_title(title or "Vocabulary overlap between domains")
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def plot_f1_curve(
@@ -55,9 +50,13 @@ def plot_f1_curve(
         ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path: str | Path) -> Path:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plt.close(fig)  # figures are not freed otherwise; loops over many plots would leak
     return path

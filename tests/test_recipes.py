@@ -129,3 +129,19 @@ def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_di
         use_cpu=True, disable_tqdm=True, masking="token",
     ))
     assert res["corpus_level"] == "integrated" and res["n_texts"] == len(levels["integrated"])
+
+
+def test_cli_train_and_predict(tiny_bert_dir, tmp_path, env, monkeypatch, capsys):
+    from crossner_hf.cli import main
+
+    for key in ("CROSSNER_DATA_DIR", "CROSSNER_HF_CACHE"):
+        monkeypatch.setenv(key, env[key])
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--model", tiny_bert_dir, "--domain", "music", "--few_shot", "8",
+                 "--per_device_train_batch_size", "4", "--max_steps", "2", "--use_cpu", "true",
+                 "--disable_tqdm", "true"]) == 0
+    out = tmp_path / "outputs" / "music-direct"
+    assert (out / "results.json").is_file() and "overall" in capsys.readouterr().out
+    assert main(["predict", "--model", str(out), "the band played a song"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.split()[0].split("/")[0] == "the" and len(line.split()) == 5
