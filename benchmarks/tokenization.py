@@ -1,6 +1,6 @@
 """Benchmark: word-level prediction, preprocessing and metric speed on CrossNER politics.
 
-Run: HF_HUB_OFFLINE=1 python benchmarks/bench_tokenization.py [--repeats 3] [--hidden 256 --layers 4]
+Run: HF_HUB_OFFLINE=1 python benchmarks/tokenization.py [--repeats 3] [--hidden 256 --layers 4]
 Prints a table of medians; ratios are measured side by side in the same process.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForTokenClassification, AutoTokenizer
 
+from crossner_hf import conll
 from crossner_hf.labels import LABELS
 from crossner_hf.metrics import compute_ner_metrics
 from crossner_hf.testing import make_tiny_bert
@@ -25,18 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def read_conll(path: Path) -> tuple[list[list[str]], list[list[str]]]:
-    words, tags, sw, st = [], [], [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            if sw:
-                words.append(sw), tags.append(st)
-            sw, st = [], []
-            continue
-        w, t = line.split("\t")
-        sw.append(w), st.append(t)
-    if sw:
-        words.append(sw), tags.append(st)
-    return words, tags
+    sents = conll.read_conll(path, LABELS["politics"])
+    return [s["tokens"] for s in sents], [s["ner_tags"] for s in sents]
 
 
 def timed(fns: dict, repeats: int) -> dict[str, tuple[float, object]]:
