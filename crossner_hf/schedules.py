@@ -212,7 +212,7 @@ def run_seed(
     common = dict(
         model=_build_model(model_path, labels, args), args=stage_args, eval_dataset=dev,
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
-        head_learning_rate=args.head_learning_rate,
+        head_learning_rate=args.head_learning_rate, decoding=args.decoding,
         callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
                                  if args.early_stopping_patience else [])],
     )

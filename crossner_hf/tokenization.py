@@ -444,8 +444,12 @@ def predict_tags(
     stride: int = 32,
     device: str | torch.device | None = None,
     progress: bool = False,
+    decoding: str = "argmax",
 ) -> list[list[str]]:
     """One predicted tag per word for every sentence.
+
+    ``decoding="argmax"`` takes each word's top label (as ``pipeline`` does);
+    ``"bio-viterbi"`` the best valid IOB2 sequence (see :mod:`crossner_hf.decoding`).
 
     Windows of all sentences are sorted by length and run in batches of ``batch_size``
     with padding to the longest window of the batch, in ``eval`` mode under
@@ -456,6 +460,8 @@ def predict_tags(
     import numpy as np
     import torch
     from tqdm.auto import tqdm
+
+    from .decoding import decode
 
     labels = _label_lookup(id2label if id2label is not None else model.config.id2label)
     if device is not None:
@@ -485,15 +491,16 @@ def predict_tags(
                     input_ids=torch.from_numpy(input_ids).to(device),
                     attention_mask=torch.from_numpy(mask).to(device),
                 ).logits
-                ids = logits.argmax(-1).cpu().numpy()
+                scores = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
                 for j, r in enumerate(batch):
-                    preds[r] = ids[j]
+                    preds[r] = scores[j]
     finally:
         model.train(was_training)
-    word_preds = stitch_word_predictions(
-        preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences]
-    )
-    return [[labels(int(i)) for i in sent] for sent in word_preds]
+    word_scores = stitch_word_predictions(preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
+    n_labels = int(model.config.num_labels)
+    names = [labels(i) for i in range(n_labels)]
+    word_ids = decode([np.asarray(s, dtype=np.float32).reshape(len(s), n_labels) for s in word_scores], names, decoding)
+    return [[names[i] for i in sent] for sent in word_ids]
 
 
 def _label_lookup(id2label: Mapping[int, str] | Sequence[str]) -> Any:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
+from .decoding import DECODINGS
 from .encoders import OFFLINE_ENCODER
 from .labels import DOMAINS
 
@@ -87,6 +88,12 @@ class CrossNERTrainingArguments(TrainingArguments):
     stride: int = field(
         default=32, metadata={"help": "Overlap (tokens) between consecutive windows of a long sentence."}
     )
+    decoding: str = field(
+        default="bio-viterbi",
+        metadata={"help": "bio-viterbi: the best valid IOB2 sequence under the model's per-word "
+                  "probabilities; argmax: each word's top label (the paper). The other one is "
+                  "reported alongside in results.json."},
+    )
     classifier_dropout: float | None = field(
         default=None, metadata={"help": "Dropout before the classification layer (default: the model's)."}
     )
@@ -148,6 +155,8 @@ class CrossNERTrainingArguments(TrainingArguments):
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
+        if self.decoding not in DECODINGS:
+            raise ValueError(f"--decoding {self.decoding!r}: choose one of {', '.join(DECODINGS)}.")
         if self.oversample_factor < 1:
             raise ValueError(f"--oversample_factor {self.oversample_factor}: must be >= 1.")
         if self.few_shot is not None and self.few_shot < 1:

@@ -1,0 +1,51 @@
+"""BIO-constrained Viterbi against brute force, and the argmax path."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from crossner_hf.decoding import bio_viterbi, decode
+
+
+def _valid(tags: list[str]) -> bool:
+    prev = "O"
+    for t in tags:
+        if t.startswith("I-") and (prev == "O" or prev[2:] != t[2:]):
+            return False
+        prev = t
+    return True
+
+
+NAMES = ["O", "B-per", "I-per", "B-loc", "I-loc"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_viterbi_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 6))
+    scores = np.log(rng.dirichlet(np.ones(len(NAMES)) * 0.5, size=n))
+    best = max(
+        (seq for seq in itertools.product(range(len(NAMES)), repeat=n) if _valid([NAMES[i] for i in seq])),
+        key=lambda seq: sum(scores[t, i] for t, i in enumerate(seq)),
+    )
+    assert bio_viterbi(scores, NAMES) == list(best)
+
+
+def test_fixes_orphans_and_type_changes():
+    # argmax reads O I-per B-per I-loc: an orphan and a type change
+    probs = np.array([[0.9, 0.02, 0.03, 0.03, 0.02], [0.45, 0.05, 0.5, 0.0, 0.0],
+                      [0.0, 0.9, 0.05, 0.05, 0.0], [0.1, 0.0, 0.4, 0.0, 0.5]]) + 1e-6
+    scores = np.log(probs)
+    assert [NAMES[i] for i in decode([scores], NAMES, "argmax")[0]] == ["O", "I-per", "B-per", "I-loc"]
+    assert [NAMES[i] for i in bio_viterbi(scores, NAMES)] == ["O", "O", "B-per", "I-per"]
+
+
+def test_errors_and_empty():
+    assert bio_viterbi(np.zeros((0, 5)), NAMES) == []
+    with pytest.raises(ValueError, match="shape"):
+        bio_viterbi(np.zeros((2, 3)), NAMES)
+    with pytest.raises(ValueError, match="decoding='beam'"):
+        decode([np.zeros((1, 5))], NAMES, "beam")
