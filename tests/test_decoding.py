@@ -49,3 +49,21 @@ def test_errors_and_empty():
         bio_viterbi(np.zeros((2, 3)), NAMES)
     with pytest.raises(ValueError, match="decoding='beam'"):
         decode([np.zeros((1, 5))], NAMES, "beam")
+
+
+def test_predict_tags_viterbi_gives_valid_sequences(tiny_bert_dir):
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from crossner_hf.labels import LABELS
+    from crossner_hf.tokenization import predict_tags
+
+    names = LABELS["politics"]
+    model = AutoModelForTokenClassification.from_pretrained(
+        tiny_bert_dir, num_labels=len(names), id2label=dict(enumerate(names)))
+    tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    sents = [["the", "senate", "of", "france", "voted"] * k for k in range(1, 8)]
+    argmax = predict_tags(model, tok, sents)
+    viterbi = predict_tags(model, tok, sents, decoding="bio-viterbi")
+    assert [len(s) for s in viterbi] == [len(s) for s in sents]
+    assert all(_valid(s) for s in viterbi)
+    assert not all(_valid(s) for s in argmax)  # a random head emits orphans: the test can fail
