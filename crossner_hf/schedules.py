@@ -177,6 +177,9 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
     trainer.save_model(str(final))
     if args.process_index == 0:
         (final / STAGE_DONE).write_text(json.dumps({"global_step": trainer.state.global_step}))
+        if not args.keep_checkpoints:  # the finished stage resumes from final/, not from these
+            for ckpt in stage_dir.glob("checkpoint-*"):
+                shutil.rmtree(ckpt, ignore_errors=True)
     args_barrier(trainer)
     return str(final)
 

@@ -87,6 +87,7 @@ def test_pretrain_finetune_kill_in_second_stage(tiny_bert_dir, tmp_path):
     kw = dict(schedule="pretrain-finetune", source_subsample=32, source_epochs=1, num_train_epochs=3)
     full = run(_args(tiny_bert_dir, tmp_path / "full", **kw))
     assert (tmp_path / "full" / "seed-7" / "source" / "final" / "stage_complete.json").is_file()
+    assert not list((tmp_path / "full" / "seed-7" / "source").glob("checkpoint-*"))
     with pytest.raises(KeyboardInterrupt):
         run(_args(tiny_bert_dir, tmp_path / "killed", **kw), callbacks=[KillAt(6, "seed-7")])
     resumed = run(_args(tiny_bert_dir, tmp_path / "killed", resume_from_checkpoint="true", **kw))
