@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -31,25 +31,6 @@ def plot_vocabulary_overlap(
             ax.text(j, i, f"{v:.1f}", ha="center", va="center", color="white" if v > 60 else "black")
     fig.colorbar(image, ax=ax, label="overlap of top-5K vocabularies (%)")
     ax.set_title(title or "Vocabulary overlap between domains")
-    return _save(plt, fig, path)
-
-
-def plot_f1_curve(
-    series: Mapping[str, Sequence[tuple[float, float]]], path: str | Path, *,
-    xlabel: str = "epoch", ylabel: str = "dev F1 (%)", title: str = "",
-) -> Path:
-    """Line plot of ``{name: [(x, y), ...]}`` (learning curves, few-shot sweeps)."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for name, points in series.items():
-        xs, ys = zip(*points) if points else ((), ())
-        ax.plot(xs, ys, marker="o", label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend()
     return _save(plt, fig, path)
 
 

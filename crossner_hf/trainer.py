@@ -206,7 +206,3 @@ class JointTrainer(CrossNERTrainer):
             seed=self.args.data_seed if self.args.data_seed is not None else self.args.seed,
         )
 
-
-def sort_rows_by_length(lengths: Sequence[int]) -> list[int]:
-    """Row order that groups similar lengths (stable, longest first: OOM shows up at once)."""
-    return [int(i) for i in np.argsort(-np.asarray(lengths), kind="stable")]
