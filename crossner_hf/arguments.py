@@ -1,14 +1,22 @@
-"""Command-line parsing shared by every script and recipe: ``HfArgumentParser`` + YAML.
+"""Command-line parsing shared by every command, script and recipe: ``HfArgumentParser`` + YAML.
 
-``--config x.yaml`` supplies defaults; flags given on the command line win over it, as in
-TRL's scripts. Unknown YAML keys are an error that names them, so a typo never passes
-silently.
+:class:`CrossNERParser` is an ``HfArgumentParser`` (one ``--flag`` per dataclass field, help
+and ``choices`` from the field's ``metadata``) with three additions, in the spirit of TRL's
+``TrlParser``:
+
+- ``--config x.yaml`` supplies defaults; flags given on the command line win over it.
+  Unknown YAML keys are an error that names them, so a typo never passes silently.
+- A field with ``metadata={"positional": True}`` is a positional argument
+  (``crossner-hf push FOLDER REPO_ID``); ``"nargs"`` in the metadata is passed through.
+- Recipes whose arguments extend ``TrainingArguments`` show only their own fields (and the
+  ones whose defaults they change) with ``--help``; ``--help-all`` lists all of them.
 
 Example:
     >>> from dataclasses import dataclass, field
     >>> @dataclass
     ... class Args:
-    ...     domain: str = field(default="politics", metadata={"help": "CrossNER domain."})
+    ...     domain: str = field(default="politics", metadata={"help": "CrossNER domain.",
+    ...                                                        "choices": ["politics", "music"]})
     >>> parse_args((Args,), ["--domain", "music"])[0].domain
     'music'
 """
@@ -16,11 +24,15 @@ Example:
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import dataclasses
+import sys
+import types
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+from transformers import HfArgumentParser, TrainingArguments
 
 
 def load_yaml_config(path: str | Path) -> dict[str, Any]:
@@ -33,28 +45,118 @@ def load_yaml_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def parse_args(
-    dataclass_types: Sequence[type], argv: Sequence[str] | None = None
-) -> tuple[Any, ...]:
-    """Parse ``argv`` into instances of ``dataclass_types``, honouring ``--config FILE.yaml``."""
-    from transformers import HfArgumentParser
+def _own_fields(dtype: type) -> set[str] | None:
+    """Fields a ``TrainingArguments`` subclass declares itself (None for other dataclasses)."""
+    if not (isinstance(dtype, type) and issubclass(dtype, TrainingArguments)) or dtype is TrainingArguments:
+        return None
+    own: set[str] = set()
+    for klass in dtype.__mro__:
+        if klass is TrainingArguments:
+            break
+        own.update(vars(klass).get("__annotations__", {}))
+    return own
 
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--config", default=None)
-    known, rest = pre.parse_known_args(argv)
-    parser = HfArgumentParser(dataclass_types)
-    parser.add_argument(
-        "--config", default=None, help="YAML file of flag values; command-line flags override it."
-    )
-    if known.config:
-        defaults = load_yaml_config(known.config)
-        dests = {action.dest for action in parser._actions}
-        unknown = sorted(set(defaults) - dests)
-        if unknown:
-            raise ValueError(f"--config {known.config}: unknown keys {unknown}.")
-        parser.set_defaults(**defaults)
-        for action in parser._actions:
-            if action.dest in defaults:
-                action.required = False  # the YAML file supplies it
-    outputs = parser.parse_args_into_dataclasses(args=list(rest), return_remaining_strings=False)
-    return tuple(outputs[: len(dataclass_types)])
+
+class _HelpAll(argparse.Action):
+    """``--help-all``: print the help with every inherited ``TrainingArguments`` flag, then exit."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        full = CrossNERParser(parser.dataclass_types, prog=parser.prog, description=parser.description,
+                              show_all=True)
+        full.print_help()
+        parser.exit()
+
+
+class CrossNERParser(HfArgumentParser):
+    """``HfArgumentParser`` with ``--config``, positional fields and a short ``--help``."""
+
+    def __init__(self, dataclass_types: Any = None, *, show_all: bool = False, **kwargs: Any):
+        self.show_all = show_all
+        self._short = False
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(dataclass_types, **kwargs)
+        self.add_argument(
+            "--config", default=None, metavar="FILE.yaml",
+            help="YAML file of flag values; command-line flags override it.",
+        )
+        if self._short:
+            self.add_argument(
+                "--help-all", action=_HelpAll,
+                help="show every flag, including all inherited transformers TrainingArguments flags",
+            )
+            self.epilog = (
+                "Only this recipe's own flags are listed; every transformers TrainingArguments flag "
+                "is accepted too (see --help-all)."
+            )
+
+    def _add_dataclass_arguments(self, dtype: Any) -> None:
+        own = None if self.show_all else _own_fields(dtype)
+        if own is None:
+            return super()._add_dataclass_arguments(dtype)
+        # Same as the parent, but inherited TrainingArguments fields are hidden from --help.
+        self._short = True
+        hints = _type_hints(dtype)
+        for field in dataclasses.fields(dtype):
+            if not field.init:
+                continue
+            field = _copy_field(field, hints[field.name])
+            if field.name not in own:
+                field.metadata = types.MappingProxyType({**field.metadata, "help": argparse.SUPPRESS})
+            self._parse_dataclass_field(self, field)
+
+    @staticmethod
+    def _parse_dataclass_field(parser: argparse.ArgumentParser, field: dataclasses.Field) -> None:
+        if not field.metadata.get("positional"):
+            return HfArgumentParser._parse_dataclass_field(parser, field)
+        kwargs = {k: v for k, v in field.metadata.items() if k in ("help", "nargs", "choices", "metavar")}
+        if field.default is not dataclasses.MISSING:
+            kwargs["default"] = field.default
+            kwargs.setdefault("nargs", "?")
+        elif field.default_factory is not dataclasses.MISSING:
+            kwargs["default"] = field.default_factory()
+        parser.add_argument(field.name, **kwargs)
+
+    def parse_args_and_config(self, argv: Sequence[str] | None = None) -> tuple[Any, ...]:
+        """Parse ``argv`` (default ``sys.argv[1:]``) into the dataclasses, honouring ``--config``."""
+        argv = list(sys.argv[1:] if argv is None else argv)
+        pre = argparse.ArgumentParser(add_help=False)
+        pre.add_argument("--config", default=None)
+        known, _ = pre.parse_known_args(argv)
+        if known.config:
+            defaults = load_yaml_config(known.config)
+            dests = {action.dest for action in self._actions}
+            unknown = sorted(set(defaults) - dests)
+            if unknown:
+                raise ValueError(f"--config {known.config}: unknown keys {unknown}.")
+            for action in self._actions:
+                if action.dest in defaults:
+                    action.required = False  # the YAML file supplies it
+                    if action.nargs in ("+", "*") and not isinstance(defaults[action.dest], list):
+                        defaults[action.dest] = [defaults[action.dest]]  # `configs: ai` means [ai]
+            self.set_defaults(**defaults)
+        outputs = self.parse_args_into_dataclasses(args=argv, look_for_args_file=False)
+        # the --config value itself is not part of any dataclass
+        return tuple(o for o in outputs if not isinstance(o, argparse.Namespace) or vars(o).keys() - {"config"})
+
+
+def _type_hints(dtype: type) -> dict[str, Any]:
+    from typing import get_type_hints
+
+    return get_type_hints(dtype)
+
+
+def _copy_field(field: dataclasses.Field, resolved_type: Any) -> dataclasses.Field:
+    # HfArgumentParser rewrites field.type in place; work on a copy so the dataclass keeps its own.
+    import copy
+
+    new = copy.copy(field)
+    new.type = resolved_type
+    return new
+
+
+def parse_args(dataclass_types: Iterable[type], argv: Sequence[str] | None = None) -> tuple[Any, ...]:
+    """Parse ``argv`` into instances of ``dataclass_types``, honouring ``--config FILE.yaml``."""
+    return CrossNERParser(list(dataclass_types)).parse_args_and_config(argv)

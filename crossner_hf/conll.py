@@ -20,6 +20,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from .labels import continues, tag_type
+
 logger = logging.getLogger(__name__)
 
 DOCSTART = "-DOCSTART-"
@@ -110,15 +112,16 @@ def read_conll(
             )
         if tag.startswith("I-"):
             previous = tags[-1] if tags else "O"
-            if previous == "O" or previous[2:] != tag[2:]:
+            if not continues(previous, tag):
+                etype = tag_type(tag)
                 if strict:
                     raise ConllFormatError(
                         path, lineno,
                         f"tag {tag!r} (token {token!r}) does not continue an entity of type "
-                        f"{tag[2:]!r} (previous tag {previous!r}); use 'B-{tag[2:]}' or read "
+                        f"{etype!r} (previous tag {previous!r}); use 'B-{etype}' or read "
                         "with strict=False to repair it.",
                     )
-                tag = "B-" + tag[2:]
+                tag = "B-" + etype
                 if tag not in allowed:
                     raise ConllFormatError(
                         path, lineno,

@@ -63,7 +63,7 @@ class DAPTArguments(TrainingArguments):
     )
     mlm_probability: float = field(
         default=0.15,
-        metadata={"help": "Masking probability p (the paper text says 15%; 0.2 reproduces the released code)."},
+        metadata={"help": "Masking probability p (the paper text says 0.15; 0.2 reproduces the released code)."},
     )
     line_by_line: bool = field(
         default=False,
@@ -171,10 +171,7 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
     if args.process_index == 0:
         out = Path(args.output_dir)
         (out / "dapt_results.json").write_text(json.dumps(results, indent=2))
-        from .model_card import render
+        from .cards import write_dapt_model_card
 
-        (out / "README.md").write_text(
-            render("dapt_model", {**results, "perplexity": results.get("perplexity", "not measured")}),
-            encoding="utf-8",
-        )
+        write_dapt_model_card(out, results)
     return results

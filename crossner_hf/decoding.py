@@ -22,6 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .labels import continues
+
 DECODINGS = ("bio-viterbi", "argmax")
 _FORBIDDEN = -1e9
 
@@ -39,7 +41,7 @@ def allowed_transitions(label_names: Sequence[str]) -> tuple[np.ndarray, np.ndar
         if tag.startswith("I-"):
             start[j] = _FORBIDDEN
             for i, prev in enumerate(label_names):
-                if prev == "O" or prev[2:] != tag[2:]:
+                if not continues(prev, tag):
                     trans[i, j] = _FORBIDDEN
     return start, trans
 

@@ -67,12 +67,17 @@ LABELS: dict[str, list[str]] = {
 }
 
 
+def tag_type(tag: str) -> str | None:
+    """``'B-person' -> 'person'``; ``'O' -> None``. The one place a prefix is stripped."""
+    return None if tag == "O" else tag[2:]
+
+
 def entity_types(config: str) -> list[str]:
     """Entity types of ``config`` in the order they first appear in its label list."""
     types: list[str] = []
     for tag in labels_for(config):
-        if tag != "O" and tag[2:] not in types:
-            types.append(tag[2:])
+        if tag != "O" and tag_type(tag) not in types:
+            types.append(tag_type(tag))
     return types
 
 
@@ -135,14 +140,24 @@ def map_tags_by_name(tags: Sequence[str], target_labels: Sequence[str]) -> list[
     return list(tags)
 
 
-def is_begin(tag: str) -> bool:
-    return tag.startswith("B-")
+# ------------------------------------------------------------------ the BIO label scheme
 
 
-def is_inside(tag: str) -> bool:
-    return tag.startswith("I-")
+def continues(previous: str | None, tag: str) -> bool:
+    """Whether ``I-x`` after ``previous`` continues an entity: IOB2 allows it after ``B-x``/``I-x`` only."""
+    return tag.startswith("I-") and previous is not None and previous != "O" and tag_type(previous) == tag_type(tag)
 
 
-def tag_type(tag: str) -> str | None:
-    """``'B-person' -> 'person'``; ``'O' -> None``."""
-    return None if tag == "O" else tag[2:]
+def entity_spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Entities ``(type, first_word, last_word)`` (inclusive) in the conlleval reading of ``tags``.
+
+    seqeval's ``get_entities`` (an ``I-x`` after ``O`` or another type opens an entity),
+    so entities here are the ones the metric counts.
+
+    Example:
+        >>> entity_spans(["B-person", "I-person", "O", "I-location"])
+        [('person', 0, 1), ('location', 3, 3)]
+    """
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    return [(etype, first, last) for etype, first, last in get_entities(list(tags))]

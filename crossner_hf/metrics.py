@@ -22,11 +22,10 @@ Example:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metric" / "seqeval_crossner.py")
 """Path of the ``evaluate`` module script: ``evaluate.load(EVALUATE_MODULE_PATH)`` works offline."""
@@ -200,57 +199,3 @@ def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> s
     for name, p, r, f, s in rows:
         lines.append(f"{name:<{width}}  {p * 100:>9.2f}  {r * 100:>6.2f}  {f * 100:>6.2f}  {s:>7d}")
     return "\n".join(lines)
-
-
-def make_compute_metrics(label_names: Sequence[str]) -> Callable[[Any], dict[str, float]]:
-    """A ``compute_metrics`` function for ``transformers.Trainer`` over token-classification output.
-
-    The returned function takes an ``EvalPrediction`` (``predictions``: logits of shape
-    ``(batch, seq, n_labels)`` or already-argmaxed ids of shape ``(batch, seq)``;
-    ``label_ids`` with ``-100`` on positions to ignore) and returns flat float keys:
-    ``overall_precision/recall/f1/accuracy``, ``strict_overall_precision/recall/f1`` and
-    ``precision_<type>``/``recall_<type>``/``f1_<type>`` for every type seen.
-
-    It scores the labelled positions only (the first sub-word of each word with
-    :func:`crossner_hf.tokenization.tokenize_and_align`), so a sentence split into several
-    windows is scored window by window; use
-    :func:`crossner_hf.tokenization.predict_tags` for exact word-level evaluation.
-    """
-    names = list(label_names)
-
-    def compute_metrics(eval_pred: Any) -> dict[str, float]:
-        predictions, labels = _unpack(eval_pred)
-        if isinstance(predictions, (tuple, list)):
-            predictions = predictions[0]  # models returning hidden states put logits first
-        predictions = np.asarray(predictions)
-        labels = np.asarray(labels)
-        pred_ids = predictions.argmax(-1) if predictions.ndim == 3 else predictions
-        if pred_ids.shape != labels.shape:
-            raise ValueError(
-                f"compute_metrics: predictions of shape {predictions.shape} do not match labels of "
-                f"shape {labels.shape}; pass token-classification logits (batch, seq, labels) or ids."
-            )
-        gold: list[list[str]] = []
-        pred: list[list[str]] = []
-        for p_row, l_row in zip(pred_ids, labels):
-            keep = l_row != -100
-            if not keep.any():
-                continue
-            gold.append([names[i] for i in l_row[keep]])
-            pred.append([names[i] if 0 <= i < len(names) else "O" for i in p_row[keep]])
-        metrics = compute_ner_metrics(gold, pred)
-        flat = {k: float(v) for k, v in metrics.items() if k.startswith(("overall_", "strict_overall_"))}
-        for t, scores in metrics["per_type"].items():
-            for k in ("precision", "recall", "f1"):
-                flat[f"{k}_{t}"] = scores[k]
-        return flat
-
-    return compute_metrics
-
-
-def _unpack(eval_pred: Any) -> tuple[Any, Any]:
-    """``(predictions, label_ids)`` of an ``EvalPrediction`` or of a plain 2-tuple."""
-    if hasattr(eval_pred, "predictions") and hasattr(eval_pred, "label_ids"):
-        return eval_pred.predictions, eval_pred.label_ids
-    predictions, labels = eval_pred[0], eval_pred[1]
-    return predictions, labels

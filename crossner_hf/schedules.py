@@ -40,7 +40,6 @@ from transformers import (
     AutoTokenizer,
     DataCollatorForTokenClassification,
     EarlyStoppingCallback,
-    Trainer,
     TrainerCallback,
     set_seed,
 )
@@ -48,16 +47,14 @@ from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
 from .data import load_crossner
 from .encoders import resolve_model_path
+from .inference import DECODING_ATTRIBUTE
 from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
-from .tokenization import tokenize_dataset
+from .tokenization import prepare_split as _prepare_split
 from .trainer import CrossNERTrainer, JointTrainer
 from .training_args import CrossNERTrainingArguments
 
 logger = logging.getLogger(__name__)
 
-MODEL_FILES = ("model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json",
-               "vocab.txt", "special_tokens_map.json", "merges.txt", "vocab.json", "sentencepiece.bpe.model",
-               "spiece.model", "added_tokens.json")
 STAGE_DONE = "stage_complete.json"
 
 
@@ -65,28 +62,11 @@ STAGE_DONE = "stage_complete.json"
 
 
 def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_eval: bool = False):
-    """Tokenize a split into model rows with ``word_tags`` and ``length`` columns.
-
-    Evaluation rows are ordered by sentence length (longest first, a sentence's windows
-    kept together and in order) so batches are padded little; training rows keep their
-    order (the length-grouped sampler mixes them).
-    """
-    label_names = dataset.features["ner_tags"].feature.names
-    rows = tokenize_dataset(
+    """:func:`crossner_hf.tokenization.prepare_split` with the run's tokenisation settings."""
+    return _prepare_split(
         dataset, tokenizer, max_length=args.max_length, stride=args.stride,
-        label_all_subwords=args.label_all_subwords, label_names=label_names,
+        label_all_subwords=args.label_all_subwords, for_eval=for_eval,
     )
-    tags = dataset["ner_tags"]
-    rows = rows.add_column("word_tags", [tags[i] for i in rows["example_index"]])
-    rows = rows.add_column("length", [len(ids) for ids in rows["input_ids"]])
-    if for_eval:
-        longest: dict[int, int] = {}
-        for ex, n in zip(rows["example_index"], rows["length"]):
-            longest[ex] = max(longest.get(ex, 0), n)
-        order = sorted(range(len(rows)), key=lambda r: (-longest[rows[r]["example_index"]],
-                                                        rows[r]["example_index"], rows[r]["window_index"]))
-        rows = rows.select(order)
-    return rows
 
 
 def source_in_target_space(
@@ -141,6 +121,13 @@ def _resume_point(args: CrossNERTrainingArguments, output_dir: Path) -> str | No
     return get_last_checkpoint(str(output_dir))
 
 
+def _drop_checkpoints(args: CrossNERTrainingArguments, folder: Path) -> None:
+    """Remove a finished stage's ``checkpoint-*`` folders (it resumes from its saved model instead)."""
+    if args.process_index == 0 and not args.keep_checkpoints:
+        for ckpt in folder.glob("checkpoint-*"):
+            shutil.rmtree(ckpt, ignore_errors=True)
+
+
 def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArguments):
     kwargs: dict[str, Any] = {
         "num_labels": len(labels),
@@ -150,6 +137,14 @@ def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArgumen
     if args.classifier_dropout is not None:
         kwargs["classifier_dropout"] = args.classifier_dropout
     return AutoModelForTokenClassification.from_pretrained(path, **kwargs)
+
+
+def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int):
+    """CoNLL-2003 train in the target label space, tokenised (pretrain-finetune and joint)."""
+    with args.main_process_first(desc="source data"):
+        return prepare_split(
+            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
+        )
 
 
 def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, callbacks):
@@ -163,10 +158,7 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
         args, stage_dir, seed, num_train_epochs=args.source_epochs, max_steps=args.source_max_steps,
         eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
     )
-    with args.main_process_first(desc="source data"):
-        source = prepare_split(
-            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
-        )
+    source = _source_rows(args, tokenizer, seed)
     set_seed(seed)
     trainer = CrossNERTrainer(
         model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
@@ -177,16 +169,32 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
     trainer.save_model(str(final))
     if args.process_index == 0:
         (final / STAGE_DONE).write_text(json.dumps({"global_step": trainer.state.global_step}))
-        if not args.keep_checkpoints:  # the finished stage resumes from final/, not from these
-            for ckpt in stage_dir.glob("checkpoint-*"):
-                shutil.rmtree(ckpt, ignore_errors=True)
-    args_barrier(trainer)
+    _drop_checkpoints(args, stage_dir)
+    trainer.accelerator.wait_for_everyone()
     return str(final)
 
 
-def args_barrier(trainer: Trainer) -> None:
-    """Wait for all processes (a no-op in a single process)."""
-    trainer.accelerator.wait_for_everyone()
+def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, train, dev, dev_examples,
+                    callbacks):
+    """The target-stage trainer of the schedule (joint: source + oversampled target)."""
+    set_seed(seed)
+    common = dict(
+        model=_build_model(model_path, labels, args), args=_stage_args(args, seed_dir, seed),
+        eval_dataset=dev, eval_examples=dev_examples,
+        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+        head_learning_rate=args.head_learning_rate, decoding=args.decoding,
+        callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
+                                 if args.early_stopping_patience else [])],
+    )
+    if args.schedule != "joint":
+        return CrossNERTrainer(train_dataset=train, **common)
+    from datasets import concatenate_datasets
+
+    source = _source_rows(args, tokenizer, seed)
+    return JointTrainer(
+        train_dataset=concatenate_datasets([source, train]), n_source=len(source),
+        oversample_factor=args.oversample_factor, **common,
+    )
 
 
 def run_seed(
@@ -210,37 +218,19 @@ def run_seed(
 
     if args.schedule == "pretrain-finetune":
         model_path = _run_source_stage(args, seed, seed_dir, model_path, tokenizer, labels, callbacks)
-    stage_args = _stage_args(args, seed_dir, seed)
-    set_seed(seed)
-    common = dict(
-        model=_build_model(model_path, labels, args), args=stage_args, eval_dataset=dev,
-        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
-        head_learning_rate=args.head_learning_rate, decoding=args.decoding,
-        callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
-                                 if args.early_stopping_patience else [])],
+    trainer = _target_trainer(
+        args, seed, seed_dir, model_path, tokenizer, labels, train, dev, target["validation"], callbacks
     )
-    if args.schedule == "joint":
-        from datasets import concatenate_datasets
-
-        with args.main_process_first(desc="source data"):
-            source = prepare_split(
-            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
-        )
-        trainer = JointTrainer(
-            train_dataset=concatenate_datasets([source, train]), n_source=len(source),
-            oversample_factor=args.oversample_factor, **common,
-        )
-    else:
-        trainer = CrossNERTrainer(train_dataset=train, **common)
-
     train_started = time.perf_counter()
     trainer.train(resume_from_checkpoint=_resume_point(args, seed_dir))
     train_seconds = time.perf_counter() - train_started
     trainer.remove_callback(EarlyStoppingCallback)  # it warns on the dev_/test_ prefixes below
-    dev_metrics = trainer.evaluate(dev, metric_key_prefix="dev")
+    dev_metrics = trainer.evaluate(dev, eval_examples=target["validation"], metric_key_prefix="dev")
     test_started = time.perf_counter()
-    test_metrics = trainer.evaluate(test, metric_key_prefix="test")
+    test_metrics = trainer.evaluate(test, eval_examples=target["test"], metric_key_prefix="test")
     test_seconds = time.perf_counter() - test_started
+    # the saved model carries the decoding its scores used, so every predictor reproduces them
+    setattr(trainer.model.config, DECODING_ATTRIBUTE, args.decoding)
     trainer.save_model(str(seed_dir))
     result = {
         "seed": seed,
@@ -260,10 +250,8 @@ def run_seed(
     }
     if args.process_index == 0:
         done.write_text(json.dumps(result, indent=2, default=str))
-        if not args.keep_checkpoints:
-            for ckpt in seed_dir.glob("checkpoint-*"):
-                shutil.rmtree(ckpt, ignore_errors=True)
-    args_barrier(trainer)
+    _drop_checkpoints(args, seed_dir)
+    trainer.accelerator.wait_for_everyone()
     return result
 
 
@@ -274,7 +262,10 @@ def _step_of(checkpoint: str | None) -> int | None:
 
 
 def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -> dict[str, Any]:
-    """The content of ``results.json`` (per-seed details minus log histories, plus mean/std)."""
+    """The content of ``results.json`` (per-seed details minus log histories, plus mean/std).
+
+    ``test_overall_f1_std`` is ``None`` for a single seed: there is no spread to report.
+    """
     test_f1 = [r["test"]["overall_f1"] for r in per_seed]
     dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
     best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
@@ -284,15 +275,29 @@ def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -
         "model_name_or_path": args.model_name_or_path,
         "seeds": [r["seed"] for r in per_seed],
         "test_overall_f1_mean": statistics.fmean(test_f1),
-        "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else 0.0,
+        "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,
         "dev_overall_f1_mean": statistics.fmean(dev_f1),
-        "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else 0.0,
+        "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None,
+        "decoding": args.decoding,
+        "test_mean": _test_means(args.decoding, per_seed),
         "best_seed": per_seed[best]["seed"],
         "world_size": args.world_size,
         "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
         "total_seconds": sum(r["total_seconds"] for r in per_seed),
         "config": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
     }
+
+
+def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Mean test precision/recall/F1 over seeds for the run's decoding and the other one."""
+    other = "argmax" if decoding == "bio-viterbi" else "bio-viterbi"
+    key = other.replace("-", "_")
+    out: dict[str, dict[str, float | None]] = {}
+    for dec, prefix in ((decoding, "overall"), (other, f"{key}_overall")):
+        means = {m: statistics.fmean(r["test"][f"{prefix}_{m}"] for r in per_seed) for m in ("precision", "recall", "f1")}
+        f1s = [r["test"][f"{prefix}_f1"] for r in per_seed]
+        out[dec] = {**means, "f1_std": statistics.stdev(f1s) if len(f1s) > 1 else None}
+    return out
 
 
 def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
@@ -302,11 +307,11 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
     results = summarize(args, per_seed)
     if args.process_index == 0:
         best_dir = out / f"seed-{results['best_seed']}"
-        for name in MODEL_FILES:
-            if (best_dir / name).is_file():
-                shutil.copy2(best_dir / name, out / name)
+        # save_pretrained rather than copying files: every weight/tokenizer format comes along
+        AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(out)
+        AutoTokenizer.from_pretrained(best_dir).save_pretrained(out)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
-        from .model_card import write_ner_model_card
+        from .cards import write_ner_model_card
 
         write_ner_model_card(out, results)
     return results
@@ -329,8 +334,10 @@ def format_results(results: dict[str, Any]) -> str:
             f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
             f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
         )
+    from .cards import mean_std_text
+
     lines.append(
-        f"test F1 mean ± std over {len(results['seeds'])} seed(s): "
-        f"{100 * results['test_overall_f1_mean']:.2f} ± {100 * results['test_overall_f1_std']:.2f}"
+        f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
+        f"{mean_std_text(results['test_overall_f1_mean'], results['test_overall_f1_std'])}"
     )
     return "\n".join(lines)

@@ -14,8 +14,9 @@ bridges the two for any fast tokenizer (WordPiece, byte-level BPE with
   window), and only its owner labels it, so overlaps neither double-count nor drop words.
 - :func:`stitch_word_predictions` turns per-window outputs back into exactly one
   prediction per word, picking each word's owner window by the same rule.
-- :func:`predict_tags` runs a model over word lists (sorted by length, batched,
-  dynamically padded, ``inference_mode``) and returns one tag per word.
+- :func:`prepare_split` turns a labeled split into the rows the trainers consume.
+
+Running a model over words (:func:`crossner_hf.inference.predict_tags`) builds on these.
 
 Words whose tokenization is empty (zero-width space ``'\\u200b'``, ``'\\x00'``,
 ``'\\ufeff'``, a lone soft hyphen, an empty string...) would otherwise get no position and
@@ -45,9 +46,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import torch
     from datasets import Dataset
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedTokenizerBase
 
 logger = logging.getLogger(__name__)
 
@@ -374,6 +374,44 @@ def tokenize_dataset(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, **kwa
     )
 
 
+def prepare_split(
+    dataset: Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    *,
+    max_length: int | None = None,
+    stride: int = 32,
+    label_all_subwords: bool = False,
+    for_eval: bool = False,
+) -> Dataset:
+    """A labeled split as the rows :class:`crossner_hf.trainer.CrossNERTrainer` consumes.
+
+    :func:`tokenize_dataset` rows plus ``word_tags`` (the sentence's gold tag ids, on each
+    of its windows, for word-level scoring) and ``length`` (tokens, for length grouping).
+    Evaluation rows are ordered by sentence length (longest first, a sentence's windows
+    kept together and in order) so batches are padded little; training rows keep their
+    order (the length-grouped sampler mixes them).
+    """
+    import numpy as np
+
+    label_names = dataset.features["ner_tags"].feature.names
+    rows = tokenize_dataset(
+        dataset, tokenizer, max_length=max_length, stride=stride,
+        label_all_subwords=label_all_subwords, label_names=label_names,
+    )
+    example = np.asarray(rows["example_index"], dtype=np.int64)
+    tags = dataset["ner_tags"]
+    rows = rows.add_column("word_tags", [tags[i] for i in example.tolist()])
+    lengths = np.fromiter((len(ids) for ids in rows["input_ids"]), dtype=np.int64, count=len(rows))
+    rows = rows.add_column("length", lengths.tolist())
+    if for_eval and len(rows):
+        longest = np.zeros(int(example.max()) + 1, dtype=np.int64)
+        np.maximum.at(longest, example, lengths)
+        window = np.asarray(rows["window_index"], dtype=np.int64)
+        # lexsort: the last key is the primary one
+        rows = rows.select(np.lexsort((window, example, -longest[example])).tolist())
+    return rows
+
+
 def _map_batch(
     examples: Mapping[str, Sequence[Any]], indices: list[int], tokenizer: Any, options: dict
 ) -> dict[str, list[Any]]:
@@ -431,91 +469,3 @@ def stitch_word_predictions(
                 )
         result.append([per_window[row][pos] for row, pos in owners])
     return result
-
-
-def predict_tags(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    sentences: Sequence[Sequence[str]],
-    id2label: Mapping[int, str] | Sequence[str] | None = None,
-    *,
-    batch_size: int = 32,
-    max_length: int | None = None,
-    stride: int = 32,
-    device: str | torch.device | None = None,
-    progress: bool = False,
-    decoding: str = "argmax",
-) -> list[list[str]]:
-    """One predicted tag per word for every sentence.
-
-    ``decoding="argmax"`` takes each word's top label (as ``pipeline`` does);
-    ``"bio-viterbi"`` the best valid IOB2 sequence (see :mod:`crossner_hf.decoding`).
-
-    Windows of all sentences are sorted by length and run in batches of ``batch_size``
-    with padding to the longest window of the batch, in ``eval`` mode under
-    ``torch.inference_mode`` (the model's training flag is restored afterwards).
-    ``id2label`` defaults to ``model.config.id2label``. ``device`` moves the model there;
-    by default the model's current device is used. ``progress`` shows a tqdm bar.
-    """
-    import numpy as np
-    import torch
-    from tqdm.auto import tqdm
-
-    from .decoding import decode
-
-    labels = _label_lookup(id2label if id2label is not None else model.config.id2label)
-    if device is not None:
-        model.to(device)
-    device = next(model.parameters()).device
-    length = resolve_max_length(tokenizer, max_length, model)
-    enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
-    n_rows = len(enc["input_ids"])
-    order = sorted(range(n_rows), key=lambda r: len(enc["input_ids"][r]))
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    preds: list[Any] = [None] * n_rows
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for start in tqdm(
-                range(0, n_rows, batch_size), desc="Predicting", disable=not progress, unit="batch"
-            ):
-                batch = order[start : start + batch_size]
-                width = max(len(enc["input_ids"][r]) for r in batch)
-                input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
-                mask = np.zeros((len(batch), width), dtype=np.int64)
-                for j, r in enumerate(batch):
-                    input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
-                    mask[j, : len(enc["input_ids"][r])] = 1
-                logits = model(
-                    input_ids=torch.from_numpy(input_ids).to(device),
-                    attention_mask=torch.from_numpy(mask).to(device),
-                ).logits
-                scores = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
-                for j, r in enumerate(batch):
-                    preds[r] = scores[j]
-    finally:
-        model.train(was_training)
-    word_scores = stitch_word_predictions(preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
-    n_labels = int(model.config.num_labels)
-    names = [labels(i) for i in range(n_labels)]
-    word_ids = decode([np.asarray(s, dtype=np.float32).reshape(len(s), n_labels) for s in word_scores], names, decoding)
-    return [[names[i] for i in sent] for sent in word_ids]
-
-
-def _label_lookup(id2label: Mapping[int, str] | Sequence[str]) -> Any:
-    """A function id -> tag name accepting list-like or dict (int or str keys) ``id2label``."""
-    if isinstance(id2label, Mapping):
-        table = {int(k): v for k, v in id2label.items()}
-    else:
-        table = dict(enumerate(id2label))
-
-    def lookup(i: int) -> str:
-        try:
-            return table[i]
-        except KeyError:
-            raise ValueError(
-                f"The model predicted label id {i}, which id2label ({len(table)} labels) lacks."
-            ) from None
-
-    return lookup

@@ -7,13 +7,13 @@
 - :class:`JointTrainer` draws each target sentence ``oversample_factor`` times per epoch
   through :class:`OversamplingSampler`, a sampler over indices: the data is never copied.
 
-The datasets these trainers take come from :func:`crossner_hf.tokenization.tokenize_dataset`
-plus a ``word_tags`` column (the sentence's gold tag ids, repeated on each of its windows),
-which :func:`crossner_hf.schedules.prepare_split` adds.
+The features these trainers take come from :func:`crossner_hf.tokenization.prepare_split`;
+evaluation also takes the labeled sentences they were made from (``eval_examples``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator, Sequence
 
@@ -34,36 +34,48 @@ HEAD_PREFIXES = ("classifier.", "score.")
 class CrossNERTrainer(Trainer):
     """A ``Trainer`` whose evaluation is exact word-level entity F1.
 
-    ``compute_metrics`` defaults to :meth:`word_level_metrics`; the evaluation datasets
-    must keep their ``word_ids``, ``example_index`` and ``word_tags`` columns (they are
-    dropped only from the batches, by ``remove_unused_columns``).
+    As transformers' ``QuestionAnsweringTrainer`` does, evaluation takes the *examples*
+    (the labeled sentences: ``ner_tags``) next to the *features* the model sees (windows
+    from :func:`crossner_hf.tokenization.prepare_split`, which keep their ``word_ids`` and
+    ``example_index`` columns): ``evaluate(features, eval_examples=sentences)``, with the
+    pair given at construction (``eval_dataset=``, ``eval_examples=``) used during training.
+    The scores of the last evaluation per metric prefix, per type and with both decodings,
+    are in :attr:`last_eval_details`.
     """
 
     def __init__(
-        self, *args, head_learning_rate: float | None = None, decoding: str = "bio-viterbi", **kwargs
+        self, *args, eval_examples=None, head_learning_rate: float | None = None,
+        decoding: str = "bio-viterbi", **kwargs,
     ):
         if decoding not in DECODINGS:
             raise ValueError(f"decoding={decoding!r}: choose one of {', '.join(DECODINGS)}.")
         kwargs.setdefault("preprocess_logits_for_metrics", _log_softmax)
         super().__init__(*args, **kwargs)
+        self.eval_examples = eval_examples
         self.decoding = decoding
-        if self.compute_metrics is None:
-            self.compute_metrics = self.word_level_metrics
         self.head_learning_rate = head_learning_rate
-        self._active_eval_dataset = None
         self.last_eval_details: dict[str, dict] = {}
 
-    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval"):
-        # Overridden to remember which dataset is being scored: word_level_metrics needs its
-        # word_ids/example_index/word_tags columns, which EvalPrediction does not carry.
-        if isinstance(eval_dataset if eval_dataset is not None else self.eval_dataset, dict):
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval", eval_examples=None):
+        # Overridden to score at the word level: the metric needs the examples behind the
+        # features, which EvalPrediction does not carry, so it is bound to them for this call.
+        if self.compute_metrics is not None or isinstance(eval_dataset, dict):
             return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
-        self._active_eval_dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
-        self._active_prefix = metric_key_prefix
+        features = self.eval_dataset if eval_dataset is None else eval_dataset
+        examples = eval_examples if eval_examples is not None else (
+            self.eval_examples if eval_dataset is None else None)
+        if examples is None:
+            raise ValueError(
+                "CrossNERTrainer.evaluate needs eval_examples (the labeled sentences with ner_tags) for the "
+                "features it scores; pass evaluate(features, eval_examples=sentences)."
+            )
+        self.compute_metrics = functools.partial(
+            self.word_level_metrics, features=features, examples=examples, prefix=metric_key_prefix
+        )
         try:
             return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
         finally:
-            self._active_eval_dataset = None
+            self.compute_metrics = None
 
     def _get_eval_sampler(self, eval_dataset):
         # Overridden because the default length-grouped eval sampler shuffles rows, and the
@@ -73,31 +85,24 @@ class CrossNERTrainer(Trainer):
             return torch.utils.data.SequentialSampler(eval_dataset)
         return None
 
-    def word_level_metrics(self, eval_pred) -> dict[str, float]:
+    def word_level_metrics(self, eval_pred, *, features, examples, prefix: str = "eval") -> dict[str, float]:
         """Entity-level scores with one prediction per word (see the module docstring)."""
-        dataset = self._active_eval_dataset
-        if dataset is None or not {"word_ids", "example_index", "word_tags"} <= set(dataset.column_names):
+        if not {"word_ids", "example_index"} <= set(features.column_names):
             raise ValueError(
-                "CrossNERTrainer evaluation needs a dataset with word_ids, example_index and word_tags "
-                "columns; build it with crossner_hf.schedules.prepare_split."
+                "CrossNERTrainer evaluation needs features with word_ids and example_index columns; build "
+                "them with crossner_hf.tokenization.prepare_split."
             )
         preds = eval_pred.predictions
         if isinstance(preds, tuple):
             preds = preds[0]
-        if len(preds) != len(dataset):
-            raise ValueError(f"Got {len(preds)} prediction rows for an evaluation set of {len(dataset)} rows.")
+        if len(preds) != len(features):
+            raise ValueError(f"Got {len(preds)} prediction rows for an evaluation set of {len(features)} rows.")
         id2label = self.model.config.id2label
         names = [id2label[i] for i in range(len(id2label))]
-        word_ids = dataset["word_ids"]
-        example_index = dataset["example_index"]
-        word_tags = dataset["word_tags"]
-        n_examples = max(example_index) + 1 if example_index else 0
-        gold: list[list[str]] = [[] for _ in range(n_examples)]
-        for ex, tags in zip(example_index, word_tags):
-            if not gold[ex]:
-                gold[ex] = [names[t] for t in tags]
+        word_ids = features["word_ids"]
+        gold = [[names[t] for t in tags] for tags in examples["ner_tags"]]
         stitched = stitch_word_predictions(
-            [row[: len(w)] for row, w in zip(preds, word_ids)], word_ids, example_index,
+            [row[: len(w)] for row, w in zip(preds, word_ids)], word_ids, features["example_index"],
             [len(g) for g in gold],
         )
         word_scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
@@ -107,7 +112,9 @@ class CrossNERTrainer(Trainer):
         other_scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, other), names))
         scores["decoding"] = self.decoding
         scores[f"{other.replace('-', '_')}_overall_f1"] = other_scores["overall_f1"]
-        self.last_eval_details[getattr(self, "_active_prefix", "eval")] = scores
+        scores[f"{other.replace('-', '_')}_overall_precision"] = other_scores["overall_precision"]
+        scores[f"{other.replace('-', '_')}_overall_recall"] = other_scores["overall_recall"]
+        self.last_eval_details[prefix] = scores
         flat = {
             "overall_precision": scores["overall_precision"],
             "overall_recall": scores["overall_recall"],
@@ -120,30 +127,31 @@ class CrossNERTrainer(Trainer):
         return flat
 
     def create_optimizer(self, model=None):
-        # Overridden only to give the randomly initialised classification layer its own
-        # learning rate (--head_learning_rate); everything else is Trainer's default.
-        if self.head_learning_rate is None or self.optimizer is not None:
-            return super().create_optimizer(model)
+        # Extended, not replaced: Trainer builds the optimizer (factories, optimizer_cls_and_kwargs,
+        # its weight-decay groups); then each group is split so the randomly initialised
+        # classification layer trains at --head_learning_rate. The scheduler, created next,
+        # takes each group's learning rate as its base.
+        optimizer = super().create_optimizer(model)
+        if self.head_learning_rate is None:
+            return optimizer
         opt_model = self.model if model is None else model
-        decay = set(self.get_decay_parameter_names(opt_model))
-        groups: dict[tuple[bool, bool], list] = {}
-        for name, param in opt_model.named_parameters():
-            if param.requires_grad:
-                is_head = name.startswith(HEAD_PREFIXES)
-                groups.setdefault((is_head, name in decay), []).append(param)
-        optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
-        self.optimizer = optimizer_cls(
-            [
-                {
-                    "params": params,
-                    "weight_decay": self.args.weight_decay if decays else 0.0,
-                    "lr": self.head_learning_rate if is_head else self.args.learning_rate,
-                }
-                for (is_head, decays), params in groups.items()
-            ],
-            **optimizer_kwargs,
-        )
-        return self.optimizer
+        head = {id(p) for name, p in opt_model.named_parameters() if name.startswith(HEAD_PREFIXES)}
+        if not head:
+            raise ValueError(
+                f"head_learning_rate is set but the model has no parameters under {HEAD_PREFIXES}; "
+                "unset --head_learning_rate for this model."
+            )
+        inner = getattr(optimizer, "optimizer", optimizer)
+        groups = []
+        for group in inner.param_groups:
+            body = [p for p in group["params"] if id(p) not in head]
+            top = [p for p in group["params"] if id(p) in head]
+            groups.extend(g for g in (
+                {**group, "params": body},
+                {**group, "params": top, "lr": self.head_learning_rate},
+            ) if g["params"])
+        inner.param_groups = groups
+        return optimizer
 
 
 def _log_softmax(logits, labels):

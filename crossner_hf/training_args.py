@@ -31,7 +31,7 @@ class CrossNERTrainingArguments(TrainingArguments):
     model_name_or_path: str = field(
         default="bert-base-cased",
         metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
-                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM."},
+                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
     )
     domain: str = field(
         default="politics", metadata={"help": f"Target domain: one of {', '.join(DOMAINS)}."}

@@ -402,15 +402,6 @@ def test_tokenize_corpus_is_cached_and_validates(tmp_path, mixed_corpus, tokeniz
 # ----------------------------------------------------------------------------- publishing
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location("crossner_corpora", ROOT / "dataset_scripts" / "crossner_corpora.py")
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses resolve string annotations through sys.modules.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_build_script_round_trip_offline(tmp_path, mixed_corpus, entities):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(mixed_corpus) + "\n\n", encoding="utf-8")
@@ -443,18 +434,19 @@ def test_build_script_round_trip_offline(tmp_path, mixed_corpus, entities):
 
 
 def test_build_script_from_crossner_yaml(tmp_path, crossner_data_dir, mixed_corpus):
-    script = _load_script()
+    from crossner_hf.commands import build_corpora as script
+
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(mixed_corpus), encoding="utf-8")
     config = tmp_path / "build.yaml"
     config.write_text(
         f"domain: politics\ntext_file: [{corpus}]\nentity_list_from_crossner: {crossner_data_dir}\n"
-        f"output_dir: {tmp_path / 'out'}\nk: 3\nspecialised_types: election\n",
+        f"output_dir: {tmp_path / 'out'}\nk: 3\nspecialised_types: [election]\n",
         encoding="utf-8",
     )
-    (args,) = script.parse_args((script.CorporaArguments,), ["--config", str(config), "--k", "4"])
-    assert args.k == 4 and args.text_file == [str(corpus)]
-    folder = script.main(args)
+    (args,) = script.make_parser().parse_args_and_config(["--config", str(config), "--k", "4"])
+    assert args.k == 4 and args.text_file == [str(corpus)] and args.specialised_types == ["election"]
+    folder = script.build_corpora(args)
     # The script must select exactly what the library selects with the same settings.
     expected = build_corpus_levels(
         mixed_corpus, entity_list_from_conll(_sentences(crossner_data_dir, "politics", "train")),

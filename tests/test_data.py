@@ -150,14 +150,12 @@ def test_yaml_config_for_build_script(tmp_path, cache, crossner_data_dir):
     cfg = tmp_path / "build.yaml"
     cfg.write_text(f"data_dir: {crossner_data_dir}\nconfigs: ai\noutput_dir: {tmp_path / 'out'}\n")
     from crossner_hf.arguments import parse_args
+    from crossner_hf.commands import build_dataset as script
 
-    sys.path.insert(0, str(ROOT / "dataset_scripts"))
-    try:
-        import crossner as script
-    finally:
-        sys.path.pop(0)
-    (args,) = parse_args((script.BuildArguments,), ["--config", str(cfg), "--configs", "ai,music"])
-    assert args.configs == "ai,music" and args.output_dir == str(tmp_path / "out")
+    (args,) = parse_args((script.BuildArguments,), ["--config", str(cfg), "--configs", "ai", "music"])
+    assert args.configs == ["ai", "music"] and args.output_dir == str(tmp_path / "out")
+    with pytest.raises(SystemExit):  # choices are enforced by the parser
+        parse_args((script.BuildArguments,), ["--configs", "sports"])
     bad = tmp_path / "bad.yaml"
     bad.write_text("data_dri: x\n")
     with pytest.raises(ValueError, match="unknown keys \\['data_dri'\\]"):

@@ -55,7 +55,7 @@ def test_predict_tags_viterbi_gives_valid_sequences(tiny_bert_dir):
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     from crossner_hf.labels import LABELS
-    from crossner_hf.tokenization import predict_tags
+    from crossner_hf.inference import predict_tags
 
     names = LABELS["politics"]
     model = AutoModelForTokenClassification.from_pretrained(

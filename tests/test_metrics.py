@@ -9,7 +9,6 @@ from crossner_hf.metrics import (
     EVALUATE_MODULE_PATH,
     compute_ner_metrics,
     format_per_type_table,
-    make_compute_metrics,
 )
 
 # Gold: person(0-1), location(3); org(0), misc(2-3).
@@ -143,40 +142,6 @@ def test_per_type_table_lists_types_sorted_with_overall_row():
     assert strict.splitlines()[-1].split() == ["overall", "0.00", "0.00", "0.00", "0"]
     with pytest.raises(ValueError, match="compute_ner_metrics"):
         format_per_type_table({"overall_f1": 1.0})
-
-
-def test_make_compute_metrics_skips_ignored_positions():
-    names = ["O", "B-person", "I-person", "B-location", "I-location"]
-    # Two rows: [CLS] w0 w0-cont w1 [SEP] pad ; labels -100 on specials and continuations.
-    labels = np.array(
-        [
-            [-100, 1, -100, 2, -100, -100],
-            [-100, 3, 0, -100, -100, -100],
-        ]
-    )
-    pred_ids = np.array(
-        [
-            [4, 1, 4, 2, 4, 4],  # person(0-1) right; the 4s sit on ignored positions
-            [0, 0, 3, 0, 0, 0],  # location missed, spurious location on word 1
-        ]
-    )
-    logits = np.eye(len(names))[pred_ids]  # one-hot logits of shape (2, 6, 5)
-    fn = make_compute_metrics(names)
-    out = fn((logits, labels))
-    assert out["overall_precision"] == pytest.approx(0.5)
-    assert out["overall_recall"] == pytest.approx(0.5)
-    assert out["overall_accuracy"] == pytest.approx(2 / 4)
-    assert out["f1_person"] == 1.0 and out["f1_location"] == 0.0
-    assert all(isinstance(v, float) for v in out.values())
-    from transformers import EvalPrediction
-
-    assert fn(EvalPrediction(predictions=pred_ids, label_ids=labels)) == out
-
-
-def test_make_compute_metrics_rejects_mismatched_shapes():
-    fn = make_compute_metrics(["O", "B-person"])
-    with pytest.raises(ValueError, match="do not match labels"):
-        fn((np.zeros((2, 3, 2)), np.zeros((2, 4), dtype=int)))
 
 
 def test_evaluate_module_loads_offline_and_matches(tmp_path, monkeypatch):

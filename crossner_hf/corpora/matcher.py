@@ -50,9 +50,6 @@ class EntityMention:
     surface: str
     type: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"start": self.start, "end": self.end, "surface": self.surface, "type": self.type}
-
 
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .matcher import EntityMention
+from ..labels import tag_type
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ class ModelMentionFinder:
         """The types this model can predict: its labels without ``B-``/``I-``, first-seen order."""
         types: list[str] = []
         for label in self.pipeline.model.config.id2label.values():
-            name = label[2:] if label[:2] in ("B-", "I-") else label
+            name = _strip_prefix(label)
             if name != "O" and name not in types:
                 types.append(name)
         return types
@@ -155,7 +156,7 @@ class ModelMentionFinder:
             if span.get("score", 1.0) < self.min_score:
                 continue
             label = span.get("entity_group") or span.get("entity", "")
-            etype = label[2:] if label[:2] in ("B-", "I-") else label
+            etype = _strip_prefix(label)
             surface = text[start:end]
             # Offsets can take in a leading space of a word piece; the mention is the word.
             stripped = surface.lstrip()
@@ -180,3 +181,8 @@ def find_mentions_with_model(
     ``build_corpus_levels`` instead; it is batched and cached there.
     """
     return ModelMentionFinder(model_path_or_pipeline, batch_size=batch_size, **kwargs)(texts)
+
+
+def _strip_prefix(label: str) -> str:
+    # pipeline labels may be entity groups ("person") or tags ("B-person"); types are what we keep
+    return (tag_type(label) or "O") if label[:2] in ("B-", "I-") or label == "O" else label

@@ -42,8 +42,7 @@ from datasets.fingerprint import Hasher
 
 logger = logging.getLogger(__name__)
 
-PAD_WORD = -1
-"""``word_ids`` value of special and padding tokens."""
+from ..tokenization import SPECIAL_WORD_ID as PAD_WORD  # one name for "no word": specials and padding
 
 
 def load_text_corpus(

@@ -1,0 +1,232 @@
+"""Model and dataset cards the Hub understands, built with ``huggingface_hub``.
+
+One code path: the YAML metadata comes from ``ModelCardData`` (with ``EvalResult`` entries,
+which ``huggingface_hub`` turns into a ``model-index``) or ``DatasetCardData``
+(:func:`crossner_hf.publish.write_hub_dataset_folder`); the Markdown bodies come from the
+templates in ``model_cards/`` (``$name`` placeholders, shipped inside the wheel as
+``crossner_hf.model_cards``).
+
+``base_model`` is always a Hub id or absent: the packaged offline encoder is written as
+``sentence-transformers/all-MiniLM-L6-v2``, a local folder's own card ``base_model`` is
+followed (a DAPT output names the model it adapted), and an unknown local path is left
+out rather than written as a path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from .encoders import OFFLINE_ENCODER, resolve_model_path
+from .labels import CONFIGS, labels_for
+
+OFFLINE_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+KNOWN_LICENSES = {OFFLINE_ENCODER_HUB_ID: "apache-2.0", "bert-base-cased": "apache-2.0",
+                  "google-bert/bert-base-cased": "apache-2.0", "bert-base-uncased": "apache-2.0",
+                  "roberta-base": "mit", "FacebookAI/roberta-base": "mit"}
+"""Licenses of base models whose cards cannot be read offline."""
+
+CITATIONS = {
+    "crossner": """@inproceedings{liu2021crossner,
+  title     = {CrossNER: Evaluating Cross-Domain Named Entity Recognition},
+  author    = {Liu, Zihan and Xu, Yan and Yu, Tiezheng and Dai, Wenliang and Ji, Ziwei and
+               Cahyawijaya, Samuel and Madotto, Andrea and Fung, Pascale},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  volume    = {35}, number = {15}, pages = {13452--13460}, year = {2021}
+}""",
+}
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+# ---------------------------------------------------------------------------- templates
+
+
+def load_template(name: str) -> string.Template:
+    """The template ``model_cards/<name>.md``."""
+    try:
+        text = resources.files("crossner_hf.model_cards").joinpath(f"{name}.md").read_text("utf-8")
+    except ModuleNotFoundError:  # running from a source checkout that is not installed
+        text = (Path(__file__).resolve().parents[1] / "model_cards" / f"{name}.md").read_text("utf-8")
+    return string.Template(text)
+
+
+def render(name: str, values: Mapping[str, Any]) -> str:
+    """Fill template ``name`` with ``values`` (every placeholder must be given)."""
+    return load_template(name).substitute({k: str(v) for k, v in values.items()})
+
+
+def render_crossner_dataset_card(
+    counts: Mapping[str, Mapping[str, int]], *, commit: str, repo: str = "crossner"
+) -> str:
+    """The body of the CrossNER dataset card; ``counts[config][split]`` = sentences."""
+    count_rows = "\n".join(
+        f"| {c} | {counts[c]['train']} | {counts[c]['validation']} | {counts[c]['test']} |"
+        for c in CONFIGS if c in counts
+    )
+    label_rows = "\n".join(
+        f"- **{c}** ({len(labels_for(c))} tags): " + ", ".join(f"`{t}`" for t in labels_for(c))
+        for c in CONFIGS if c in counts
+    )
+    return render("crossner_dataset", {"commit": commit, "repo": repo, "count_rows": count_rows,
+                                       "label_rows": label_rows})
+
+
+# --------------------------------------------------------------------------- base models
+
+
+def base_model_card_data(name_or_path: str) -> dict[str, Any]:
+    """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
+
+    ``pretraining`` is the base folder's ``dapt_results.json`` (or ``nerbert_results.json``)
+    content when it is a crossner_hf pre-training output.
+    """
+    if name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
+        return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
+                "pretraining": None}
+    folder = Path(name_or_path).expanduser()
+    if not folder.is_dir():
+        hub_id = name_or_path if _REPO_ID.match(name_or_path) else None
+        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": None}
+    try:  # the packaged encoder given by its folder
+        if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
+            return base_model_card_data(OFFLINE_ENCODER)
+    except ValueError:
+        pass
+    info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": None}
+    if (folder / "README.md").is_file():
+        from huggingface_hub import ModelCard
+
+        data = ModelCard.load(folder / "README.md").data
+        base = data.base_model[0] if isinstance(data.base_model, list) and data.base_model else data.base_model
+        info["hub_id"] = base if isinstance(base, str) and _REPO_ID.match(base) else None
+        info["license"] = data.license
+    for name in ("dapt_results.json", "nerbert_results.json"):
+        if (folder / name).is_file():
+            info["pretraining"] = {"kind": name.split("_")[0], **json.loads((folder / name).read_text())}
+    return info
+
+
+def write_model_card(folder: str | Path, card_data: Any, body: str) -> Path:
+    """``README.md`` = ``card_data``'s YAML (a ``ModelCardData``) + ``body``; returns the path."""
+    from huggingface_hub import ModelCard
+
+    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n{body.lstrip()}")
+    path = Path(folder) / "README.md"
+    card.save(path)
+    return path
+
+
+# ------------------------------------------------------------------------- NER models
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}"
+
+
+def mean_std_text(mean: float, std: float | None) -> str:
+    """``"63.73 ± 0.84"``; just ``"64.68"`` for one seed (no spread to report)."""
+    return _pct(mean) if std is None else f"{_pct(mean)} ± {_pct(std)}"
+
+
+def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
+    """``EvalResult`` entries (test precision/recall/F1 mean over seeds, in %, per decoding)."""
+    from huggingface_hub import EvalResult
+
+    domain = results["domain"]
+    out = []
+    for decoding, scores in results["test_mean"].items():
+        for metric in ("precision", "recall", "f1"):
+            out.append(EvalResult(
+                task_type="token-classification", task_name="Named Entity Recognition",
+                dataset_type="crossner", dataset_name=f"CrossNER {domain}", dataset_config=domain,
+                dataset_split="test", metric_type=metric, metric_value=round(100 * scores[metric], 2),
+                metric_config=decoding,
+                metric_name=f"Test {metric} ({decoding} decoding, mean of {len(results['seeds'])} seed(s))",
+            ))
+    return out
+
+
+def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id: str | None = None) -> Path:
+    """``README.md`` of a fine-tuned NER model from its ``results.json`` content."""
+    from huggingface_hub import ModelCardData
+
+    from .metrics import format_per_type_table
+
+    config = results["config"]
+    domain, decoding = results["domain"], results["decoding"]
+    other = next(d for d in results["test_mean"] if d != decoding)
+    base = base_model_card_data(results["model_name_or_path"])
+    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
+    name = f"crossner-{domain}-{results['schedule']}"
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="token-classification", base_model=base["hub_id"],
+        datasets=["crossner"], metrics=["precision", "recall", "f1"],
+        tags=["token-classification", "ner", "crossner", "crossner_hf", domain, f"decoding-{decoding}"],
+        model_name=repo_id or name, eval_results=ner_eval_results(results),
+    )
+    rows = []
+    for dec in (decoding, other):
+        t = results["test_mean"][dec]
+        std = results["test_overall_f1_std"] if dec == decoding else results["test_mean"][dec].get("f1_std")
+        dev = mean_std_text(results["dev_overall_f1_mean"], results["dev_overall_f1_std"]) if dec == decoding else "–"
+        rows.append(f"| {dec}{' (headline)' if dec == decoding else ''} | {_pct(t['precision'])} | "
+                    f"{_pct(t['recall'])} | {mean_std_text(t['f1'], std)} | {dev} |")
+    settings = {k: config.get(k) for k in (
+        "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size", "num_train_epochs",
+        "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience", "source_epochs",
+        "oversample_factor", "few_shot", "max_length", "decoding",
+    )}
+    n_seeds = len(results["seeds"])
+    values = {
+        "title": f"CrossNER {domain} NER ({results['schedule']})",
+        "domain": domain, "schedule": results["schedule"], "decoding": decoding, "other_decoding": other,
+        "base_model_text": f"`{base['hub_id']}`" if base["hub_id"] else "a local encoder",
+        "pretraining": _pretraining_text(base["pretraining"]),
+        "seeds": ", ".join(str(s) for s in results["seeds"]),
+        "result_rows": "\n".join(rows),
+        "decoding_note": ("Mean ± standard deviation over the seeds." if n_seeds > 1
+                          else "One seed, so no standard deviation is given."),
+        "best_seed": results["best_seed"],
+        "per_type_table": "```\n" + format_per_type_table(best["test"]) + "\n```",
+        "repo": repo_id or "PATH_OR_REPO_ID",
+        "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "n_labels": len(labels_for(domain)),
+        "labels": ", ".join(f"`{t}`" for t in labels_for(domain)),
+        "citations": "```bibtex\n" + CITATIONS["crossner"] + "\n```",
+    }
+    return write_model_card(folder, card_data, render("ner_model", values))
+
+
+def _pretraining_text(pretraining: Mapping[str, Any] | None) -> str:
+    if not pretraining:
+        return ""
+    if pretraining["kind"] == "dapt":
+        return (f"\n\nThe encoder was first adapted to the domain by masked-LM pre-training (DAPT) on the "
+                f"`{pretraining.get('corpus_level')}` corpus level with {pretraining.get('masking')} masking "
+                f"(p = {pretraining.get('mlm_probability')}, {pretraining.get('global_step')} steps).")
+    return (f"\n\nThe encoder was first trained as an entity tagger on the NER-BERT corpus "
+            f"({pretraining.get('corpus_config', 'all')} categories, {pretraining.get('global_step')} steps).")
+
+
+def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
+    """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
+    from huggingface_hub import ModelCardData
+
+    base = base_model_card_data(results["model_name_or_path"])
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="fill-mask", base_model=base["hub_id"],
+        tags=["fill-mask", "domain-adaptive-pretraining", "crossner", "crossner_hf",
+              f"corpus-level-{results['corpus_level']}", f"masking-{results['masking']}"],
+    )
+    values = {**results, "base_model": base["hub_id"] or "a local encoder",
+              "perplexity": results.get("perplexity", "not measured"),
+              "citations": "```bibtex\n" + CITATIONS["crossner"] + "\n```"}
+    return write_model_card(folder, card_data, render("dapt_model", values))

@@ -1,0 +1,60 @@
+"""One module per ``crossner-hf`` subcommand, each with ``make_parser()`` and ``main(args)``.
+
+The shape is TRL's (``trl/scripts/*.py``): ``make_parser(subparsers=None)`` returns a
+:class:`~crossner_hf.arguments.CrossNERParser` (added to ``subparsers`` when given, so the
+``crossner-hf`` CLI can list it), and ``main(args)`` runs the command on the parsed
+arguments dataclass. The runnable files in ``dataset_scripts/`` and ``trainer_recipes/``
+are thin shims over these modules, so a non-editable install has every command.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ..arguments import CrossNERParser
+
+
+def make_command_parser(
+    subparsers: Any | None, name: str, dataclass_types: Sequence[type], *, help: str, description: str,
+    prog: str | None = None,
+) -> CrossNERParser:
+    """The command's parser: a sub-parser of ``crossner-hf`` or a standalone one for a script."""
+    if subparsers is not None:
+        return subparsers.add_parser(
+            name, dataclass_types=list(dataclass_types), help=help, description=description,
+        )
+    return CrossNERParser(list(dataclass_types), prog=prog, description=description)
+
+
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError)
+"""Errors that mean "the input needs fixing": the CLI prints their one-line message, no traceback."""
+
+
+def run_command(
+    make_parser: Any, main: Any, argv: Sequence[str] | None = None, parser: CrossNERParser | None = None
+) -> int:
+    """Parse ``argv`` (``--config`` honoured) and run ``main``; a user error is one line on stderr.
+
+    Set ``CROSSNER_HF_DEBUG=1`` to get the full traceback instead.
+    """
+    import os
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = parser if parser is not None else make_parser()
+    try:
+        (args,) = parser.parse_args_and_config(argv)
+        result = main(args)
+    except USER_ERRORS as err:
+        if os.environ.get("CROSSNER_HF_DEBUG"):
+            raise
+        message = " ".join(str(err).split())
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+        return 2
+    return result if isinstance(result, int) else 0
+
+
+def shim_exit(make_parser: Any, main: Any) -> None:
+    sys.exit(run_command(make_parser, main))

@@ -1,0 +1,228 @@
+"""Build the CrossNER DAPT corpus levels of one domain as a Hub-ready dataset folder.
+
+From a domain-level text corpus (one sentence or paragraph a line) and one way of
+finding entity mentions (an entity-list TSV, an entity list taken from the CrossNER
+labeled data, or a trained NER model), this writes four configs, ``<domain>-domain``,
+``<domain>-entity``, ``<domain>-task`` and ``<domain>-integrated``, as Parquet plus a
+``README.md`` dataset card that records how each level was built.
+
+Usage (``crossner-hf build-corpora`` is the same command):
+    python dataset_scripts/crossner_corpora.py --domain politics --text_file corpus.txt \\
+        --entity_list ents.tsv --output_dir politics_corpora
+    python dataset_scripts/crossner_corpora.py --domain music --text_file a.txt b.txt \\
+        --entity_list_from_crossner ../shared/data/crossner --output_dir OUT --push_to_hub user/music-dapt
+    python dataset_scripts/crossner_corpora.py --domain politics --text_file corpus.txt \\
+        --ner_model runs/politics-ner --output_dir OUT
+    python dataset_scripts/crossner_corpora.py --config build.yaml   # flags as keys
+
+Then ``load_dataset(OUT, "politics-integrated")`` (or the Hub repo id) reads a level.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..corpora import (
+    EntityMatcher,
+    ModelMentionFinder,
+    build_corpus_levels,
+    entity_list_from_conll,
+    load_entity_list,
+    load_text_corpus,
+    save_entity_list,
+    specialised_types,
+)
+from ..labels import DOMAINS, LABELS
+from ..publish import push_folder, write_hub_dataset_folder
+from . import make_command_parser
+
+logger = logging.getLogger(__name__)
+
+SPLIT_FILES = {"train": "train.txt", "dev": "dev.txt", "validation": "dev.txt", "test": "test.txt"}
+
+
+@dataclass
+class CorporaArguments:
+    domain: str = field(metadata={"help": "CrossNER domain.", "choices": list(DOMAINS)})
+    text_file: list[str] = field(
+        metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line."}
+    )
+    output_dir: str = field(metadata={"help": "Folder to write the Parquet files and README.md to."})
+    entity_list: str | None = field(
+        default=None, metadata={"help": "Entity list TSV, one 'surface<TAB>type' a line."}
+    )
+    entity_list_from_crossner: str | None = field(
+        default=None,
+        metadata={"help": "CrossNER data folder (<domain>/{train,dev,test}.txt) to take the entity list "
+                  "from the labeled spans of --crossner_splits."},
+    )
+    crossner_splits: list[str] = field(
+        default_factory=lambda: ["train"],
+        metadata={"help": "Labeled splits for --entity_list_from_crossner. The default 'train' keeps "
+                  "dev/test entities out of pre-training data selection.",
+                  "choices": ["train", "dev", "validation", "test"]},
+    )
+    ner_model: str | None = field(
+        default=None,
+        metadata={"help": "Local token-classification model folder: tag the corpus with it instead of "
+                  "an entity list (the paper's appendix variant)."},
+    )
+    ner_batch_size: int = field(default=32, metadata={"help": "Texts per forward pass with --ner_model."})
+    k: int = field(default=2, metadata={"help": "Entity level: minimum number of mentions in a sentence."})
+    specialised_types: list[str] | None = field(
+        default=None,
+        metadata={"help": "Task-level types. Default: the domain's types found in no other CrossNER domain."},
+    )
+    case_insensitive: bool = field(
+        default=False, metadata={"help": "Match the entity list ignoring case (default: case-sensitive)."}
+    )
+    seed: int = field(default=42, metadata={"help": "Shuffle seed of the integrated level."})
+    num_proc: int | None = field(default=None, metadata={"help": "Processes for mention finding."})
+    license: str | None = field(
+        default=None, metadata={"help": "License of the corpus text for the card (e.g. cc-by-sa-3.0)."}
+    )
+    push_to_hub: str | None = field(
+        default=None, metadata={"help": "Dataset repo id (user/name) to upload the folder to."}
+    )
+    private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
+
+
+def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
+    """The mention finder and a sentence describing it for the card."""
+    given = [n for n in ("entity_list", "entity_list_from_crossner", "ner_model") if getattr(args, n)]
+    if len(given) != 1:
+        raise ValueError(
+            f"crossner_corpora: pass exactly one of --entity_list, --entity_list_from_crossner, "
+            f"--ner_model (got {', '.join('--' + g for g in given) or 'none'})."
+        )
+    if args.ner_model:
+        finder = ModelMentionFinder(args.ner_model, batch_size=args.ner_batch_size)
+        return finder, (
+            f"mentions predicted by the NER model `{Path(args.ner_model).name}` "
+            f"(types: {', '.join(finder.entity_types)})"
+        )
+    if args.entity_list:
+        entities = load_entity_list(args.entity_list)
+        origin = f"the entity list `{Path(args.entity_list).name}`"
+    else:
+        entities = _entities_from_crossner(Path(args.entity_list_from_crossner), args.domain, args.crossner_splits)
+        origin = f"the labeled CrossNER {args.domain} {','.join(args.crossner_splits)} split(s)"
+    matcher = EntityMatcher(entities, case_sensitive=not args.case_insensitive)
+    case = "case-insensitive" if args.case_insensitive else "case-sensitive"
+    return matcher, f"{len(entities)} entities from {origin}, matched {case} on word boundaries"
+
+
+def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> dict[str, str]:
+    from ..conll import read_conll
+
+    sentences: list[dict] = []
+    for split in splits:
+        path = data_dir / domain / SPLIT_FILES[split]
+        if not path.is_file():
+            raise ValueError(f"--entity_list_from_crossner: {path} not found; pass the CrossNER data folder.")
+        sentences.extend(read_conll(path, LABELS[domain], strict=True))
+    return entity_list_from_conll(sentences)
+
+
+def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
+    d = args.domain
+    files = ", ".join(f"`{Path(f).name}`" for f in args.text_file)
+    rows = "\n".join(
+        f"| `{d}-{level}` | {counts[level]} | {how} |"
+        for level, how in (
+            ("domain", "every non-blank line of the corpus, in source order"),
+            ("entity", f"lines with at least k={args.k} entity mentions, in source order"),
+            ("task", f"lines with a mention of a specialised type ({', '.join(types)}), in source order"),
+            ("integrated", f"the task level twice plus the entity level, shuffled with seed {args.seed}"),
+        )
+    )
+    return f"""# CrossNER {d} corpora for domain-adaptive pre-training
+
+Unlabeled {d} text at the four corpus levels of CrossNER (Liu et al., AAAI 2021), built by
+`dataset_scripts/crossner_corpora.py` of crossner_hf from {files}.
+
+Mentions: {source}. Overlapping matches keep the leftmost-longest one; a match never
+starts or ends inside a word.
+
+| config | rows | content |
+|---|---|---|
+{rows}
+
+Columns: `text`; `idx`, the line's row in the `{d}-domain` config; `n_mentions`; `types`,
+the distinct mention types; `mentions`, each with character `start`/`end`, `surface` and `type`.
+
+```python
+from datasets import load_dataset
+corpus = load_dataset("{args.push_to_hub or args.output_dir}", "{d}-integrated", split="train")
+```
+
+## Citation
+
+```bibtex
+@inproceedings{{liu2021crossner,
+  title={{CrossNER: Evaluating Cross-Domain Named Entity Recognition}},
+  author={{Liu, Zihan and Xu, Yan and Yu, Tiezheng and Dai, Wenliang and Ji, Ziwei and
+          Cahyawijaya, Samuel and Madotto, Andrea and Fung, Pascale}},
+  booktitle={{Proceedings of the AAAI Conference on Artificial Intelligence}},
+  year={{2021}}
+}}
+```
+"""
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "build-corpora", (CorporaArguments,), prog="dataset_scripts/crossner_corpora.py",
+        help="build a domain's DAPT corpus levels (domain/entity/task/integrated) as a dataset folder",
+        description=__doc__,
+    )
+
+
+def main(args: CorporaArguments) -> int:
+    build_corpora(args)
+    return 0
+
+
+def build_corpora(args: CorporaArguments) -> Path:
+    """Build and write the four levels; returns the dataset folder."""
+    mention_fn, source = _mention_source(args)
+    types = list(args.specialised_types) if args.specialised_types else specialised_types(args.domain)
+    corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
+    levels = build_corpus_levels(
+        corpus, mention_fn, args.domain, k=args.k, specialised_types=types, seed=args.seed,
+        num_proc=args.num_proc,
+    )
+    counts = {level: len(ds) for level, ds in levels.items()}
+    metadata: dict[str, Any] = {
+        "language": ["en"],
+        "task_categories": ["fill-mask"],
+        "task_ids": ["masked-language-modeling"],
+        "pretty_name": f"CrossNER {args.domain} DAPT corpora",
+        "tags": ["crossner", "domain-adaptive-pretraining", args.domain],
+        "crossner_corpora": {
+            "domain": args.domain, "k": args.k, "specialised_types": types, "seed": args.seed,
+            "case_sensitive": not args.case_insensitive, "source": source,
+            "text_files": [Path(f).name for f in args.text_file], "counts": counts,
+        },
+    }
+    if args.license:
+        metadata["license"] = args.license
+    folder = write_hub_dataset_folder(
+        {f"{args.domain}-{level}": ds for level, ds in levels.items()},
+        args.output_dir,
+        metadata,
+        _card_body(args, counts, types, source),
+        default_config=f"{args.domain}-integrated",
+    )
+    if isinstance(mention_fn, EntityMatcher):
+        # The list itself makes the selection reproducible and inspectable.
+        save_entity_list(mention_fn.entities, folder / "entity_list.tsv")
+    for level, n in counts.items():
+        logger.info("%s-%s: %d rows", args.domain, level, n)
+    if args.push_to_hub:
+        push_folder(folder, args.push_to_hub, private=args.private)
+    return folder
+

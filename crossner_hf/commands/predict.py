@@ -1,0 +1,196 @@
+"""Tag text with a trained model, decoded the way its reported F1 was (``config.crossner_decoding``).
+
+Usage:
+    crossner-hf predict --model OUT "Obama visited Berlin, Germany."        # raw text, JSON lines
+    crossner-hf predict --model OUT --input_file news.txt --output tags.jsonl
+    cat sentences.txt | crossner-hf predict --model OUT --pretokenized      # words split by spaces
+    crossner-hf predict --model OUT --conll test.txt --output pred.conll    # gold + predicted columns, scores
+
+Inputs come from the arguments, ``--input_file`` or standard input, one text a line. Raw
+text is split into sentences (NLTK punkt) and words the way the CrossNER files are
+(``Berlin , Germany .``); ``--pretokenized`` takes space-separated words as they are.
+Output is one JSON record per input line, empty lines included (``{"text", "entities":
+[{"text", "type", "start", "end", "score"}]}``, offsets into the line), or CoNLL
+(``--format conll``: ``word<TAB>tag``, a blank line after each input line). With
+``--conll FILE`` (``word<TAB>gold`` lines) the output has ``word<TAB>gold<TAB>predicted``
+columns, and the conlleval-convention scores and the per-type table go to standard error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..decoding import DECODINGS
+from . import make_command_parser
+
+logger = logging.getLogger(__name__)
+
+FORMATS = ("jsonl", "conll")
+
+
+@dataclass
+class PredictArguments:
+    inputs: list[str] = field(
+        default_factory=list,
+        metadata={"positional": True, "nargs": "*", "metavar": "TEXT",
+                  "help": "Texts to tag, one per argument (default: --input_file or standard input)."},
+    )
+    model: str = field(
+        default=None,
+        metadata={"help": "A trained token-classification model: the output_dir of `crossner-hf train` or a "
+                  "Hub id."},
+    )
+    input_file: str | None = field(default=None, metadata={"help": "Read texts from this file, one a line."})
+    pretokenized: bool = field(
+        default=False, metadata={"help": "Inputs are words separated by single spaces; no splitting."}
+    )
+    conll: str | None = field(
+        default=None,
+        metadata={"help": "A CoNLL file (word<TAB>gold tag, blank line between sentences): predict, write "
+                  "gold and predicted columns and print the scores."},
+    )
+    output: str | None = field(default=None, metadata={"help": "Write here instead of standard output."})
+    format: str | None = field(
+        default=None,
+        metadata={"help": "Output format (default: jsonl, or conll with --conll).", "choices": list(FORMATS)},
+    )
+    decoding: str | None = field(
+        default=None,
+        metadata={"help": "Override the decoding the model records (its config's crossner_decoding).",
+                  "choices": list(DECODINGS)},
+    )
+    batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
+    device: str | None = field(default=None, metadata={"help": "torch device, e.g. cpu or cuda:0."})
+    nltk_data: str | None = field(
+        default=None, metadata={"help": "Folder with NLTK's punkt_tab data (default: $NLTK_DATA)."}
+    )
+
+    def __post_init__(self):
+        if not self.model:
+            raise ValueError("predict needs --model: the output_dir of a `crossner-hf train` run or a Hub id.")
+        given = [n for n, v in (("TEXT", self.inputs), ("--input_file", self.input_file), ("--conll", self.conll)) if v]
+        if len(given) > 1:
+            raise ValueError(f"predict: give texts in one way only (got {' and '.join(given)}).")
+        if self.conll and self.pretokenized:
+            raise ValueError("predict: --conll input is already word-split; drop --pretokenized.")
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "predict", (PredictArguments,), prog="crossner-hf predict",
+        help="tag raw text, pre-tokenised text or CoNLL files with a trained model", description=__doc__,
+    )
+
+
+def main(args: PredictArguments) -> int:
+    from ..inference import load_token_classifier
+
+    model, tokenizer = load_token_classifier(args.model, device=args.device)
+    out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        if args.conll:
+            _predict_conll(args, model, tokenizer, out)
+        else:
+            _predict_lines(args, model, tokenizer, _read_lines(args), out)
+    finally:
+        if args.output:
+            out.close()
+    return 0
+
+
+def _read_lines(args: PredictArguments) -> list[str]:
+    if args.inputs:
+        return list(args.inputs)
+    if args.input_file:
+        path = Path(args.input_file)
+        if not path.is_file():
+            raise FileNotFoundError(f"--input_file {path}: no such file.")
+        text = path.read_text(encoding="utf-8")
+    else:
+        text = sys.stdin.read()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":  # the final newline ends the last line; it opens no new one
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str], out: TextIO) -> None:
+    from ..decoding import decode
+    from ..inference import entities_from_tags, label_names, model_decoding, predict_word_scores
+    from ..words import join_words, split_sentences
+
+    # every sentence of every line goes into one length-sorted batched run
+    sentences: list[list[str]] = []
+    owners: list[tuple[int, list[tuple[int, int]]]] = []
+    for n, line in enumerate(lines):
+        if args.pretokenized:
+            words = line.split()
+            if words:
+                text, spans = join_words(words)
+                if text != line:  # offsets must point into the line as given
+                    spans = _spans_in_line(line, words)
+                sentences.append(words)
+                owners.append((n, spans))
+            continue
+        for sent in split_sentences(line, args.nltk_data):
+            sentences.append([w for w, _, _ in sent])
+            owners.append((n, [(s, e) for _, s, e in sent]))
+    names = label_names(model)
+    index = {name: i for i, name in enumerate(names)}
+    scores = predict_word_scores(
+        model, tokenizer, sentences, batch_size=args.batch_size, progress=len(sentences) > 200
+    )
+    decoded = decode(scores, names, model_decoding(model, args.decoding))
+    per_line: list[list[dict[str, Any]]] = [[] for _ in lines]
+    tags_per_line: list[list[tuple[str, str]]] = [[] for _ in lines]
+    for (n, spans), words, sent_scores, ids in zip(owners, sentences, scores, decoded):
+        tags = [names[i] for i in ids]
+        for e in entities_from_tags(tags, spans, lines[n], sent_scores, index):
+            per_line[n].append({"text": e["word"], "type": e["entity_group"], "start": e["start"],
+                                "end": e["end"], "score": round(e["score"], 4)})
+        tags_per_line[n].extend(zip(words, tags))
+    fmt = args.format or "jsonl"
+    for n, line in enumerate(lines):
+        if fmt == "jsonl":
+            out.write(json.dumps({"text": line, "entities": per_line[n]}, ensure_ascii=False) + "\n")
+        else:
+            out.write("".join(f"{w}\t{t}\n" for w, t in tags_per_line[n]) + "\n")
+
+
+def _spans_in_line(line: str, words: list[str]) -> list[tuple[int, int]]:
+    spans, pos = [], 0
+    for word in words:
+        start = line.index(word, pos)
+        spans.append((start, start + len(word)))
+        pos = start + len(word)
+    return spans
+
+
+def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: TextIO) -> None:
+    from ..conll import read_conll
+    from ..inference import label_names, predict_tags
+    from ..metrics import compute_ner_metrics, format_per_type_table
+
+    sentences = read_conll(args.conll, label_names(model), strict=False)
+    words = [s["tokens"] for s in sentences]
+    gold = [s["ner_tags"] for s in sentences]
+    pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
+                        progress=len(words) > 200)
+    if (args.format or "conll") == "conll":
+        for w, g, p in zip(words, gold, pred):
+            out.write("".join(f"{a}\t{b}\t{c}\n" for a, b, c in zip(w, g, p)) + "\n")
+    else:
+        for w, p in zip(words, pred):
+            out.write(json.dumps({"tokens": w, "tags": p}, ensure_ascii=False) + "\n")
+    scores = compute_ner_metrics(gold, pred)
+    print(
+        f"{args.conll}: {len(sentences)} sentences; precision {100 * scores['overall_precision']:.2f}, "
+        f"recall {100 * scores['overall_recall']:.2f}, F1 {100 * scores['overall_f1']:.2f} (conlleval)",
+        file=sys.stderr,
+    )
+    print(format_per_type_table(scores), file=sys.stderr)

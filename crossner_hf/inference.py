@@ -1,0 +1,237 @@
+"""Tagging with a trained model exactly as it was evaluated: windows, stitching, its own decoding.
+
+A model trained by ``crossner-hf train`` records the decoding its reported F1 used in its
+``config.json`` (``crossner_decoding``: ``"bio-viterbi"`` or ``"argmax"``; see
+:func:`model_decoding`). Everything here uses it by default, so the figure on the card is
+the figure a user gets:
+
+- :func:`predict_word_scores` / :func:`predict_tags`: word lists in, per-word
+  log-probabilities / tags out (sorted by length, batched, dynamically padded; long
+  sentences windowed and stitched, never truncated).
+- :class:`CrossNERTokenClassificationPipeline`: a ``transformers`` token-classification
+  pipeline over raw text or word lists that returns entities with character offsets and
+  scores like ``aggregation_strategy="simple"``, with the model's decoding applied to
+  whole words. :func:`load_tagger` builds it in one line.
+- :func:`load_token_classifier`: model + tokenizer from a folder, with one-line errors for
+  a missing folder or a model without a trained token-classification head.
+
+Example:
+    >>> tagger = load_tagger("outputs/politics-direct")                 # doctest: +SKIP
+    >>> tagger("Angela Merkel met Emmanuel Macron in Paris.")           # doctest: +SKIP
+    [{'entity_group': 'politician', 'score': 0.97, 'word': 'Angela Merkel', 'start': 0, 'end': 13}, ...]
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .decoding import DECODINGS, decode
+from .labels import entity_spans
+from .tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+logger = logging.getLogger(__name__)
+
+DECODING_ATTRIBUTE = "crossner_decoding"
+"""``config.json`` key holding the decoding a model was evaluated with."""
+
+DEFAULT_DECODING = "argmax"
+"""Decoding of models that record none (any other token-classification model): what ``pipeline`` does."""
+
+_PLACEHOLDER_LABEL = re.compile(r"^LABEL_\d+$")
+
+
+def model_decoding(model_or_config: Any, override: str | None = None) -> str:
+    """The decoding to use: ``override`` if given, else the model's recorded one, else argmax."""
+    if override is not None:
+        if override not in DECODINGS:
+            raise ValueError(f"decoding={override!r}: choose one of {', '.join(DECODINGS)}.")
+        return override
+    config = getattr(model_or_config, "config", model_or_config)
+    recorded = getattr(config, DECODING_ATTRIBUTE, None)
+    if recorded is None:
+        return DEFAULT_DECODING
+    if recorded not in DECODINGS:
+        raise ValueError(
+            f"The model's config has {DECODING_ATTRIBUTE}={recorded!r}; expected one of {', '.join(DECODINGS)}."
+        )
+    return recorded
+
+
+def label_names(model: PreTrainedModel) -> list[str]:
+    id2label = {int(k): v for k, v in model.config.id2label.items()}
+    return [id2label[i] for i in range(int(model.config.num_labels))]
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_token_classifier(
+    name_or_path: str, device: str | None = None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Model and fast tokenizer of a trained token classifier, checked before use.
+
+    Raises ``FileNotFoundError`` (a one-line message naming the path and what to pass) for
+    a folder that does not exist when it cannot be a Hub id or the Hub is offline, and
+    ``ValueError`` for a model whose labels are placeholders (``LABEL_0``...), i.e. a
+    model without a trained token-classification head.
+    """
+    from huggingface_hub import constants
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from .encoders import resolve_model_path
+
+    path = resolve_model_path(name_or_path)
+    local = Path(path).expanduser()
+    looks_like_repo = re.fullmatch(r"[\w.-]+/[\w.-]+", path) is not None and not path.startswith(".")
+    if not local.exists() and (not looks_like_repo or constants.HF_HUB_OFFLINE):
+        why = " (HF_HUB_OFFLINE is set, so the Hub was not asked)" if looks_like_repo else ""
+        raise FileNotFoundError(
+            f"No model folder at {path}{why}; pass --model the output_dir of a `crossner-hf train` run "
+            "(a folder with config.json and model.safetensors) or a Hub repo id."
+        )
+    if local.is_dir() and not (local / "config.json").is_file():
+        raise FileNotFoundError(
+            f"{local} has no config.json; pass --model the output_dir of a `crossner-hf train` run."
+        )
+    from transformers.utils import logging as hf_logging
+
+    # The load report (a table of missing/unexpected keys) would bury the one-line error below
+    # for a model without a head; a trained model has nothing to report.
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        model = AutoModelForTokenClassification.from_pretrained(str(local) if local.exists() else path)
+    except OSError as err:
+        raise FileNotFoundError(f"Could not load a model from {path}: {str(err).splitlines()[0]}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+    names = label_names(model)
+    if all(_PLACEHOLDER_LABEL.match(n) for n in names):
+        raise ValueError(
+            f"{path} has no trained token-classification head (its labels are {names[0]}...{names[-1]}); "
+            "pass a model fine-tuned for NER, e.g. the output_dir of `crossner-hf train`."
+        )
+    tokenizer = AutoTokenizer.from_pretrained(str(local) if local.exists() else path)
+    if device is not None:
+        model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+# --------------------------------------------------------------------------- predicting
+
+
+def predict_word_scores(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    *,
+    batch_size: int = 32,
+    max_length: int | None = None,
+    stride: int = 32,
+    device: str | torch.device | None = None,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """Per-word log-probabilities (``n_words x n_labels`` float32) for every sentence.
+
+    Windows of all sentences are sorted by length and run in batches of ``batch_size``,
+    padded to the longest window of the batch, in ``eval`` mode under
+    ``torch.inference_mode`` (the model's training flag is restored afterwards). ``device``
+    moves the model there; by default the model's current device is used.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if device is not None:
+        model.to(device)
+    device = next(model.parameters()).device
+    n_labels = int(model.config.num_labels)
+    length = resolve_max_length(tokenizer, max_length, model)
+    enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
+    n_rows = len(enc["input_ids"])
+    order = sorted(range(n_rows), key=lambda r: len(enc["input_ids"][r]))
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    with_types = "token_type_ids" in enc
+    preds: list[Any] = [None] * n_rows
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in tqdm(range(0, n_rows, batch_size), desc="Predicting", disable=not progress, unit="batch"):
+                batch = order[start : start + batch_size]
+                width = max(len(enc["input_ids"][r]) for r in batch)
+                input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
+                mask = np.zeros((len(batch), width), dtype=np.int64)
+                for j, r in enumerate(batch):
+                    input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
+                    mask[j, : len(enc["input_ids"][r])] = 1
+                inputs = {
+                    "input_ids": torch.from_numpy(input_ids).to(device),
+                    "attention_mask": torch.from_numpy(mask).to(device),
+                }
+                if with_types:  # all zeros for single sequences, as the Trainer's collator passes them
+                    inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+                logits = model(**inputs).logits
+                scores = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+                for j, r in enumerate(batch):
+                    preds[r] = scores[j]
+    finally:
+        model.train(was_training)
+    stitched = stitch_word_predictions(preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
+    return [np.asarray(s, dtype=np.float32).reshape(len(s), n_labels) for s in stitched]
+
+
+def predict_tags(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    *,
+    decoding: str | None = None,
+    **kwargs: Any,
+) -> list[list[str]]:
+    """One predicted tag per word for every sentence.
+
+    ``decoding`` defaults to the one the model records (:func:`model_decoding`): the
+    decoding its reported F1 used. Other keyword arguments go to :func:`predict_word_scores`.
+    """
+    names = label_names(model)
+    scores = predict_word_scores(model, tokenizer, sentences, **kwargs)
+    return [[names[i] for i in ids] for ids in decode(scores, names, model_decoding(model, decoding))]
+
+
+def entities_from_tags(
+    tags: Sequence[str],
+    spans: Sequence[tuple[int, int]],
+    text: str,
+    word_scores: np.ndarray | None = None,
+    label_index: Mapping[str, int] | None = None,
+) -> list[dict[str, Any]]:
+    """Entities (``entity_group``, ``score``, ``word``, ``start``, ``end``) from per-word tags.
+
+    Entities follow the conlleval reading of the tags (:func:`crossner_hf.labels.entity_spans`);
+    character offsets come from the words' ``spans`` in ``text``. ``score`` is the mean
+    probability of the chosen tag over the entity's words (1.0 without ``word_scores``).
+    """
+    out = []
+    for etype, first, last in entity_spans(tags):
+        start, end = spans[first][0], spans[last][1]
+        if word_scores is not None and label_index is not None:
+            chosen = [word_scores[w, label_index[tags[w]]] for w in range(first, last + 1)]
+            score = float(np.exp(np.asarray(chosen, dtype=np.float64)).mean())
+        else:
+            score = 1.0
+        out.append({"entity_group": etype, "score": score, "word": text[start:end], "start": start, "end": end})
+    return out
