@@ -65,9 +65,13 @@ class _HelpAll(argparse.Action):
 
     def __call__(self, parser, namespace, values, option_string=None):
         full = CrossNERParser(parser.dataclass_types, prog=parser.prog, description=parser.description,
-                              show_all=True)
+                              show_all=True, formatter_class=HelpFormatter)
         full.print_help()
         parser.exit()
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each flag; the description (a module docstring) kept as written."""
 
 
 class CrossNERParser(HfArgumentParser):
@@ -76,7 +80,7 @@ class CrossNERParser(HfArgumentParser):
     def __init__(self, dataclass_types: Any = None, *, show_all: bool = False, **kwargs: Any):
         self.show_all = show_all
         self._short = False
-        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(dataclass_types, **kwargs)
         self.add_argument(
             "--config", default=None, metavar="FILE.yaml",
@@ -93,19 +97,29 @@ class CrossNERParser(HfArgumentParser):
             )
 
     def _add_dataclass_arguments(self, dtype: Any) -> None:
-        own = None if self.show_all else _own_fields(dtype)
+        own = _own_fields(dtype)
         if own is None:
             return super()._add_dataclass_arguments(dtype)
-        # Same as the parent, but inherited TrainingArguments fields are hidden from --help.
-        self._short = True
+        # Same as the parent, but in three groups: the recipe's own flags first, then the
+        # TrainingArguments whose defaults it changes, then (only with --help-all) the rest.
+        self._short = not self.show_all
+        inherited = {f.name for f in dataclasses.fields(TrainingArguments)}
+        groups = {
+            "own": self.add_argument_group(f"{dtype.__name__} options"),
+            "changed": self.add_argument_group("TrainingArguments with changed defaults"),
+            "rest": self.add_argument_group("all other TrainingArguments"),
+        }
         hints = _type_hints(dtype)
         for field in dataclasses.fields(dtype):
             if not field.init:
                 continue
             field = _copy_field(field, hints[field.name])
-            if field.name not in own:
+            kind = "rest" if field.name not in own else ("changed" if field.name in inherited else "own")
+            if kind == "rest" and not self.show_all:
                 field.metadata = types.MappingProxyType({**field.metadata, "help": argparse.SUPPRESS})
-            self._parse_dataclass_field(self, field)
+            self._parse_dataclass_field(groups[kind], field)
+        if self._short:
+            self.usage = f"{self.prog} [--config FILE.yaml] [--FLAG VALUE ...]"
 
     @staticmethod
     def _parse_dataclass_field(parser: argparse.ArgumentParser, field: dataclasses.Field) -> None:

@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -138,8 +139,10 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
                 mode=mode, block_size=block,
             )
     collator = make_mlm_collator(args.masking, tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
+    train_args = copy.deepcopy(args)
+    train_args.push_to_hub = False  # the finished folder is pushed below, never checkpoints
     trainer = Trainer(
-        model=model, args=args, train_dataset=train, eval_dataset=evaluation,
+        model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,
         data_collator=collator, processing_class=tokenizer,
     )
     resume = None
@@ -172,6 +175,8 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         out = Path(args.output_dir)
         (out / "dapt_results.json").write_text(json.dumps(results, indent=2))
         from .cards import write_dapt_model_card
+        from .publish import push_run_output
 
         write_dapt_model_card(out, results)
+        push_run_output(args, out)
     return results

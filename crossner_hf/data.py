@@ -81,10 +81,21 @@ def cache_root() -> Path:
 
 
 def _offline() -> bool:
-    return any(
-        os.environ.get(var, "").strip().lower() in {"1", "true", "yes", "on"}
+    # huggingface_hub's and datasets' own readings of HF_HUB_OFFLINE / HF_DATASETS_OFFLINE
+    # (taken when they are imported), plus the variables as they are now (tests set them later)
+    from huggingface_hub import constants
+
+    from_env = any(
+        os.environ.get(var, "").strip().upper() in constants.ENV_VARS_TRUE_VALUES
         for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
     )
+    try:
+        from datasets import config as datasets_config
+
+        datasets_offline = bool(datasets_config.HF_HUB_OFFLINE)
+    except ImportError:
+        datasets_offline = False
+    return from_env or constants.HF_HUB_OFFLINE or datasets_offline
 
 
 def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
@@ -92,7 +103,8 @@ def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
     if missing:
         raise CrossNERDataNotFound(
             f"{origin} {data_dir} has no {config}/{', '.join(missing)}; it must hold "
-            f"<config>/train.txt, dev.txt and test.txt for configs {', '.join(CONFIGS)}."
+            f"<config>/train.txt, dev.txt and test.txt for configs {', '.join(CONFIGS)} "
+            f"(pass --data_dir DIR on the command line, or set {DATA_DIR_ENV})."
         )
     return data_dir / config
 
@@ -104,7 +116,7 @@ def _download(config: str) -> Path:
     hint = (
         f"Set {DATA_DIR_ENV} to a folder holding <config>/{{train,dev,test}}.txt "
         f"(the ner_data/ folder of zliucr/CrossNER at commit {UPSTREAM_COMMIT}), "
-        "or pass data_dir=..."
+        "or pass --data_dir DIR on the command line (data_dir=... in Python)."
     )
     if _offline():
         raise CrossNERDataNotFound(

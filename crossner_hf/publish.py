@@ -182,3 +182,21 @@ def push_folder(
     url = getattr(commit, "commit_url", str(commit))
     logger.info("Pushed %s to the %s repository %s: %s", folder, repo_type, repo_id, url)
     return url
+
+
+def hub_repo_id(args: Any) -> str | None:
+    """The repo a training run pushes to: ``--hub_model_id``, else the output folder's name."""
+    if not getattr(args, "push_to_hub", False):
+        return None
+    return args.hub_model_id or Path(args.output_dir).resolve().name
+
+
+def push_run_output(args: Any, folder: str | Path) -> str | None:
+    """Push a finished run's folder when ``--push_to_hub`` is set (``TrainingArguments``' hub flags)."""
+    repo_id = hub_repo_id(args)
+    if repo_id is None:
+        return None
+    from .hub import push_to_hub
+
+    return push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(args, "hub_private_repo", False)),
+                       token=getattr(args, "hub_token", None))

@@ -110,6 +110,7 @@ def _stage_args(args: CrossNERTrainingArguments, output_dir: Path, seed: int, **
     stage = copy.deepcopy(args)
     stage.output_dir = str(output_dir)
     stage.seed = seed
+    stage.push_to_hub = False  # only the finished run's folder is pushed (run()), never checkpoints
     for key, value in changes.items():
         setattr(stage, key, value)
     return stage
@@ -312,8 +313,10 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
         AutoTokenizer.from_pretrained(best_dir).save_pretrained(out)
         (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
         from .cards import write_ner_model_card
+        from .publish import hub_repo_id, push_run_output
 
-        write_ner_model_card(out, results)
+        write_ner_model_card(out, results, repo_id=hub_repo_id(args))
+        push_run_output(args, out)
     return results
 
 

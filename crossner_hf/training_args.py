@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
@@ -21,6 +22,8 @@ from transformers import TrainingArguments
 from .decoding import DECODINGS
 from .encoders import OFFLINE_ENCODER
 from .labels import DOMAINS
+
+logger = logging.getLogger(__name__)
 
 SCHEDULES = ("direct", "pretrain-finetune", "joint")
 
@@ -33,22 +36,20 @@ class CrossNERTrainingArguments(TrainingArguments):
         metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
                   f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
     )
-    domain: str = field(
-        default="politics", metadata={"help": f"Target domain: one of {', '.join(DOMAINS)}."}
-    )
+    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
     schedule: str = field(
         default="direct",
         metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
-                  "joint (CoNLL-2003 and the oversampled target together)."},
+                  "joint (CoNLL-2003 and the oversampled target together).", "choices": list(SCHEDULES)},
     )
     data_dir: str | None = field(
         default=None,
         metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
     )
-    seeds: str | None = field(
+    seeds: list[str] | None = field(
         default=None,
-        metadata={"help": "Comma-separated seeds run in turn, e.g. 555,666,777 (the paper's); the "
-                  "mean and std of test F1 go to results.json. Default: the single --seed."},
+        metadata={"help": "Seeds run in turn, e.g. --seeds 555 666 777 (the paper's; 555,666,777 works "
+                  "too); the mean and std of test F1 go to results.json. Default: the single --seed."},
     )
     few_shot: int | None = field(
         default=None,
@@ -92,7 +93,8 @@ class CrossNERTrainingArguments(TrainingArguments):
         default="bio-viterbi",
         metadata={"help": "bio-viterbi: the best valid IOB2 sequence under the model's per-word "
                   "probabilities; argmax: each word's top label (the paper). The other one is "
-                  "reported alongside in results.json."},
+                  "reported alongside in results.json; the saved model records this one.",
+                  "choices": list(DECODINGS)},
     )
     classifier_dropout: float | None = field(
         default=None, metadata={"help": "Dropout before the classification layer (default: the model's)."}
@@ -164,14 +166,20 @@ class CrossNERTrainingArguments(TrainingArguments):
         if self.early_stopping_patience < 0:
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early
+        if self.schedule == "joint" and self.source_max_steps > 0:
+            logger.warning("--source_max_steps %d is ignored with --schedule joint (it caps the source stage of "
+                           "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)
+        if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
+            logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
         super().__post_init__()
 
     def seed_list(self) -> list[int]:
         """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""
         if not self.seeds:
             return [self.seed]
+        items = [self.seeds] if isinstance(self.seeds, (str, int)) else list(self.seeds)
         try:
-            seeds = [int(s) for s in str(self.seeds).replace(" ", "").split(",") if s]
+            seeds = [int(s) for item in items for s in str(item).replace(" ", "").split(",") if s]
         except ValueError:
             raise ValueError(f"--seeds {self.seeds!r}: expected comma-separated integers like 555,666,777.") from None
         if len(set(seeds)) != len(seeds) or not seeds:

@@ -123,7 +123,7 @@ def test_build_folder_then_load_dataset_offline(tmp_path, cache, crossner_data_d
            "CROSSNER_HF_CACHE": str(cache), "HF_HOME": str(tmp_path / "hf")}
     out = subprocess.run(
         [sys.executable, str(ROOT / "dataset_scripts" / "crossner.py"),
-         "--data_dir", str(crossner_data_dir), "--configs", "politics,music,conll2003"],
+         "--data_dir", str(crossner_data_dir), "--configs", "politics", "music", "conll2003"],
         cwd=tmp_path, env=env, capture_output=True, text=True, check=True,
     )
     assert (tmp_path / "crossner" / "README.md").is_file(), out.stderr
