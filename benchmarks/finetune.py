@@ -64,7 +64,7 @@ def _inference_throughput(model_path: str, repeats: int) -> tuple[float, float]:
 
     from crossner_hf.data import load_crossner
     from crossner_hf.labels import labels_for
-    from crossner_hf.tokenization import predict_tags
+    from crossner_hf.inference import predict_tags
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForTokenClassification.from_pretrained(model_path, num_labels=len(labels_for("politics")))
@@ -72,7 +72,7 @@ def _inference_throughput(model_path: str, repeats: int) -> tuple[float, float]:
     sorted_times, unsorted_times = [], []
     for _ in range(repeats):
         t = time.perf_counter()
-        predict_tags(model, tokenizer, test, labels_for("politics"), batch_size=32)
+        predict_tags(model, tokenizer, test, batch_size=32)
         sorted_times.append(time.perf_counter() - t)
         # unsorted baseline: the same batches in corpus order, padded to each batch's longest
         t = time.perf_counter()

@@ -20,7 +20,8 @@ from crossner_hf import conll
 from crossner_hf.labels import LABELS
 from crossner_hf.metrics import compute_ner_metrics
 from crossner_hf.testing import make_tiny_bert
-from crossner_hf.tokenization import predict_tags, tokenize_and_align
+from crossner_hf.inference import predict_tags
+from crossner_hf.tokenization import tokenize_and_align
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +105,7 @@ def main() -> None:
           f"layers={args.layers}; batch {args.batch_size}; {args.threads} thread(s); median of {args.repeats}")
 
     res = timed({
-        "ours": lambda: predict_tags(model, tokenizer, test_words, names, batch_size=args.batch_size),
+        "ours": lambda: predict_tags(model, tokenizer, test_words, batch_size=args.batch_size),
         "dyn": lambda: naive_predict(model, tokenizer, test_words, names, args.batch_size, True),
         "max": lambda: naive_predict(model, tokenizer, test_words, names, args.batch_size, "max_length"),
     }, args.repeats)

@@ -41,6 +41,8 @@ CITATIONS = {
 }""",
 }
 
+METRIC_NAMES = {"precision": "precision", "recall": "recall", "f1": "F1"}
+
 _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
@@ -147,7 +149,7 @@ def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
                 dataset_type="crossner", dataset_name=f"CrossNER {domain}", dataset_config=domain,
                 dataset_split="test", metric_type=metric, metric_value=round(100 * scores[metric], 2),
                 metric_config=decoding,
-                metric_name=f"Test {metric} ({decoding} decoding, mean of {len(results['seeds'])} seed(s))",
+                metric_name=f"Test {METRIC_NAMES[metric]} ({decoding} decoding, mean of {len(results['seeds'])} seed(s))",
             ))
     return out
 

@@ -17,8 +17,9 @@ Example:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from .labels import continues, tag_type
 
@@ -138,10 +139,23 @@ def read_conll(
     return sentences
 
 
-def write_conll(path: str | Path, sentences: Sequence[dict[str, Sequence[str]]]) -> None:
-    """Write sentences (``tokens`` and string ``ner_tags``) in the format ``read_conll`` reads."""
+def write_conll(
+    target: str | Path | TextIO,
+    sentences: Sequence[Mapping[str, Sequence[str]]],
+    columns: Sequence[str] = ("tokens", "ner_tags"),
+) -> None:
+    """Write sentences as tab-separated ``columns`` (a blank line after each sentence).
+
+    The default two columns are the format :func:`read_conll` reads; ``crossner-hf
+    predict --conll`` writes ``("tokens", "gold", "pred")``. ``target`` is a path or an open
+    text stream.
+    """
     lines: list[str] = []
     for sentence in sentences:
-        lines.extend(f"{tok}\t{tag}" for tok, tag in zip(sentence["tokens"], sentence["ner_tags"]))
+        lines.extend("\t".join(row) for row in zip(*(sentence[c] for c in columns)))
         lines.append("")
-    Path(path).write_text("\n".join(lines), encoding="utf-8")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if isinstance(target, (str, Path)):
+        Path(target).write_text(text, encoding="utf-8")
+    else:
+        target.write(text)

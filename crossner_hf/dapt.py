@@ -38,9 +38,9 @@ class DAPTArguments(TrainingArguments):
         default="bert-base-cased",
         metadata={"help": f"Masked-LM checkpoint to continue: Hub id, folder, or '{OFFLINE_ENCODER}'."},
     )
-    train_file: str | None = field(
+    train_file: list[str] | None = field(
         default=None,
-        metadata={"help": "Text file(s), one sentence or paragraph a line; comma-separated or a glob."},
+        metadata={"help": "Text file(s) or globs, one sentence or paragraph a line."},
     )
     dataset_name: str | None = field(
         default=None,
@@ -50,7 +50,7 @@ class DAPTArguments(TrainingArguments):
     dataset_config: str | None = field(
         default=None, metadata={"help": "Config of --dataset_name, e.g. politics-integrated."}
     )
-    validation_file: str | None = field(
+    validation_file: list[str] | None = field(
         default=None, metadata={"help": "Held-out text file(s) for masked-LM loss and perplexity."}
     )
     corpus_level: str | None = field(
@@ -60,7 +60,8 @@ class DAPTArguments(TrainingArguments):
     )
     masking: str = field(
         default="span-adjacent",
-        metadata={"help": f"Masking: {', '.join(MASKING_CHOICES)}. The paper found span-level masking better."},
+        metadata={"help": "Masking strategy; the paper found span-level masking better.",
+                  "choices": list(MASKING_CHOICES)},
     )
     mlm_probability: float = field(
         default=0.15,
@@ -89,6 +90,10 @@ class DAPTArguments(TrainingArguments):
     report_to: None | str | list[str] = field(default="none", metadata={"help": "Logging integrations."})
 
     def __post_init__(self):
+        if isinstance(self.train_file, str):  # Python callers may pass one path
+            self.train_file = [self.train_file]
+        if isinstance(self.validation_file, str):
+            self.validation_file = [self.validation_file]
         if (self.train_file is None) == (self.dataset_name is None):
             raise ValueError("DAPT needs exactly one corpus: --train_file FILE or --dataset_name FOLDER_OR_REPO.")
         if self.masking not in MASKING_CHOICES:
@@ -111,7 +116,7 @@ def _load_texts(args: DAPTArguments):
     from .corpora.text import load_text_corpus
 
     if args.train_file:
-        files = [f.strip() for f in args.train_file.split(",") if f.strip()]
+        files = list(args.train_file)
         return load_text_corpus(files, num_proc=args.preprocessing_num_workers)
     data = load_dataset(args.dataset_name, args.dataset_config)
     return data["train"] if "train" in data else next(iter(data.values()))
@@ -135,7 +140,7 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         evaluation = None
         if args.validation_file:
             evaluation = tokenize_corpus(
-                load_text_corpus([f for f in args.validation_file.split(",") if f]), tokenizer,
+                load_text_corpus(list(args.validation_file)), tokenizer,
                 mode=mode, block_size=block,
             )
     collator = make_mlm_collator(args.masking, tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
@@ -153,7 +158,7 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
     trainer.save_model()
     results: dict[str, Any] = {
         "model_name_or_path": args.model_name_or_path,
-        "corpus": args.train_file or f"{args.dataset_name}:{args.dataset_config}",
+        "corpus": ",".join(args.train_file) if args.train_file else f"{args.dataset_name}:{args.dataset_config}",
         "corpus_level": args.level(),
         "n_texts": len(texts),
         "n_examples": len(train),

@@ -115,6 +115,11 @@ class CrossNERTrainingArguments(TrainingArguments):
                   "resume a finished run later)."},
     )
     # --- TrainingArguments defaults changed for this task ------------------------------
+    output_dir: str | None = field(
+        default=None,
+        metadata={"help": "Where the best model, results.json, the card and seed-*/ go "
+                  "(default: outputs/<domain>-<schedule>)."},
+    )
     learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (the paper: 5e-5)."})
     per_device_train_batch_size: int = field(default=16, metadata={"help": "Batch size (the paper: 16)."})
     per_device_eval_batch_size: int = field(default=64, metadata={"help": "Evaluation batch size."})
@@ -166,6 +171,8 @@ class CrossNERTrainingArguments(TrainingArguments):
         if self.early_stopping_patience < 0:
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early
+        if self.output_dir is None:
+            self.output_dir = f"outputs/{self.domain}-{self.schedule}"
         if self.schedule == "joint" and self.source_max_steps > 0:
             logger.warning("--source_max_steps %d is ignored with --schedule joint (it caps the source stage of "
                            "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)

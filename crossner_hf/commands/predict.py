@@ -154,12 +154,13 @@ def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: li
             per_line[n].append({"text": e["word"], "type": e["entity_group"], "start": e["start"],
                                 "end": e["end"], "score": round(e["score"], 4)})
         tags_per_line[n].extend(zip(words, tags))
-    fmt = args.format or "jsonl"
+    if (args.format or "jsonl") == "conll":
+        from ..conll import write_conll
+
+        write_conll(out, [{"tokens": [w for w, _ in wt], "ner_tags": [t for _, t in wt]} for wt in tags_per_line])
+        return
     for n, line in enumerate(lines):
-        if fmt == "jsonl":
-            out.write(json.dumps({"text": line, "entities": per_line[n]}, ensure_ascii=False) + "\n")
-        else:
-            out.write("".join(f"{w}\t{t}\n" for w, t in tags_per_line[n]) + "\n")
+        out.write(json.dumps({"text": line, "entities": per_line[n]}, ensure_ascii=False) + "\n")
 
 
 def _spans_in_line(line: str, words: list[str]) -> list[tuple[int, int]]:
@@ -182,8 +183,10 @@ def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: Text
     pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
                         progress=len(words) > 200)
     if (args.format or "conll") == "conll":
-        for w, g, p in zip(words, gold, pred):
-            out.write("".join(f"{a}\t{b}\t{c}\n" for a, b, c in zip(w, g, p)) + "\n")
+        from ..conll import write_conll
+
+        write_conll(out, [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(words, gold, pred)],
+                    columns=("tokens", "gold", "pred"))
     else:
         for w, p in zip(words, pred):
             out.write(json.dumps({"tokens": w, "tags": p}, ensure_ascii=False) + "\n")

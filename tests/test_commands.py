@@ -1,0 +1,104 @@
+"""Every command and script answers --help; commands live in the package and errors are one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crossner_hf.cli import COMMANDS
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted(
+    p.relative_to(ROOT).as_posix()
+    for folder in ("dataset_scripts", "trainer_recipes", "benchmarks")
+    for p in (ROOT / folder).glob("*.py")
+)
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def _run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, env=ENV, cwd=ROOT, **kw)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_cli_command_has_help(command):
+    res = _run([sys.executable, "-m", "crossner_hf.cli", command, "--help"])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith(f"usage: crossner-hf {command}") and "--config" in res.stdout
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_script_has_help(script):
+    res = _run([sys.executable, script, "--help"])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("usage:"), res.stdout[:200]
+
+
+def test_top_level_help_lists_every_command():
+    res = _run([sys.executable, "-m", "crossner_hf.cli", "--help"])
+    assert res.returncode == 0
+    for command in COMMANDS:
+        assert command in res.stdout
+
+
+def test_train_help_is_short_and_help_all_is_complete():
+    short = _run([sys.executable, "-m", "crossner_hf.cli", "train", "--help"]).stdout
+    full = _run([sys.executable, "-m", "crossner_hf.cli", "train", "--help-all"]).stdout
+    # the CrossNER flags come before any inherited TrainingArguments flag
+    assert short.index("--domain") < short.index("--learning_rate")
+    assert "--gradient_accumulation_steps" not in short and "--gradient_accumulation_steps" in full
+    assert len(short.splitlines()) < 200 < len(full.splitlines())
+
+
+def test_shims_and_cli_are_the_same_command():
+    from crossner_hf.commands import build_dataset, dapt, train
+
+    for shim, module in (("dataset_scripts/crossner.py", build_dataset), ("trainer_recipes/dapt.py", dapt),
+                         ("trainer_recipes/finetune.py", train)):
+        text = (ROOT / shim).read_text()
+        assert f"from crossner_hf.commands.{module.__name__.rsplit('.', 1)[1]} import main, make_parser" in text
+        assert len(text.splitlines()) < 15  # a shim, not a second implementation
+
+
+def test_choices_are_enforced_by_the_parser():
+    res = _run([sys.executable, "-m", "crossner_hf.cli", "train", "--domain", "sports"])
+    assert res.returncode == 2 and "invalid choice: 'sports'" in res.stderr
+    res = _run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", "x", "--decoding", "greedy", "t"])
+    assert res.returncode == 2 and "invalid choice: 'greedy'" in res.stderr
+
+
+def test_user_errors_are_one_line(tmp_path):
+    res = _run([sys.executable, "-m", "crossner_hf.cli", "stats", "--data_dir", str(tmp_path), "--configs", "ai"])
+    assert res.returncode == 2
+    last = res.stderr.strip().splitlines()[-1]
+    assert last.startswith("crossner-hf stats: error:") and "--data_dir" in last and "Traceback" not in res.stderr
+
+
+def test_unknown_yaml_key_and_list_flags(tmp_path):
+    from crossner_hf.commands.train import make_parser
+
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text("domain: music\nseeds: [1, 2]\n")
+    (args,) = make_parser().parse_args_and_config(["--config", str(cfg), "--output_dir", str(tmp_path)])
+    assert args.domain == "music" and args.seed_list() == [1, 2]
+    (args,) = make_parser().parse_args_and_config(["--seeds", "555", "666", "--output_dir", str(tmp_path)])
+    assert args.seed_list() == [555, 666]
+    (args,) = make_parser().parse_args_and_config(["--seeds", "555,666,777", "--output_dir", str(tmp_path)])
+    assert args.seed_list() == [555, 666, 777]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("domian: music\n")
+    with pytest.raises(ValueError, match="unknown keys \\['domian'\\]"):
+        make_parser().parse_args_and_config(["--config", str(bad)])
+
+
+def test_default_output_dir_and_ignored_source_flags(tmp_path, caplog):
+    from crossner_hf.training_args import CrossNERTrainingArguments
+
+    assert CrossNERTrainingArguments(domain="music", schedule="joint").output_dir == "outputs/music-joint"
+    with caplog.at_level("WARNING"):
+        CrossNERTrainingArguments(output_dir=str(tmp_path), schedule="joint", source_max_steps=10)
+    assert "--source_max_steps 10 is ignored with --schedule joint" in caplog.text
