@@ -7,7 +7,7 @@ repository without a loading script::
     OUT/data/<config>/<split>-00000-of-00001.parquet
 
 so ``load_dataset(OUT, "<config>")`` works from the folder (offline) and, after
-``push_folder``, from the Hub. The YAML is produced by ``datasets``' own
+``crossner_hf.hub.push_to_hub``, from the Hub. The YAML is produced by ``datasets``' own
 ``MetadataConfigs`` and ``DatasetInfosDict`` writers, the ones ``push_to_hub`` uses.
 
 Example:
@@ -151,39 +151,6 @@ def _write_split(dataset: Dataset, folder: Path, split: str, max_shard_bytes: in
     return written
 
 
-def push_folder(
-    folder: str | Path,
-    repo_id: str,
-    *,
-    repo_type: str = "dataset",
-    private: bool = False,
-    token: str | None = None,
-    commit_message: str = "Upload dataset folder",
-) -> str:
-    """Create the repository (``repo_type`` dataset or model) if needed and upload ``folder``.
-
-    Returns the commit URL.
-
-    ``token`` defaults to the one ``huggingface_hub`` finds (``HF_TOKEN`` or ``hf auth login``).
-    """
-    from huggingface_hub import HfApi
-
-    folder = Path(folder)
-    if not (folder / "README.md").is_file():
-        raise ValueError(
-            f"push_folder: {folder} has no README.md; write its card first (write_hub_dataset_folder "
-            "for datasets; the training recipes write one for models)."
-        )
-    api = HfApi(token=token)
-    api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    commit = api.upload_folder(
-        folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, commit_message=commit_message
-    )
-    url = getattr(commit, "commit_url", str(commit))
-    logger.info("Pushed %s to the %s repository %s: %s", folder, repo_type, repo_id, url)
-    return url
-
-
 def hub_repo_id(args: Any) -> str | None:
     """The repo a training run pushes to: ``--hub_model_id``, else the output folder's name."""
     if not getattr(args, "push_to_hub", False):
@@ -192,11 +159,16 @@ def hub_repo_id(args: Any) -> str | None:
 
 
 def push_run_output(args: Any, folder: str | Path) -> str | None:
-    """Push a finished run's folder when ``--push_to_hub`` is set (``TrainingArguments``' hub flags)."""
+    """Push a finished run's folder when ``--push_to_hub`` is set (``TrainingArguments``' hub flags).
+
+    The best model, tokenizer, ``results.json`` and card go up; the per-seed models
+    (``seed-*/``) and checkpoints stay local.
+    """
     repo_id = hub_repo_id(args)
     if repo_id is None:
         return None
     from .hub import push_to_hub
 
     return push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(args, "hub_private_repo", False)),
-                       token=getattr(args, "hub_token", None))
+                       token=getattr(args, "hub_token", None),
+                       ignore_patterns=["seed-*/**", "checkpoint-*/**", "**/checkpoint-*/**"])

@@ -38,3 +38,26 @@ def tiny_bert_dir(tmp_path_factory, crossner_data_dir: Path) -> str:
         if line.strip():
             words.add(line.split("\t")[0].lower())
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), sorted(words))
+
+
+@pytest.fixture()
+def fake_hub(monkeypatch):
+    """A fake Hub upload API on 127.0.0.1 (tests/hub_server.py), with HF_ENDPOINT and HF_TOKEN set.
+
+    Xet is disabled so uploads take the Git LFS path the fake implements.
+    """
+    from huggingface_hub import constants
+    from hub_server import FakeHub
+
+    hub = FakeHub().start()
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_TOKEN", hub.token)
+    monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_XET", True)
+    monkeypatch.setattr(constants, "ENDPOINT", hub.url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # the suite runs offline; pushing to this server is allowed
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    try:
+        yield hub
+    finally:
+        hub.stop()

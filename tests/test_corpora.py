@@ -7,13 +7,11 @@ checked by reading the sentences (the reasons are in the comments).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from unittest import mock
 
 import pytest
 from datasets import Dataset, load_dataset
@@ -35,7 +33,7 @@ from crossner_hf.corpora import (
     tokenize_corpus,
 )
 from crossner_hf.corpora.levels import MENTION_FEATURES
-from crossner_hf.publish import push_folder, write_hub_dataset_folder
+from crossner_hf.publish import write_hub_dataset_folder
 from crossner_hf.labels import LABELS, entity_types
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -473,16 +471,3 @@ def test_write_folder_shards_and_push(tmp_path):
     assert loaded["text"][:] == [f"line {i}" for i in range(100) if i % 10 == 7]
     with pytest.raises(ValueError, match="Config name"):
         write_hub_dataset_folder({"a b": ds}, tmp_path / "g", {}, "")
-
-    from huggingface_hub import HfApi
-
-    api = mock.create_autospec(HfApi, instance=True)
-    api.upload_folder.return_value = mock.Mock(commit_url="https://hub/commit/1")
-    with mock.patch("huggingface_hub.HfApi", return_value=api) as cls:
-        assert push_folder(folder, "user/corpora", private=True, token="t") == "https://hub/commit/1"
-    cls.assert_called_once_with(token="t")
-    api.create_repo.assert_called_once_with("user/corpora", repo_type="dataset", private=True, exist_ok=True)
-    api.upload_folder.assert_called_once()
-    assert api.upload_folder.call_args.kwargs["repo_type"] == "dataset"
-    with pytest.raises(ValueError, match="README.md"):
-        push_folder(tmp_path, "user/x")

