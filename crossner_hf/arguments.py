@@ -5,6 +5,7 @@ and ``choices`` from the field's ``metadata``) with three additions, in the spir
 ``TrlParser``:
 
 - ``--config x.yaml`` supplies defaults; flags given on the command line win over it.
+  (``--config_file x.yaml`` for commands whose own ``--config`` names a CrossNER config.)
   Unknown YAML keys are an error that names them, so a typo never passes silently.
 - A field with ``metadata={"positional": True}`` is a positional argument
   (``crossner-hf push FOLDER REPO_ID``); ``"nargs"`` in the metadata is passed through.
@@ -24,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import sys
 import types
@@ -82,8 +84,11 @@ class CrossNERParser(HfArgumentParser):
         self._short = False
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(dataclass_types, **kwargs)
+        # commands whose own --config names a CrossNER config (report --config politics) take YAML as --config_file
+        taken = any(f.name == "config" for d in self.dataclass_types for f in dataclasses.fields(d))
+        self.yaml_flag = "--config_file" if taken else "--config"
         self.add_argument(
-            "--config", default=None, metavar="FILE.yaml",
+            self.yaml_flag, dest="_yaml_config", default=None, metavar="FILE.yaml",
             help="YAML file of flag values; command-line flags override it.",
         )
         if self._short:
@@ -123,6 +128,11 @@ class CrossNERParser(HfArgumentParser):
 
     @staticmethod
     def _parse_dataclass_field(parser: argparse.ArgumentParser, field: dataclasses.Field) -> None:
+        text = field.metadata.get("help")
+        if isinstance(text, str) and "%" in text and text is not argparse.SUPPRESS:
+            # argparse %-formats help strings: a literal "15%" would crash --help
+            field = copy.copy(field)
+            field.metadata = types.MappingProxyType({**field.metadata, "help": text.replace("%", "%%")})
         if not field.metadata.get("positional"):
             return HfArgumentParser._parse_dataclass_field(parser, field)
         kwargs = {k: v for k, v in field.metadata.items() if k in ("help", "nargs", "choices", "metavar")}
@@ -136,15 +146,15 @@ class CrossNERParser(HfArgumentParser):
     def parse_args_and_config(self, argv: Sequence[str] | None = None) -> tuple[Any, ...]:
         """Parse ``argv`` (default ``sys.argv[1:]``) into the dataclasses, honouring ``--config``."""
         argv = list(sys.argv[1:] if argv is None else argv)
-        pre = argparse.ArgumentParser(add_help=False)
-        pre.add_argument("--config", default=None)
+        pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)  # --config must not match --config_file
+        pre.add_argument(self.yaml_flag, dest="yaml", default=None)
         known, _ = pre.parse_known_args(argv)
-        if known.config:
-            defaults = load_yaml_config(known.config)
-            dests = {action.dest for action in self._actions}
+        if known.yaml:
+            defaults = load_yaml_config(known.yaml)
+            dests = {action.dest for action in self._actions} - {"_yaml_config"}
             unknown = sorted(set(defaults) - dests)
             if unknown:
-                raise ValueError(f"--config {known.config}: unknown keys {unknown}.")
+                raise ValueError(f"{self.yaml_flag} {known.yaml}: unknown keys {unknown}.")
             for action in self._actions:
                 if action.dest in defaults:
                     action.required = False  # the YAML file supplies it
@@ -152,8 +162,8 @@ class CrossNERParser(HfArgumentParser):
                         defaults[action.dest] = [defaults[action.dest]]  # `configs: ai` means [ai]
             self.set_defaults(**defaults)
         outputs = self.parse_args_into_dataclasses(args=argv, look_for_args_file=False)
-        # the --config value itself is not part of any dataclass
-        return tuple(o for o in outputs if not isinstance(o, argparse.Namespace) or vars(o).keys() - {"config"})
+        # the YAML file's name itself is not part of any dataclass
+        return tuple(o for o in outputs if not isinstance(o, argparse.Namespace) or vars(o).keys() - {"_yaml_config"})
 
 
 def _type_hints(dtype: type) -> dict[str, Any]:
@@ -164,8 +174,6 @@ def _type_hints(dtype: type) -> dict[str, Any]:
 
 def _copy_field(field: dataclasses.Field, resolved_type: Any) -> dataclasses.Field:
     # HfArgumentParser rewrites field.type in place; work on a copy so the dataclass keeps its own.
-    import copy
-
     new = copy.copy(field)
     new.type = resolved_type
     return new

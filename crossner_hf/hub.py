@@ -107,14 +107,18 @@ def _offline() -> bool:
 
 
 def _describe(err: BaseException) -> str:
-    """``HTTP 401 (hint)`` for HTTP errors, the exception's first line otherwise."""
-    response = getattr(err, "response", None)
-    status = getattr(response, "status_code", None)
-    if status is not None:
-        hint = _HINTS.get(status) or ("the server failed; try again later" if status >= 500 else "")
-        return f"HTTP {status}" + (f" ({hint})" if hint else "")
-    name = type(err).__name__
+    """``HTTP 401 (hint)`` for HTTP errors (also when wrapped, as LFS upload errors are), else the first line."""
     first = (str(err).strip().splitlines() or [""])[0]
+    chain, seen = err, set()
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        status = getattr(getattr(chain, "response", None), "status_code", None)
+        if status is not None:
+            hint = _HINTS.get(status) or ("the server failed; try again later" if status >= 500 else "")
+            during = f" during: {first}" if chain is not err and first else ""
+            return f"HTTP {status}" + (f" ({hint})" if hint else "") + during
+        chain = chain.__cause__ or chain.__context__
+    name = type(err).__name__
     if "connect" in name.lower() or "connect" in first.lower():
         return f"cannot connect ({first or name}); check HF_ENDPOINT and the network"
     return f"{name}: {first}"

@@ -28,7 +28,7 @@ def _run(args, **kw):
 def test_every_cli_command_has_help(command):
     res = _run([sys.executable, "-m", "crossner_hf.cli", command, "--help"])
     assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.startswith(f"usage: crossner-hf {command}") and "--config" in res.stdout
+    assert res.stdout.startswith(f"usage: crossner-hf {command}") and "FILE.yaml" in res.stdout
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -102,3 +102,24 @@ def test_default_output_dir_and_ignored_source_flags(tmp_path, caplog):
     with caplog.at_level("WARNING"):
         CrossNERTrainingArguments(output_dir=str(tmp_path), schedule="joint", source_max_steps=10)
     assert "--source_max_steps 10 is ignored with --schedule joint" in caplog.text
+
+
+def test_percent_signs_in_help_do_not_crash(tmp_path):
+    from dataclasses import dataclass, field
+
+    from crossner_hf.arguments import CrossNERParser
+
+    @dataclass
+    class Args:
+        p: float = field(default=0.15, metadata={"help": "masking 15% of tokens"})
+
+    assert "15% of tokens" in CrossNERParser([Args]).format_help()
+
+
+def test_config_flag_of_commands_that_name_a_crossner_config(tmp_path):
+    from crossner_hf.commands.report import make_parser
+
+    cfg = tmp_path / "r.yaml"
+    cfg.write_text("split: validation\nn_boot: 10\n")
+    (args,) = make_parser().parse_args_and_config(["--model", "m", "--config", "music", "--config_file", str(cfg)])
+    assert (args.config, args.split, args.n_boot) == ("music", "validation", 10)

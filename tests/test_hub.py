@@ -115,7 +115,7 @@ def test_failed_push_is_one_line_keeps_folder_and_hides_token(fake_hub, model_fo
         expected = "HTTP 500"
     else:
         fake_hub.fail[("PUT", "lfs-upload")] = 500
-        expected = "500"
+        expected = "HTTP 500"
     res = _cli(["push", str(model_folder), "user/broken"], env)
     assert res.returncode == 1, res.stdout + res.stderr
     errors = [line for line in res.stderr.splitlines() if line.startswith("crossner-hf push: error: ")]

@@ -1,0 +1,85 @@
+"""Write an offline HTML evaluation report for a trained model on a CrossNER split.
+
+Usage:
+    crossner-hf report --model outputs/politics-direct --config politics --output report.html
+    crossner-hf report --model A --compare B --config music --split validation --output ab.html
+
+The model predicts the split with the decoding it records (``--decoding`` overrides); the
+page shows per-type scores with bootstrap intervals, the SemEval-2013 schemes, the entity
+confusion matrix, every sentence with an error, fine and coarse scores, buckets, the
+comparison with ``--compare``, sentences of the config labelled differently in different
+places, and ``model-index`` YAML. See :mod:`crossner_hf.report`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..decoding import DECODINGS
+from ..labels import CONFIGS
+from . import make_command_parser
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class ReportArguments:
+    model: str = field(default=None, metadata={"help": "A trained model folder (output_dir of `crossner-hf train`)."})
+    config: str = field(default="politics", metadata={"help": "CrossNER config.", "choices": list(CONFIGS)})
+    split: str = field(default="test", metadata={"help": "Split to evaluate.", "choices": list(SPLITS)})
+    compare: str | None = field(default=None, metadata={"help": "A second model to compare with."})
+    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    decoding: str | None = field(
+        default=None, metadata={"help": "Override the models' recorded decoding.", "choices": list(DECODINGS)}
+    )
+    output: str = field(default="report.html", metadata={"help": "Where to write the page."})
+    n_boot: int = field(default=1000, metadata={"help": "Bootstrap resamples for the 95% intervals."})
+    seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
+    batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
+
+    def __post_init__(self):
+        if not self.model:
+            raise ValueError("report needs --model: the output_dir of a `crossner-hf train` run.")
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "report", (ReportArguments,), prog="crossner-hf report",
+        help="write an offline HTML evaluation report (errors, confusion, hierarchy, buckets)", description=__doc__,
+    )
+
+
+def main(args: ReportArguments) -> int:
+    from ..data import load_crossner
+    from ..inference import load_token_classifier, model_decoding, predict_tags
+    from ..report import write_report
+
+    data = load_crossner(args.config, args.data_dir)
+    names = data[args.split].features["ner_tags"].feature.names
+
+    def tags(split: str) -> list[list[str]]:
+        return [[names[i] for i in row] for row in data[split]["ner_tags"]]
+
+    tokens = list(data[args.split]["tokens"])
+    model, tokenizer = load_token_classifier(args.model)
+    pred = predict_tags(model, tokenizer, tokens, decoding=args.decoding, batch_size=args.batch_size,
+                        progress=len(tokens) > 200)
+    other = None
+    if args.compare:
+        other_model, other_tokenizer = load_token_classifier(args.compare)
+        other = predict_tags(other_model, other_tokenizer, tokens, decoding=args.decoding,
+                             batch_size=args.batch_size, progress=len(tokens) > 200)
+    suspects = [(words, t, f"{split} {i}") for split in data for i, (words, t) in
+                enumerate(zip(data[split]["tokens"], tags(split)))]
+    path = write_report(
+        args.output, tags(args.split), pred, tokens=tokens,
+        train_tokens=list(data["train"]["tokens"]) if args.split != "train" else None,
+        train_tags=tags("train") if args.split != "train" else None,
+        compare_pred=other, compare_name=Path(args.compare).name if args.compare else "other model",
+        suspect_sentences=suspects, model_name=Path(args.model).name, config=args.config, split=args.split,
+        decoding=model_decoding(model, args.decoding), n_boot=args.n_boot, seed=args.seed,
+    )
+    print(path)
+    return 0
