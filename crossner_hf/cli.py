@@ -29,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "build-corpora": "build_corpora",
     "train": "train",
     "dapt": "dapt",
+    "bilstm-crf": "bilstm_crf",
+    "cdlm": "cdlm",
     "predict": "predict",
     "report": "report",
     "push": "push",

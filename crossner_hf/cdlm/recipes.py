@@ -1,0 +1,269 @@
+"""The two recipes: BiLSTM-CRF (joint CoNLL-2003 + upsampled target, or target only) and CDLM
+(supervised or zero-shot), with their arguments. Commands: ``crossner-hf bilstm-crf`` and
+``crossner-hf cdlm`` (``trainer_recipes/bilstm_crf.py``, ``trainer_recipes/cdlm.py``).
+
+LM text: ``--source_text``/``--target_text`` take text files (one sentence a line, words split
+on white space; the DAPT corpora and Wikipedia domain corpora this project builds export to
+that), else the sentences of the CrossNER splits named by ``--lm_splits`` are used as text,
+as the released supervised code did (the default ``train`` keeps dev/test text out).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..data import load_crossner
+from ..labels import DOMAINS, SOURCE_DOMAIN, labels_for
+from .modeling import (
+    SOURCE,
+    TARGET,
+    BiLSTMCRFConfig,
+    BiLSTMCRFForTokenClassification,
+    CDLMConfig,
+    CDLMForTokenClassification,
+)
+from .training import Example, Stream, evaluate, make_sgd_or_rmsprop, run_loop, tensors, write_results
+from .vocab import WordCharVocab, load_word_vectors
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RNNTaggerArguments:
+    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
+    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    word_vectors: str | None = field(
+        default=None, metadata={"help": "GloVe-format text file of word vectors (the paper: GloVe 6B 100d); "
+                                "default: random vectors, fine-tuned."})
+    word_dim: int = field(default=100, metadata={"help": "Word embedding size."})
+    char_dim: int = field(default=30, metadata={"help": "Character embedding size."})
+    char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
+    hidden_size: int = field(default=100, metadata={"help": "LSTM units per direction."})
+    dropout: float = field(default=0.5, metadata={"help": "Dropout on characters, word representations, LSTM output."})
+    min_count: int = field(default=2, metadata={"help": "LM-text words seen more than this many times join the vocabulary."})
+    num_train_epochs: int = field(default=100, metadata={"help": "Maximum epochs (the release: 100)."})
+    early_stopping_patience: int = field(default=10, metadata={"help": "Stop after this many epochs without a better dev F1 (0: never)."})
+    max_steps_per_epoch: int | None = field(default=None, metadata={"help": "Cap steps per epoch (budget runs, tests)."})
+    learning_rate: float = field(default=0.015, metadata={"help": "SGD learning rate (the release: 0.015)."})
+    lr_decay: float = field(default=0.05, metadata={"help": "lr / (1 + decay x epoch)."})
+    weight_decay: float = field(default=1e-8, metadata={"help": "Weight decay."})
+    max_grad_norm: float | None = field(default=5.0, metadata={"help": "Gradient norm clipping (Lample et al.: 5.0; "
+                                                               "0 or none: off)."})
+    batch_size: int = field(default=30, metadata={"help": "Sentences per batch (source NER, and text streams)."})
+    loss_reduction: str = field(default="sum", metadata={"help": "CRF loss over a batch: sum (the release) or mean.",
+                                                           "choices": ["sum", "mean"]})
+    source_subsample: int | None = field(default=None, metadata={"help": "Use only this many CoNLL-2003 sentences."})
+    seed: int = field(default=42, metadata={"help": "Random seed."})
+    use_cpu: bool = field(default=False, metadata={"help": "Run on the CPU even when a GPU is present."})
+    resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
+    initial_optimizer: str = field(default="sgd", metadata={"help": "Optimiser to start with.", "choices": ["sgd", "rmsprop"]})
+    rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
+
+
+@dataclass
+class BiLSTMCRFArguments(RNNTaggerArguments):
+    schedule: str = field(default="joint", metadata={"help": "joint: CoNLL-2003 + the upsampled target (the CrossNER "
+                                                     "paper's baseline); target: the target alone.",
+                                                     "choices": ["joint", "target"]})
+    oversample_factor: int = field(default=100, metadata={"help": "joint: copies of the target per epoch (by index)."})
+    batch_size: int = field(default=10, metadata={"help": "Sentences per batch (NCRF++: 10)."})
+
+
+@dataclass
+class CDLMArguments(RNNTaggerArguments):
+    mode: str = field(default="supervised", metadata={"help": "supervised (target NER labels used) or zero-shot "
+                                                      "(never reads target labels).", "choices": ["supervised", "zero-shot"]})
+    loss_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0, 2.0],
+                                      metadata={"help": "Weights of LM-source, NER-source, LM-target, NER-target."})
+    target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
+    lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives (log-uniform)."})
+    source_text: list[str] | None = field(default=None, metadata={"help": "Source LM text files (default: CoNLL sentences)."})
+    target_text: list[str] | None = field(default=None, metadata={"help": "Target LM text files (default: the domain's "
+                                                                  "sentences of --lm_splits)."})
+    lm_splits: list[str] = field(default_factory=lambda: ["train"], metadata={
+        "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
+        "choices": ["train", "validation", "test"]})
+    sgd_switch_f1: float = field(default=0.72, metadata={"help": "zero-shot: switch RMSprop -> SGD at this source dev F1."})
+
+    def __post_init__(self):
+        if len(self.loss_weights) != 4:
+            raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
+        if self.mode == "zero-shot" and self.batch_size == 30:
+            self.batch_size = 10  # the release's zero-shot batch
+        if self.mode == "zero-shot" and self.initial_optimizer == "sgd":
+            self.initial_optimizer = "rmsprop"
+
+
+def _examples(dataset, with_tags: bool = True) -> list[Example]:
+    return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
+
+
+def _text_file_examples(paths: list[str]) -> list[Example]:
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            out.extend(Example(line.split(), None) for line in fh if line.split())
+    if not out:
+        raise ValueError(f"No text in {paths}.")
+    return out
+
+
+def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]]):
+    vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
+    vectors = load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed) if args.word_vectors else None
+    return vocab, vectors
+
+
+def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
+            crf_domain=None, gold_names=None) -> dict[str, Any]:
+    best = model_cls.from_pretrained(out / "best")
+    test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
+    best.save_pretrained(out)
+    vocab.save(out)
+    results = {
+        "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
+        "total_seconds": time.perf_counter() - started, **extra,
+    }
+    write_results(out, results)
+    _card(out, results, model_cls)
+    return results
+
+
+def _card(out: Path, results: dict[str, Any], model_cls) -> None:
+    from huggingface_hub import EvalResult, ModelCardData
+
+    from ..cards import CITATIONS, write_model_card
+
+    args = results["args"]
+    name = "CDLM" if model_cls is CDLMForTokenClassification else "BiLSTM-CRF"
+    mode = args.get("mode") or args.get("schedule")
+    evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
+                        dataset_config=args["domain"], dataset_split="test", metric_type="f1",
+                        metric_value=round(100 * results["test"]["overall_f1"], 2), metric_config="crf-viterbi")]
+    data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
+                         tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
+                         model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
+    body = (f"# {name} for CrossNER {args['domain']} ({mode})\n\nTrained by `crossner_hf` "
+            f"({'Jia, Liang & Zhang, ACL 2019' if name == 'CDLM' else 'Lample et al. 2016'}). Test F1 "
+            f"{100 * results['test']['overall_f1']:.2f} (CRF Viterbi decoding, conlleval convention) at the best dev "
+            f"epoch {results['best_epoch']} of {results['epochs']}. Word vectors: "
+            f"{args['word_vectors'] or 'random (no pre-trained vectors)'}.\n\nLoad with "
+            f"`crossner_hf.cdlm.{model_cls.__name__}.from_pretrained(PATH)` and "
+            f"`crossner_hf.cdlm.WordCharVocab.load(PATH)`.\n\n## Citation\n\n```bibtex\n{CITATIONS['crossner']}\n```\n")
+    write_model_card(out, data, body)
+
+
+def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
+    """BiLSTM-CRF on the target, alone or jointly with CoNLL-2003 (tags mapped into the target label list)."""
+    from ..schedules import source_in_target_space
+
+    started = time.perf_counter()
+    torch.manual_seed(args.seed)
+    target = load_crossner(args.domain, args.data_dir)
+    labels = labels_for(args.domain)
+    train = _examples(target["train"])
+    source: list[Example] = []
+    if args.schedule == "joint":
+        source = _examples(source_in_target_space(args.domain, args.data_dir, args.source_subsample, args.seed))
+        train_stream = source + train * args.oversample_factor  # references repeated; the sentences are not copied
+    else:
+        train_stream = train
+    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] if args.schedule == "joint"
+                                        else [e.tokens for e in train], [])
+    config = BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
+                             char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
+                             dropout=args.dropout, loss_reduction=args.loss_reduction, num_labels=len(labels),
+                             id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
+    model = BiLSTMCRFForTokenClassification(config)
+    if vectors is not None:
+        model.embed.words.weight.data.copy_(vectors)
+    stream = Stream(train_stream, args.batch_size, args.seed)
+    dev, test = _examples(target["validation"]), _examples(target["test"])
+    out = Path(args.output_dir)
+
+    def step(m, batches, device):
+        return m(**tensors(vocab, batches["train"], device)).loss
+
+    state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=step,
+                     make_optimizer=make_sgd_or_rmsprop(args), args=args,
+                     dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
+                     steps_per_epoch=stream.batches_per_pass())
+    return _finish(BiLSTMCRFForTokenClassification, args, vocab, labels, test, out, state, started,
+                   {"model": "bilstm-crf", "n_train_sentences": len(train_stream)})
+
+
+def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
+    """CDLM, supervised (four streams) or zero-shot (target text only; target tagged with theta(target, NER))."""
+    started = time.perf_counter()
+    torch.manual_seed(args.seed)
+    zero_shot = args.mode == "zero-shot"
+    target = load_crossner(args.domain, args.data_dir)
+    source = load_crossner(SOURCE_DOMAIN, args.data_dir)
+    src_train = source["train"]
+    if args.source_subsample is not None:
+        src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
+    source_ner = _examples(src_train)
+    source_text = _text_file_examples(args.source_text) if args.source_text else [Example(e.tokens, None)
+                                                                                  for e in source_ner]
+    if args.target_text:
+        target_text = _text_file_examples(args.target_text)
+    else:
+        target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
+    target_ner = [] if zero_shot else _examples(target["train"])
+    ner_words = [e.tokens for e in source_ner + target_ner]
+    vocab, vectors = _vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
+    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), labels_for(args.domain)
+    config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
+                        char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
+                        dropout=args.dropout, loss_reduction=args.loss_reduction, lm_negatives=args.lm_negatives,
+                        num_labels=len(src_labels), id2label=dict(enumerate(src_labels)),
+                        label2id={t: i for i, t in enumerate(src_labels)}, target_num_labels=len(tgt_labels),
+                        target_id2label=dict(enumerate(tgt_labels)))
+    model = CDLMForTokenClassification(config)
+    if vectors is not None:
+        model.embed.words.weight.data.copy_(vectors)
+    streams = {"source_ner": Stream(source_ner, args.batch_size, args.seed),
+               "source_text": Stream(source_text, args.batch_size, args.seed + 1),
+               "target_text": Stream(target_text, args.batch_size, args.seed + 2)}
+    if not zero_shot:
+        streams["target_ner"] = Stream(target_ner, args.target_batch_size, args.seed + 3)
+    from .training import cdlm_step
+
+    out = Path(args.output_dir)
+    if zero_shot:  # selection on source dev: no target labels exist
+        dev, dev_labels, dev_domain = _examples(source["validation"]), src_labels, SOURCE
+    else:
+        dev, dev_labels, dev_domain = _examples(target["validation"]), tgt_labels, TARGET
+
+    def switch(name: str, f1: float) -> str:
+        return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
+
+    state = run_loop(model=model, vocab=vocab, streams=streams,
+                     step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_sgd_or_rmsprop(args),
+                     args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
+                                                            crf_domain=dev_domain)["overall_f1"],
+                     output_dir=out, steps_per_epoch=streams["source_ner"].batches_per_pass(), switch_optimizer=switch)
+    test = _examples(target["test"])
+    if zero_shot:
+        # the target tagged by theta(target, NER) with the source head and CRF: source label names
+        return _finish(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
+                       state, started, {"model": "cdlm", "mode": "zero-shot"}, domain=TARGET, crf_domain=SOURCE,
+                       gold_names=tgt_labels)
+    return _finish(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
+                   {"model": "cdlm", "mode": "supervised"}, domain=TARGET, crf_domain=TARGET)
+
+
+def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
+    """Source tag ids -> names, checking that they exist in the target list (CoNLL types do in every domain)."""
+    missing = [t for t in src_labels if t not in tgt_labels]
+    if missing:
+        raise ValueError(f"Zero-shot tagging predicts source tags {missing} that the target label list lacks.")
+    return src_labels

@@ -1,0 +1,135 @@
+"""Word and character vocabularies of the BiLSTM models, and GloVe-format word vectors.
+
+As in the released CDLM code (NCRF++): digits are mapped to ``0`` before lookup; a word
+missing from the vocabulary falls back to its lower-cased form, then to ``<unk>``. One
+vocabulary serves every domain: the words of the LM texts seen more than ``min_count``
+times (default 2) plus every word of the NER splits. Ids are sorted by frequency (most
+frequent first), which the LM's log-uniform negative sampler assumes; ``<pad>`` is 0,
+``<unk>`` 1 and ``<s>`` 2, the sentence-boundary symbol the LM predicts at both ends (the
+release reused the unknown-word id for it).
+
+The vocabulary is saved as ``vocab.json`` next to the model (``save``/``load``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import torch
+
+PAD, UNK, BOUNDARY = "<pad>", "<unk>", "<s>"
+VOCAB_FILE = "vocab.json"
+_DIGITS = re.compile(r"\d")
+
+
+def normalize(word: str) -> str:
+    return _DIGITS.sub("0", word)
+
+
+class WordCharVocab:
+    """Word ids (frequency order) and character ids, with the lookups of the released code."""
+
+    def __init__(self, words: Sequence[str], chars: Sequence[str], counts: Sequence[int] | None = None):
+        self.words = list(words)
+        self.chars = list(chars)
+        self.counts = list(counts) if counts is not None else [0] * len(self.words)
+        self.word_index = {w: i for i, w in enumerate(self.words)}
+        self.char_index = {c: i for i, c in enumerate(self.chars)}
+        if self.words[:3] != [PAD, UNK, BOUNDARY] or self.chars[:2] != [PAD, UNK]:
+            raise ValueError("WordCharVocab: words must start with <pad>, <unk>, <s> and chars with <pad>, <unk>.")
+
+    @classmethod
+    def build(
+        cls, ner_sentences: Iterable[Sequence[str]], lm_sentences: Iterable[Sequence[str]] = (), min_count: int = 2
+    ) -> WordCharVocab:
+        ner_counts, lm_counts = Counter(), Counter()
+        chars: Counter = Counter()
+        for sent in ner_sentences:
+            for w in sent:
+                ner_counts[normalize(w)] += 1
+                chars.update(w)
+        for sent in lm_sentences:
+            for w in sent:
+                lm_counts[normalize(w)] += 1
+                chars.update(w)
+        total = ner_counts + lm_counts
+        keep = [w for w in total if w in ner_counts or lm_counts[w] > min_count]
+        keep.sort(key=lambda w: (-total[w], w))
+        words = [PAD, UNK, BOUNDARY] + keep
+        return cls(words, [PAD, UNK] + sorted(chars), [0, 0, 0] + [total[w] for w in keep])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def word_id(self, word: str) -> int:
+        w = normalize(word)
+        i = self.word_index.get(w)
+        if i is None:
+            i = self.word_index.get(w.lower(), 1)
+        return i
+
+    def encode(self, sentences: Sequence[Sequence[str]], max_word_len: int = 30):
+        """``(word_ids (B, T), char_ids (B, T, L), mask (B, T))`` tensors, right-padded."""
+        batch = len(sentences)
+        time = max((len(s) for s in sentences), default=0)
+        width = min(max((len(w) for s in sentences for w in s), default=1), max_word_len)
+        word_ids = torch.zeros(batch, max(time, 1), dtype=torch.long)
+        char_ids = torch.zeros(batch, max(time, 1), max(width, 1), dtype=torch.long)
+        mask = torch.zeros(batch, max(time, 1), dtype=torch.bool)
+        for b, sent in enumerate(sentences):
+            for t, w in enumerate(sent):
+                word_ids[b, t] = self.word_id(w)
+                mask[b, t] = True
+                for k, c in enumerate(w[:width]):
+                    char_ids[b, t, k] = self.char_index.get(c, 1)
+        return word_ids, char_ids, mask
+
+    def save(self, folder: str | Path) -> Path:
+        path = Path(folder) / VOCAB_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"words": self.words, "chars": self.chars, "counts": self.counts},
+                                   ensure_ascii=False), encoding="utf-8")
+        return path
+
+    @classmethod
+    def load(cls, folder: str | Path) -> WordCharVocab:
+        path = Path(folder) / VOCAB_FILE
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found: a BiLSTM model folder keeps its vocabulary there.")
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return cls(data["words"], data["chars"], data.get("counts"))
+
+
+def load_word_vectors(path: str | Path, vocab: WordCharVocab, dim: int, seed: int = 0) -> torch.Tensor:
+    """Embedding matrix from a GloVe-format text file (``word v1 ... vdim`` a line).
+
+    Words are looked up as the vocabulary does (exact, then lower-cased); words without a
+    vector get a uniform random one in ``±sqrt(3 / dim)`` (NCRF++), ``<pad>`` zeros.
+    """
+    g = torch.Generator().manual_seed(seed)
+    scale = (3.0 / dim) ** 0.5
+    matrix = (torch.rand(len(vocab), dim, generator=g) * 2 - 1) * scale
+    matrix[0] = 0
+    found = 0
+    wanted = {w: i for i, w in enumerate(vocab.words)}
+    lower = {}
+    for w, i in wanted.items():
+        lower.setdefault(w.lower(), []).append(i)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip().split(" ")
+            if len(parts) != dim + 1:
+                if lineno == 1 and len(parts) == 2:  # word2vec-style header "count dim"
+                    continue
+                raise ValueError(f"{path}, line {lineno}: expected a word and {dim} numbers, got {len(parts) - 1}.")
+            ids = [wanted[parts[0]]] if parts[0] in wanted else lower.get(parts[0], [])
+            if ids:
+                vec = torch.tensor([float(x) for x in parts[1:]])
+                for i in ids:
+                    matrix[i] = vec
+                found += 1
+    return matrix

@@ -1,0 +1,216 @@
+"""BiLSTM-CRF and CDLM: the CRF against brute force, the parameter generation network, zero-shot
+label isolation, save/load, learning, resume."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+
+import pytest
+import torch
+
+from crossner_hf.cdlm import (
+    CRF,
+    BiLSTMCRFConfig,
+    BiLSTMCRFForTokenClassification,
+    CDLMConfig,
+    CDLMForTokenClassification,
+    WordCharVocab,
+    load_word_vectors,
+)
+from crossner_hf.cdlm.modeling import LM, NER, SOURCE, TARGET, log_uniform_sample, sampled_softmax_loss
+
+SENTS = [["Obama", "met", "Merkel", "in", "Berlin", "."], ["The", "Senate", "voted", "in", "2019", "."],
+         ["Labour", "won", "."]]
+
+
+def _brute(crf: CRF, emissions, mask):
+    """log Z and the best path of one row by enumerating every tag sequence."""
+    n = int(mask.sum())
+    scores = {}
+    for tags in itertools.product(range(crf.num_tags), repeat=n):
+        s = crf.start_transitions[tags[0]] + emissions[0, tags[0]]
+        for t in range(1, n):
+            s = s + crf.transitions[tags[t - 1], tags[t]] + emissions[t, tags[t]]
+        scores[tags] = s + crf.end_transitions[tags[-1]]
+    values = torch.stack(list(scores.values()))
+    return torch.logsumexp(values, 0), max(scores, key=lambda k: float(scores[k])), scores
+
+
+def test_crf_matches_brute_force_with_masks():
+    torch.manual_seed(0)
+    crf = CRF(3)
+    emissions = torch.randn(3, 4, 3)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    tags = torch.randint(0, 3, (3, 4))
+    llh = crf(emissions, tags, mask)
+    paths = crf.decode(emissions, mask)
+    for b in range(3):
+        log_z, best, scores = _brute(crf, emissions[b], mask[b])
+        n = int(mask[b].sum())
+        assert torch.allclose(llh[b], scores[tuple(tags[b, :n].tolist())] - log_z, atol=1e-5)
+        assert tuple(paths[b]) == best
+    with pytest.raises(ValueError, match="first time step"):
+        crf(emissions, tags, torch.zeros(3, 4, dtype=torch.bool))
+
+
+def test_crf_agrees_with_pytorch_crf():
+    torchcrf = pytest.importorskip("torchcrf", reason="pytorch-crf is in the dev extra; pip install pytorch-crf")
+    torch.manual_seed(1)
+    ours, theirs = CRF(5), torchcrf.CRF(5, batch_first=True)
+    theirs.load_state_dict(ours.state_dict())
+    emissions, tags = torch.randn(4, 7, 5), torch.randint(0, 5, (4, 7))
+    mask = torch.arange(7).unsqueeze(0) < torch.tensor([7, 5, 3, 1]).unsqueeze(1)
+    assert torch.allclose(ours(emissions, tags, mask), theirs(emissions, tags, mask, reduction="none"), atol=1e-5)
+    assert ours.decode(emissions, mask) == theirs.decode(emissions, mask)
+
+
+def _vocab():
+    return WordCharVocab.build(SENTS, [["the", "cat", "sat"]] * 3)
+
+
+def _cdlm(vocab, **kw):
+    return CDLMForTokenClassification(CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars),
+                                                 num_labels=5, target_num_labels=7, **kw))
+
+
+def test_generated_lstm_has_the_shapes_and_count_of_nn_lstm():
+    model = _cdlm(_vocab())
+    reference = torch.nn.LSTM(150, 100, batch_first=True, bidirectional=True)
+    assert model.n_lstm_params == sum(p.numel() for p in reference.parameters()) == 201_600
+    generated = model.lstm_parameters(TARGET, NER)
+    assert {k: tuple(v.shape) for k, v in generated.items()} == {k: tuple(v.shape) for k, v in reference.named_parameters()}
+    assert tuple(model.generator.W.shape) == (8, 8, 201_600)
+    # nothing in the LSTM is a free parameter of the model
+    assert not any("lstm" in name for name, _ in model.named_parameters())
+    # each (domain, task) pair gets its own weights
+    thetas = [model.generator(d, t) for d in (SOURCE, TARGET) for t in (NER, LM)]
+    for a, b in itertools.combinations(thetas, 2):
+        assert not torch.allclose(a, b)
+
+
+def test_gradients_reach_w_and_both_embeddings():
+    vocab = _vocab()
+    model = _cdlm(vocab)
+    words, chars, mask = vocab.encode(SENTS)
+    model(words, chars, mask, labels=torch.zeros_like(words), domain=TARGET, task=NER).loss.backward()
+    g = model.generator
+    assert g.W.grad.abs().sum() > 0 and g.domain.grad[TARGET].abs().sum() > 0 and g.task.grad[NER].abs().sum() > 0
+    assert g.domain.grad[SOURCE].abs().sum() == 0  # only the pair used gets gradient
+    model.zero_grad()
+    model.train()
+    model(words, chars, mask, domain=SOURCE, task=LM).loss.backward()
+    assert g.task.grad[LM].abs().sum() > 0 and g.domain.grad[SOURCE].abs().sum() > 0
+
+
+def test_sampled_softmax_masks_accidental_hits():
+    ids, logq = log_uniform_sample(50, 1000, generator=torch.Generator().manual_seed(0))
+    assert len(ids) == len(set(ids.tolist())) == 50 and int(ids.min()) >= 0 and int(ids.max()) < 1000
+    assert torch.all(logq < 0)
+    weight, bias = torch.randn(10, 4), torch.zeros(10)
+    states = torch.randn(3, 4)
+    loss = sampled_softmax_loss(weight, bias, states, torch.tensor([0, 1, 2]), 9, 10)  # samples include the targets
+    assert torch.isfinite(loss) and loss > 0
+
+
+def test_vocab_lookup_rules_and_vectors(tmp_path):
+    vocab = WordCharVocab.build([["Paris", "1999"]], [["paris"] * 3, ["rare"]], min_count=2)
+    assert vocab.words[:3] == ["<pad>", "<unk>", "<s>"]
+    assert vocab.word_id("2024") == vocab.word_id("0000")   # digits map to 0
+    assert vocab.word_id("PARIS") == vocab.word_id("paris")  # lower-case fallback
+    assert vocab.word_id("rare") == 1                        # LM words seen <= min_count times are unknown
+    glove = tmp_path / "g.txt"
+    glove.write_text("paris 1 2 3\n0000 4 5 6\n")
+    vec = load_word_vectors(glove, vocab, 3)
+    assert vec[vocab.word_id("paris")].tolist() == [1, 2, 3] and vec[vocab.word_id("1999")].tolist() == [4, 5, 6]
+    assert vec[0].abs().sum() == 0
+    vocab.save(tmp_path)
+    assert WordCharVocab.load(tmp_path).words == vocab.words
+
+
+@pytest.mark.parametrize("kind", ["bilstm", "cdlm"])
+def test_save_load_round_trip_gives_identical_predictions(tmp_path, kind):
+    vocab = _vocab()
+    if kind == "cdlm":
+        model = _cdlm(vocab)
+    else:
+        model = BiLSTMCRFForTokenClassification(BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars),
+                                                                num_labels=5))
+    model.eval()
+    words, chars, mask = vocab.encode(SENTS)
+    before = model.decode(words, chars, mask)
+    model.save_pretrained(tmp_path)
+    again = type(model).from_pretrained(tmp_path).eval()
+    assert again.decode(words, chars, mask) == before
+    assert (tmp_path / "model.safetensors").is_file()
+
+
+def _small(cls, tmp_path, crossner_data_dir, **kw):
+    base = dict(domain="politics", output_dir=str(tmp_path / "out"), data_dir=str(crossner_data_dir), word_dim=16,
+                char_dim=8, char_filters=8, hidden_size=16, use_cpu=True, seed=3)
+    base.update(kw)
+    return cls(**base)
+
+
+def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.cdlm import training
+    from crossner_hf.cdlm.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    losses = []
+    real = training.run_loop
+
+    def spy(**kw):  # record every step's loss
+        step = kw["step_losses"]
+
+        def recording(model, batches, device):
+            loss = step(model, batches, device)
+            losses.append(float(loss.detach()))
+            return loss
+
+        return real(**{**kw, "step_losses": recording})
+
+    monkeypatch.setattr("crossner_hf.cdlm.recipes.run_loop", spy)
+    results = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
+                                      num_train_epochs=15, batch_size=10, early_stopping_patience=0))
+    assert len(losses) == 15 * 20  # 200 sentences, batch 10
+    first, last = sum(losses[:40]) / 40, sum(losses[-40:]) / 40
+    assert last < 0.6 * first, (first, last)
+    assert 0.0 <= results["test"]["overall_f1"] <= 1.0 and (tmp_path / "out" / "vocab.json").is_file()
+
+
+def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkeypatch):
+    """Two zero-shot runs, one with the target's train/dev tags scrambled: identical training."""
+    from crossner_hf.cdlm.recipes import CDLMArguments, train_cdlm
+
+    scrambled = tmp_path / "data"
+    shutil.copytree(crossner_data_dir, scrambled)
+    for split in ("train.txt", "dev.txt"):
+        path = scrambled / "politics" / split
+        lines = path.read_text().splitlines()
+        path.write_text("\n".join(f"{l.split(chr(9))[0]}\tB-politician" if l.strip() else l for l in lines) + "\n")
+    runs = []
+    for i, data in enumerate((crossner_data_dir, scrambled)):
+        monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / f"cache{i}"))
+        args = _small(CDLMArguments, tmp_path / f"r{i}", data, mode="zero-shot", num_train_epochs=2,
+                      max_steps_per_epoch=5, source_subsample=60, lm_negatives=10)
+        runs.append(train_cdlm(args))
+    a, b = runs
+    assert [h["loss"] for h in a["history"]] == [h["loss"] for h in b["history"]]
+    assert a["best_dev_f1"] == b["best_dev_f1"]  # selection on source dev
+    wa = CDLMForTokenClassification.from_pretrained(tmp_path / "r0" / "out").state_dict()
+    wb = CDLMForTokenClassification.from_pretrained(tmp_path / "r1" / "out").state_dict()
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.cdlm.recipes import CDLMArguments, train_cdlm
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    kw = dict(max_steps_per_epoch=4, source_subsample=60, lm_negatives=10, early_stopping_patience=0)
+    full = train_cdlm(_small(CDLMArguments, tmp_path / "full", crossner_data_dir, num_train_epochs=3, **kw))
+    train_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=2, **kw))
+    resumed = train_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=3,
+                                resume_from_checkpoint=True, **kw))
+    assert [h["loss"] for h in resumed["history"]] == [h["loss"] for h in full["history"]]
+    assert resumed["test"] == full["test"] and len(resumed["history"]) == 3
