@@ -214,3 +214,16 @@ def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_di
                                 resume_from_checkpoint=True, **kw))
     assert [h["loss"] for h in resumed["history"]] == [h["loss"] for h in full["history"]]
     assert resumed["test"] == full["test"] and len(resumed["history"]) == 3
+
+
+def test_padded_bilstm_equals_a_packed_nn_lstm():
+    from crossner_hf.cdlm.modeling import _uni_template, bilstm
+
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(5, 4, batch_first=True, bidirectional=True)
+    x, lengths = torch.randn(3, 6, 5), torch.tensor([6, 4, 1])
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    ref, _ = torch.nn.utils.rnn.pad_packed_sequence(lstm(packed)[0], batch_first=True, total_length=6)
+    out = bilstm(x, lengths, dict(lstm.named_parameters()), _uni_template(5, 4, "cpu"))
+    real = torch.arange(6)[None] < lengths[:, None]
+    assert torch.allclose(out[real], ref[real], atol=1e-6)
