@@ -132,6 +132,8 @@ def runs_table(args) -> None:
         ("CDLM, supervised", lambda: train_cdlm(CDLMArguments(output_dir=str(tmp / "cdlm"), mode="supervised", **common))),
         ("CDLM, zero-shot", lambda: train_cdlm(CDLMArguments(output_dir=str(tmp / "zs"), mode="zero-shot", **common))),
     ]
+    keys = {"bilstm": 0, "cdlm": 1, "zero-shot": 2}
+    plans = [plans[keys[r]] for r in args.runs]
     for name, fn in plans:
         started = time.perf_counter()
         res = fn()
@@ -142,7 +144,7 @@ def runs_table(args) -> None:
                      trained, seconds))
         print(json.dumps({"run": name, "epochs": res["epochs"], "test_f1": res["test"]["overall_f1"],
                           "per_type": {k: v["f1"] for k, v in res["test"]["per_type"].items()}}), flush=True)
-    print(f"\nPoliticsruns (random vectors, CPU, seed 555, {args.epochs} epochs"
+    print(f"\nPolitics runs (random vectors, CPU, seed 555, {args.epochs} epochs"
           f"{'' if args.max_steps_per_epoch is None else f' of at most {args.max_steps_per_epoch} steps'})")
     print(f"{'run':<44}{'epochs':>7}{'best':>6}{'dev F1':>8}{'test F1':>9}{'epoch s':>9}{'total s':>9}")
     for name, ep, best, dev, test, trained, total in rows:
@@ -156,12 +158,16 @@ def main(argv=None) -> None:
     parser.add_argument("--epochs", type=int, default=3, help="epochs of each politics run")
     parser.add_argument("--max_steps_per_epoch", type=int, default=None, help="cap steps per epoch of the runs")
     parser.add_argument("--skip_runs", action="store_true", help="only the CRF and throughput tables")
+    parser.add_argument("--runs", nargs="+", default=["bilstm", "cdlm", "zero-shot"],
+                        choices=["bilstm", "cdlm", "zero-shot"], help="which politics runs")
+    parser.add_argument("--skip_tables", action="store_true", help="only the politics runs")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--data_dir", default=str(ROOT.parent / "shared" / "data" / "crossner"), help="CrossNER data")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    crf_table(args.repeats)
-    training_table(args.train_repeats, args.data_dir)
+    if not args.skip_tables:
+        crf_table(args.repeats)
+        training_table(args.train_repeats, args.data_dir)
     if not args.skip_runs:
         runs_table(args)
 

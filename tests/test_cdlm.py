@@ -227,3 +227,17 @@ def test_padded_bilstm_equals_a_packed_nn_lstm():
     out = bilstm(x, lengths, dict(lstm.named_parameters()), _uni_template(5, 4, "cpu"))
     real = torch.arange(6)[None] < lengths[:, None]
     assert torch.allclose(out[real], ref[real], atol=1e-6)
+
+
+def test_lm_text_from_files_and_corpus_folders(tmp_path):
+    from datasets import Dataset
+
+    from crossner_hf.cdlm.recipes import _text_file_examples
+    from crossner_hf.publish import write_hub_dataset_folder
+
+    text = tmp_path / "t.txt"
+    text.write_text("the senate voted\n\n  \nlabour won\n")
+    assert [e.tokens for e in _text_file_examples([str(text)])] == [["the", "senate", "voted"], ["labour", "won"]]
+    folder = write_hub_dataset_folder({"politics-domain": Dataset.from_dict({"text": ["a b", "c"]})}, tmp_path / "c")
+    got = _text_file_examples([f"{folder}:politics-domain"])
+    assert [e.tokens for e in got] == [["a", "b"], ["c"]] and all(e.tags is None for e in got)

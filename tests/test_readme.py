@@ -27,6 +27,8 @@ TRAIN_LIMITS = ["--max_steps", "2", "--few_shot", "8", "--per_device_train_batch
                 "--source_max_steps", "2", "--source_subsample", "16", "--seeds", "1", "--disable_tqdm", "true"]
 DAPT_LIMITS = ["--max_steps", "2", "--per_device_train_batch_size", "2", "--block_size", "64",
                "--disable_tqdm", "true"]
+RNN_LIMITS = ["--max_steps_per_epoch", "2", "--num_train_epochs", "1", "--source_subsample", "30",
+              "--word_dim", "16", "--char_dim", "8", "--char_filters", "8", "--hidden_size", "16"]
 ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
                   "--dynamo_backend", "no"]
 
@@ -70,6 +72,8 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
         return prog + rest + ([] if has_model else ["--model_name_or_path", tiny]) + TRAIN_LIMITS
     if kind == "dapt":
         return prog + rest + DAPT_LIMITS
+    if kind in ("cdlm", "bilstm-crf", "bilstm_crf"):
+        return prog + rest + (RNN_LIMITS + ["--lm_negatives", "5"] if kind == "cdlm" else RNN_LIMITS)
     return prog + rest
 
 

@@ -84,9 +84,11 @@ class CDLMArguments(RNNTaggerArguments):
                                       metadata={"help": "Weights of LM-source, NER-source, LM-target, NER-target."})
     target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
     lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives (log-uniform)."})
-    source_text: list[str] | None = field(default=None, metadata={"help": "Source LM text files (default: CoNLL sentences)."})
-    target_text: list[str] | None = field(default=None, metadata={"help": "Target LM text files (default: the domain's "
-                                                                  "sentences of --lm_splits)."})
+    source_text: list[str] | None = field(default=None, metadata={
+        "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
+    target_text: list[str] | None = field(default=None, metadata={
+        "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
+                "(default: the domain's sentences of --lm_splits)."})
     lm_splits: list[str] = field(default_factory=lambda: ["train"], metadata={
         "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
         "choices": ["train", "validation", "test"]})
@@ -106,9 +108,26 @@ def _examples(dataset, with_tags: bool = True) -> list[Example]:
 
 
 def _text_file_examples(paths: list[str]) -> list[Example]:
+    """Sentences from text files (one a line), or from a dataset folder this project builds.
+
+    ``FOLDER:CONFIG`` (or a folder with one config) reads its ``text`` column (DAPT corpus
+    levels, Wikipedia domain corpora) or its ``tokens`` column (labeled data, labels unused).
+    """
     out = []
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
+    for spec in paths:
+        folder, _, config = spec.partition(":")
+        if Path(folder).is_dir():
+            from datasets import load_dataset
+
+            ds = load_dataset(folder, config or None, split="train")
+            if "tokens" in ds.column_names:
+                out.extend(Example(list(t), None) for t in ds["tokens"] if t)
+            elif "text" in ds.column_names:
+                out.extend(Example(t.split(), None) for t in ds["text"] if t.split())
+            else:
+                raise ValueError(f"{spec}: no 'text' or 'tokens' column (columns: {ds.column_names}).")
+            continue
+        with open(spec, encoding="utf-8") as fh:
             out.extend(Example(line.split(), None) for line in fh if line.split())
     if not out:
         raise ValueError(f"No text in {paths}.")
