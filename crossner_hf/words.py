@@ -54,11 +54,38 @@ def _punkt(nltk_data: str | None) -> object | None:
         return None
 
 
+def _stdlib_pattern(pattern: object) -> object:
+    """NLTK's own fixed pattern recompiled with the stdlib ``re`` engine (same semantics)."""
+    compiled = getattr(pattern, "_rx", pattern)
+    flags = compiled.flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.ASCII)
+    return re.compile(compiled.pattern, flags)
+
+
 @lru_cache(maxsize=1)
 def _word_tokenizer():
+    """NLTK's ``NLTKWordTokenizer`` with its patterns on the stdlib ``re`` engine.
+
+    NLTK routes every pattern through ``nltk.redos`` (the third-party ``regex`` engine plus a
+    per-call timeout) to guard against *caller-supplied* patterns; the tokenizer's patterns
+    are NLTK's own constants, so recompiling them with ``re`` changes no output (tested on
+    every CrossNER sentence and the Wikipedia sample) and makes word splitting about 1.6x
+    faster, which matters when the Wikipedia corpus builder tokenises millions of sentences.
+    """
     from nltk.tokenize import NLTKWordTokenizer
 
-    return NLTKWordTokenizer()
+    tokenizer = NLTKWordTokenizer()
+    try:
+        for name in ("STARTING_QUOTES", "ENDING_QUOTES", "PUNCTUATION", "CONVERT_PARENTHESES"):
+            setattr(tokenizer, name, [(_stdlib_pattern(p), r) for p, r in getattr(NLTKWordTokenizer, name)])
+        for name in ("PARENS_BRACKETS", "DOUBLE_DASHES"):
+            pattern, replacement = getattr(NLTKWordTokenizer, name)
+            setattr(tokenizer, name, (_stdlib_pattern(pattern), replacement))
+        for name in ("CONTRACTIONS2", "CONTRACTIONS3"):
+            setattr(tokenizer, name, [_stdlib_pattern(p) for p in getattr(NLTKWordTokenizer, name)])
+    except (re.error, AttributeError, TypeError) as err:  # an NLTK release whose patterns re cannot take
+        logger.info("keeping NLTK's regex-engine word tokenizer (%s)", err)
+        return NLTKWordTokenizer()
+    return tokenizer
 
 
 def sentence_spans(text: str, nltk_data: str | None = None) -> list[tuple[int, int]]:

@@ -1,0 +1,449 @@
+"""The Wikipedia stages as datatrove pipelines: dump -> sentences with anchors -> typed anchors.
+
+Two datatrove pipelines run over a *work folder*; everything global (the redirect map,
+the corpus-level filtering and balancing) runs between and after them in the calling
+process, on files:
+
+1. ``extract`` (one task per shard of the fixed manifest): read pages
+   (:class:`WikipediaPageReader`), turn each article into sentences of words with its
+   anchors as word spans (:class:`ArticleExtractor`), and write, per task,
+   ``stage1/{sentence,page,redirect,category,skipped}/<rank>.parquet``
+   (:class:`KindParquetWriter`).
+2. the redirect map is merged from ``stage1/redirect/*`` into ``redirects.sqlite``.
+3. ``type`` (one task per stage-1 shard): resolve every anchor's target through the
+   redirect map and type it through the DBpedia lookup (:class:`AnchorTyper`), writing
+   ``stage2/typed/<rank>.parquet``.
+
+Resume and integrity
+    The manifest (``manifest.json``: every task's dump units) is written once and reused,
+    so a task always reads the same pages and the number of tasks never changes between a
+    run and its resume. datatrove marks a task complete only after its writers closed;
+    a rerun skips completed tasks and redoes the others from the start, overwriting their
+    shards. The next stage, and the final dataset, start only when every task of a stage
+    is complete (:func:`require_complete`), so a shard truncated by a kill is never read.
+
+Executors
+    ``local`` (default): ``LocalPipelineExecutor`` over all cores. ``ray``: the same
+    pipeline under ``RayPipelineExecutor`` (``pip install crossner_hf[ray]``; a local
+    instance is started when none is running). ``slurm``: ``SlurmPipelineExecutor``,
+    submitted with ``sbatch`` (``--slurm_partition``, ``--slurm_time``). The builder must
+    run under ``if __name__ == "__main__":``: the local executor starts its workers with
+    forkserver.
+
+Memory
+    One page at a time per worker; stage-1 writers flush every ``batch_size`` rows; the
+    lookups are SQLite files opened read-only in each worker. Peak memory does not grow
+    with the dump.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from datatrove.data import Document, DocumentsPipeline
+from datatrove.pipeline.base import PipelineStep
+from datatrove.pipeline.writers.parquet import ParquetWriter
+
+from .dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
+from .sentences import anchor_sentences, require_punkt
+from .wikitext import is_disambiguation, page_categories, wikitext_to_text
+
+logger = logging.getLogger(__name__)
+
+MANIFEST = "manifest.json"
+EXECUTORS = ("local", "ray", "slurm")
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "sentence": pa.schema([
+        ("page_id", pa.int64()), ("title", pa.string()), ("sentence", pa.int32()),
+        ("tokens", pa.list_(pa.string())),
+        ("span_start", pa.list_(pa.int32())), ("span_end", pa.list_(pa.int32())),
+        ("span_target", pa.list_(pa.string())),
+    ]),
+    "page": pa.schema([
+        ("page_id", pa.int64()), ("title", pa.string()), ("categories", pa.list_(pa.string())),
+        ("sentences", pa.int32()), ("wikitext_bytes", pa.int64()),
+    ]),
+    "redirect": pa.schema([("title", pa.string()), ("target", pa.string())]),
+    "category": pa.schema([("title", pa.string()), ("parents", pa.list_(pa.string()))]),
+    "skipped": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("reason", pa.string())]),
+}
+"""Stage-1 tables, one folder each (``stage1/<kind>/<rank>.parquet``)."""
+
+TYPED_SCHEMA = SCHEMAS["sentence"].append(pa.field("span_class", pa.list_(pa.string())))
+"""Stage 2: the sentence table plus each span's most specific DBpedia class ('' untyped)."""
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def make_manifest(work_dir: str | Path, dumps: Sequence[str], indexes: Sequence[str] | None = None,
+                  *, unit_bytes: int = 64 << 20, units_per_task: int = 1) -> list[list[DumpUnit]]:
+    """The tasks' dump units, written to ``work_dir/manifest.json`` once and reused after.
+
+    A rerun with other dumps (paths or sizes) is refused, so a resume can never mix pages.
+    """
+    work = Path(work_dir)
+    path = work / MANIFEST
+    identity = [{"path": str(Path(d).resolve()), "bytes": os.path.getsize(d)} for d in dumps]
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        if saved["dumps"] != identity:
+            raise ValueError(
+                f"{path} was made for other dumps ({[d['path'] for d in saved['dumps']]}); pass the same --dump "
+                "files to resume, or a new --work_dir to start over."
+            )
+        return [[DumpUnit(**u) for u in task] for task in saved["tasks"]]
+    units = plan_units([d["path"] for d in identity], indexes=indexes, unit_bytes=unit_bytes)
+    tasks = [units[i:i + units_per_task] for i in range(0, len(units), units_per_task)]
+    work.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"dumps": identity, "tasks": [[u.to_dict() for u in t] for t in tasks]}, indent=1))
+    os.replace(tmp, path)
+    return tasks
+
+
+# --------------------------------------------------------------------------- steps
+
+
+class WikipediaPageReader(PipelineStep):
+    """Reads the pages of this task's manifest entry (articles and category pages)."""
+
+    name = "Wikipedia pages"
+    type = "📖 - READER"
+
+    def __init__(self, work_dir: str, log_every: float = 30.0):
+        super().__init__()
+        self.work_dir = str(work_dir)
+        self.log_every = log_every
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        tasks = json.loads((Path(self.work_dir) / MANIFEST).read_text())["tasks"]
+        if world_size != len(tasks):
+            raise ValueError(f"the manifest has {len(tasks)} tasks but the executor runs {world_size}.")
+        start = last = time.monotonic()
+        pages = 0
+        read_bytes = 0
+        for unit in (DumpUnit(**u) for u in tasks[rank]):
+            for page in iter_unit_pages(unit, namespaces=(ARTICLE_NAMESPACE, CATEGORY_NAMESPACE)):
+                pages += 1
+                self.stat_update("pages")
+                read_bytes += len(page.wikitext)
+                now = time.monotonic()
+                if now - last >= self.log_every:
+                    logger.info("task %d: %d pages, %.1f pages/s, %.2f MB wikitext/s", rank, pages,
+                                pages / (now - start), read_bytes / 1e6 / (now - start))
+                    last = now
+                yield Document(text=page.wikitext, id=str(page.id), metadata={
+                    "title": page.title, "namespace": page.namespace, "redirect": page.redirect})
+        elapsed = max(time.monotonic() - start, 1e-9)
+        logger.info("task %d done: %d pages in %.1f s (%.1f pages/s)", rank, pages, elapsed, pages / elapsed)
+
+
+class _PageTimeout(Exception):
+    pass
+
+
+class ArticleExtractor(PipelineStep):
+    """Page -> rows of the stage-1 tables (``metadata['kind']`` says which).
+
+    Redirects become ``redirect`` rows, category pages ``category`` rows (their parent
+    categories), disambiguation pages are skipped, and each article becomes one ``page``
+    row and its ``sentence`` rows. A page whose parsing raises, runs longer than
+    ``page_timeout`` seconds or is longer than ``max_page_chars`` becomes a ``skipped``
+    row (id, title, reason) and is counted: no page can stall a worker.
+    """
+
+    name = "Articles to sentences"
+    type = "🔨 - EXTRACTOR"
+
+    def __init__(self, nltk_data: str | None = None, page_timeout: float = 60.0,
+                 max_page_chars: int = 4_000_000):
+        super().__init__()
+        self.nltk_data = nltk_data
+        self.page_timeout = page_timeout
+        self.max_page_chars = max_page_chars
+
+    def _rows(self, doc: Document, counts: Counter) -> Iterator[Document]:
+        title, page_id = doc.metadata["title"], int(doc.id)
+        wikitext = doc.text
+        text, anchors = wikitext_to_text(wikitext)
+        sentences = anchor_sentences(text, anchors, nltk_data=self.nltk_data, counts=counts)
+        yield Document(text="", id=doc.id, metadata={"kind": "page", "page_id": page_id, "title": title,
+                                                       "categories": page_categories(wikitext),
+                                                       "sentences": len(sentences),
+                                                       "wikitext_bytes": len(wikitext.encode("utf-8"))})
+        for number, sentence in enumerate(sentences):
+            yield Document(text="", id=f"{doc.id}-{number}", metadata={
+                "kind": "sentence", "page_id": page_id, "title": title, "sentence": number,
+                "tokens": sentence.words,
+                "span_start": [s for s, _, _ in sentence.spans], "span_end": [e for _, e, _ in sentence.spans],
+                "span_target": [t for _, _, t in sentence.spans],
+            })
+
+    def _with_timeout(self, doc: Document, counts: Counter) -> list[Document]:
+        use_alarm = self.page_timeout > 0 and threading.current_thread() is threading.main_thread()
+        if not use_alarm:
+            return list(self._rows(doc, counts))
+
+        def expire(signum, frame):
+            raise _PageTimeout
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        signal.setitimer(signal.ITIMER_REAL, self.page_timeout)
+        try:
+            return list(self._rows(doc, counts))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        require_punkt(self.nltk_data)
+        counts: Counter = Counter()
+        for doc in data:
+            meta = doc.metadata
+            title = meta["title"]
+            if meta["redirect"] is not None:
+                if meta["namespace"] == ARTICLE_NAMESPACE:
+                    self.stat_update("redirects")
+                    yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": title,
+                                                                 "target": meta["redirect"]})
+                continue
+            if meta["namespace"] == CATEGORY_NAMESPACE:
+                self.stat_update("category_pages")
+                name = title.split(":", 1)[-1]
+                yield Document(text="", id=doc.id, metadata={"kind": "category", "title": name,
+                                                             "parents": page_categories(doc.text)})
+                continue
+            if is_disambiguation(title, doc.text):
+                self.stat_update("disambiguation_pages")
+                continue
+            reason = None
+            if len(doc.text) > self.max_page_chars:
+                reason = f"longer than --max_page_chars ({len(doc.text)} characters)"
+            else:
+                try:
+                    with self.track_time():
+                        rows = self._with_timeout(doc, counts)
+                except _PageTimeout:
+                    reason = f"took longer than --page_timeout {self.page_timeout} s"
+                except (ValueError, IndexError, KeyError, TypeError, RecursionError) as err:
+                    reason = f"{type(err).__name__}: {err}"[:300]
+            if reason is not None:
+                self.stat_update("skipped_pages")
+                logger.warning("skipped page %s (%r): %s", doc.id, title, reason)
+                yield Document(text="", id=doc.id, metadata={"kind": "skipped", "page_id": int(doc.id),
+                                                             "title": title, "reason": reason})
+                continue
+            self.stat_update("articles")
+            for row in rows:
+                if row.metadata["kind"] == "sentence":
+                    self.stat_update("sentences")
+                    self.stat_update("tokens", value=len(row.metadata["tokens"]))
+                    self.stat_update("anchors", value=len(row.metadata["span_start"]))
+                yield row
+        for key, value in counts.items():
+            if key != "anchors":
+                self.stat_update(key, value=value)
+
+
+def _row_adapter(self, document: Document) -> dict:
+    return document.metadata
+
+
+class KindParquetWriter(ParquetWriter):
+    """datatrove's ParquetWriter with one explicit schema per ``metadata['kind']``.
+
+    The output name carries the kind (``${kind}/${rank}.parquet``); the schema of each file
+    is its kind's, so empty lists and missing kinds never make a schema up from a first row.
+    """
+
+    name = "📒 Parquet by kind"
+
+    def __init__(self, output_folder: str, schemas: dict[str, pa.Schema], batch_size: int = 1000):
+        super().__init__(output_folder, output_filename="${kind}/${rank}.parquet", adapter=_row_adapter,
+                         batch_size=batch_size, max_file_size=-1, use_content_defined_chunking=False,
+                         compression="zstd")
+        self.schemas = schemas
+        self._kind_of: dict[str, str] = {}
+
+    def write(self, document: Document, rank: int = 0, **kwargs):
+        self._kind_of.setdefault(self._get_output_filename(document, rank, **kwargs), document.metadata["kind"])
+        super().write(document, rank, **kwargs)
+
+    def _schema(self, filename: str) -> pa.Schema:
+        return self.schemas[self._kind_of[filename]]
+
+    def _write(self, document: dict, file_handler, filename: str):
+        import pyarrow.parquet as pq
+
+        row = {name: document[name] for name in self._schema(filename).names}
+        if filename not in self._writers:
+            self._writers[filename] = pq.ParquetWriter(file_handler, schema=self._schema(filename),
+                                                       compression=self.compression)
+        self._batches[filename].append(row)
+        if len(self._batches[filename]) == self.batch_size:
+            self._write_batch(filename)
+
+    def _write_batch(self, filename):
+        if not self._batches[filename]:
+            return
+        batch = pa.RecordBatch.from_pylist(self._batches.pop(filename), schema=self._schema(filename))
+        self._writers[filename].write_batch(batch)
+
+
+class AnchorTyper(PipelineStep):
+    """Stage 2: resolve each span's target through the redirect map and type it with DBpedia."""
+
+    name = "Type anchors"
+    type = "🏷 - TYPER"
+
+    def __init__(self, work_dir: str, types_db: str, batch_size: int = 2000):
+        super().__init__()
+        self.work_dir = str(work_dir)
+        self.types_db = str(types_db)
+        self.batch_size = batch_size
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        import pyarrow.parquet as pq
+
+        from .dbpedia import DBpediaTypes
+        from .redirects import Redirects
+
+        redirects = Redirects(Path(self.work_dir) / "redirects.sqlite")
+        types = DBpediaTypes(self.types_db)
+        source = Path(self.work_dir) / "stage1" / "sentence" / f"{rank:05d}.parquet"
+        if not source.is_file():
+            return
+        for batch in pq.ParquetFile(source).iter_batches(batch_size=self.batch_size):
+            rows = batch.to_pylist()
+            targets = [t for row in rows for t in row["span_target"]]
+            resolved = redirects.resolve_many(targets)
+            classes = [cls or "" for cls in types.most_specific_many(resolved)]
+            at = 0
+            for row in rows:
+                n = len(row["span_target"])
+                row["span_target"] = resolved[at:at + n]
+                row["span_class"] = classes[at:at + n]
+                at += n
+                self.stat_update("sentences")
+                self.stat_update("typed_anchors", value=sum(1 for c in row["span_class"] if c))
+                self.stat_update("untyped_anchors", value=sum(1 for c in row["span_class"] if not c))
+                yield Document(text="", id=f"{row['page_id']}-{row['sentence']}", metadata={"kind": "typed", **row})
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class ExecutorOptions:
+    """How the datatrove pipelines run (see the module docstring)."""
+
+    executor: str = "local"
+    workers: int = -1
+    slurm_partition: str | None = None
+    slurm_time: str = "24:00:00"
+    slurm_cpus_per_task: int = 1
+    slurm_mem_per_cpu_gb: int = 4
+
+
+def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOptions):
+    if options.executor not in EXECUTORS:
+        raise ValueError(f"--executor {options.executor!r} is not one of {', '.join(EXECUTORS)}.")
+    workers = options.workers if options.workers > 0 else min(tasks, os.cpu_count() or 1)
+    if options.executor == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        return LocalPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir))
+    if options.executor == "ray":
+        try:
+            import ray
+            from datatrove.executor.ray import RayPipelineExecutor
+        except ImportError as err:
+            raise ValueError("--executor ray needs ray: pip install 'crossner_hf[ray]'") from err
+        if not ray.is_initialized():
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
+        return RayPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir),
+                                   cpus_per_task=1, randomize_start_duration=0)
+    if not options.slurm_partition:
+        raise ValueError("--executor slurm needs --slurm_partition.")
+    from datatrove.executor import SlurmPipelineExecutor
+
+    return SlurmPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir),
+                                 partition=options.slurm_partition, time=options.slurm_time,
+                                 cpus_per_task=options.slurm_cpus_per_task,
+                                 mem_per_cpu_gb=options.slurm_mem_per_cpu_gb, job_name="crossner-wikipedia")
+
+
+def require_complete(logging_dir: str | Path, tasks: int, stage: str) -> None:
+    """Raise unless every task of a stage wrote its completion marker."""
+    done = {p.name for p in (Path(logging_dir) / "completions").glob("*")}
+    missing = [rank for rank in range(tasks) if f"{rank:05d}" not in done]
+    if missing:
+        raise RuntimeError(
+            f"{stage}: {len(missing)} of {tasks} task(s) have not completed (first: {missing[:5]}); their shards are "
+            f"incomplete and are not used. Rerun the same command to finish them (see {logging_dir}/logs)."
+        )
+
+
+def run_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], *, nltk_data: str | None,
+                options: ExecutorOptions, page_timeout: float = 60.0, max_page_chars: int = 4_000_000) -> None:
+    """Stage 1 over every task of the manifest (completed tasks are skipped)."""
+    work = Path(work_dir)
+    require_punkt(nltk_data)
+    pipeline = [
+        WikipediaPageReader(str(work)),
+        ArticleExtractor(nltk_data=nltk_data, page_timeout=page_timeout, max_page_chars=max_page_chars),
+        KindParquetWriter(str(work / "stage1"), SCHEMAS),
+    ]
+    _executor(pipeline, len(tasks), work / "logs" / "extract", options).run()
+    require_complete(work / "logs" / "extract", len(tasks), "extract")
+
+
+def build_redirects(work_dir: str | Path) -> Path:
+    """Merge every task's redirect rows into ``work_dir/redirects.sqlite``."""
+    import pyarrow.parquet as pq
+
+    from .redirects import build_redirects_db
+
+    work = Path(work_dir)
+
+    def pairs() -> Iterator[tuple[str, str]]:
+        for path in sorted((work / "stage1" / "redirect").glob("*.parquet")):
+            table = pq.read_table(path)
+            yield from zip(table.column("title").to_pylist(), table.column("target").to_pylist())
+
+    return build_redirects_db(pairs(), work / "redirects.sqlite")
+
+
+def run_typing(work_dir: str | Path, tasks: int, types_db: str | Path, options: ExecutorOptions) -> None:
+    """Stage 2: one task per stage-1 shard."""
+    work = Path(work_dir)
+    pipeline = [AnchorTyper(str(work), str(types_db)),
+                KindParquetWriter(str(work / "stage2"), {"typed": TYPED_SCHEMA})]
+    _executor(pipeline, tasks, work / "logs" / "type", options).run()
+    require_complete(work / "logs" / "type", tasks, "type")
+
+
+def stage_stats(work_dir: str | Path, stage: str) -> dict[str, Any]:
+    """datatrove's merged per-step statistics of a stage (``extract`` or ``type``), as totals."""
+    totals: dict[str, Any] = {}
+    for path in sorted((Path(work_dir) / "logs" / stage / "stats").glob("*.json")):
+        for step in json.loads(path.read_text()):
+            for key, value in step.get("stats", {}).items():
+                if isinstance(value, dict) and "total" in value:
+                    totals[key] = totals.get(key, 0) + value["total"]
+                elif isinstance(value, (int, float)):
+                    totals[key] = totals.get(key, 0) + value
+    return totals

@@ -1,0 +1,142 @@
+"""Article text + anchors -> sentences of CrossNER-style words with the anchors as word spans.
+
+Sentences come from NLTK punkt (``punkt_tab``), run on each line of the article text
+separately (a line is a paragraph or a list item; punkt alone would join list items that
+end without a period). Words come from the Penn Treebank tokenizer the CrossNER files
+follow (``crossner_hf.words``). Punkt's English data is looked up in the ``nltk_data``
+argument, then ``NLTK_DATA``; :func:`require_punkt` fails with a message naming both.
+
+An anchor covers the words it overlaps. When its boundary falls inside a word
+(``[[Paris]]ian`` has no link trail: the word "Parisian" holds the anchor "Paris") the word
+is taken whole and the case is counted (``boundary_inside_word``). An anchor that punkt
+splits across two sentences joins them into one sentence (``sentences_joined``). When two
+anchors claim the same word, the first keeps it (``overlapping_anchors``).
+
+Example:
+    >>> text = "Lincoln was born in Kentucky. He moved to Illinois."
+    >>> anchors = [(0, 7, "Abraham Lincoln"), (20, 28, "Kentucky"), (42, 50, "Illinois")]
+    >>> [(s.words, s.spans) for s in anchor_sentences(text, anchors)]  # doctest: +SKIP
+    [(['Lincoln', 'was', 'born', 'in', 'Kentucky', '.'], [(0, 1, 'Abraham Lincoln'), (4, 5, 'Kentucky')]),
+     (['He', 'moved', 'to', 'Illinois', '.'], [(3, 4, 'Illinois')])]
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..words import _punkt, _words_of
+from .wikitext import Anchor
+
+WordSpan = tuple[int, int, str]
+"""``(first word, one past the last word, link target)`` within a sentence."""
+
+
+@dataclass(slots=True)
+class AnchoredSentence:
+    words: list[str]
+    spans: list[WordSpan] = field(default_factory=list)
+
+
+def require_punkt(nltk_data: str | None = None) -> None:
+    """Fail early, naming where punkt was looked for, when its English data is missing."""
+    if _punkt(nltk_data) is None:
+        raise FileNotFoundError(
+            f"NLTK punkt_tab English data not found (looked in --nltk_data={nltk_data!r} and "
+            f"NLTK_DATA={os.environ.get('NLTK_DATA')!r}). Pass --nltk_data DIR or set NLTK_DATA to a folder "
+            "holding tokenizers/punkt_tab/english (e.g. ../shared/data/nltk_data), or run: "
+            "python -m nltk.downloader punkt_tab"
+        )
+
+
+def _sentence_spans(line: str, nltk_data: str | None) -> list[tuple[int, int]]:
+    punkt = _punkt(nltk_data)
+    if punkt is None:
+        require_punkt(nltk_data)
+    return list(punkt.span_tokenize(line))
+
+
+def _join_split_anchors(spans: list[tuple[int, int]], anchors: Sequence[Anchor], counts: Counter) -> list[tuple[int, int]]:
+    """Merge consecutive sentence spans that an anchor crosses."""
+    if len(spans) < 2 or not anchors:
+        return spans
+    starts = [s for s, _ in spans]
+    merged = list(spans)
+    for a_start, a_end, _ in anchors:
+        first = bisect.bisect_right(starts, a_start) - 1
+        last = bisect.bisect_right(starts, a_end - 1) - 1
+        if first >= 0 and last > first and merged[first] is not None:
+            end = merged[last][1] if merged[last] is not None else max(e for s, e in spans[first:last + 1])
+            merged[first] = (merged[first][0], max(end, spans[last][1]))
+            for i in range(first + 1, last + 1):
+                merged[i] = None
+            counts["sentences_joined"] += last - first
+    return [span for span in merged if span is not None]
+
+
+def anchor_sentences(
+    text: str, anchors: Sequence[Anchor], *, nltk_data: str | None = None, counts: Counter | None = None
+) -> list[AnchoredSentence]:
+    """Sentences of ``text`` as words, with the anchors as word spans (see the module docstring)."""
+    counts = counts if counts is not None else Counter()
+    anchors = sorted(anchors)
+    out: list[AnchoredSentence] = []
+    line_start = 0
+    anchor_at = 0
+    for line in text.split("\n"):
+        line_end = line_start + len(line)
+        # the anchors on this line (wikitext_to_text never lets an anchor span a line break
+        # except through its own text; such an anchor is clipped to the line)
+        while anchor_at < len(anchors) and anchors[anchor_at][1] <= line_start:
+            anchor_at += 1
+        line_anchors = []
+        j = anchor_at
+        while j < len(anchors) and anchors[j][0] < line_end:
+            s, e, target = anchors[j]
+            line_anchors.append((max(s, line_start) - line_start, min(e, line_end) - line_start, target))
+            j += 1
+        if line.strip():
+            spans = _join_split_anchors(_sentence_spans(line, nltk_data), line_anchors, counts)
+            for s_start, s_end in spans:
+                words = list(_words_of(line[s_start:s_end], s_start))
+                if words:
+                    out.append(_with_spans(words, [a for a in line_anchors if a[0] < s_end and a[1] > s_start],
+                                           counts))
+        line_start = line_end + 1
+    return out
+
+
+def _with_spans(words: list[tuple[str, int, int]], anchors: list[Anchor], counts: Counter) -> AnchoredSentence:
+    starts = [w[1] for w in words]
+    ends = [w[2] for w in words]
+    owner = [-1] * len(words)
+    spans: list[WordSpan] = []
+    for a_start, a_end, target in anchors:
+        first = bisect.bisect_right(ends, a_start)       # first word ending after the anchor starts
+        last = bisect.bisect_left(starts, a_end) - 1     # last word starting before the anchor ends
+        if first > last:
+            counts["anchors_without_words"] += 1
+            continue
+        if any(owner[i] >= 0 for i in range(first, last + 1)):
+            counts["overlapping_anchors"] += 1
+            continue
+        if starts[first] < a_start or ends[last] > a_end:
+            counts["boundary_inside_word"] += 1
+        for i in range(first, last + 1):
+            owner[i] = len(spans)
+        spans.append((first, last + 1, target))
+    counts["anchors"] += len(spans)
+    return AnchoredSentence([w[0] for w in words], spans)
+
+
+def bio_tags(length: int, spans: Sequence[tuple[int, int, str]]) -> list[str]:
+    """IOB2 tags of a sentence of ``length`` words from ``(first, end, category)`` spans."""
+    tags = ["O"] * length
+    for first, end, category in spans:
+        tags[first] = f"B-{category}"
+        for i in range(first + 1, end):
+            tags[i] = f"I-{category}"
+    return tags
