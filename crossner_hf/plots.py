@@ -64,3 +64,103 @@ def _save(plt, fig, path: str | Path) -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)  # figures are not freed otherwise; loops over many plots would leak
     return path
+
+
+def plot_entity_scatter(
+    points, categories, path: str | Path, *, scores: Mapping | None = None, title: str | None = None,
+) -> Path:
+    """2-D scatter of entity representations coloured by type, with a legend (the NER-BERT figures).
+
+    One ``scatter`` call per type, most frequent type first (drawn first, so rare types stay
+    visible on top); legend entries give each type's count and, with ``scores`` (from
+    :func:`crossner_hf.entity_analysis.silhouette_by_category`), its silhouette.
+    """
+    import numpy as np
+
+    plt = _pyplot()
+    points = np.asarray(points, dtype=float)
+    labels = np.asarray(list(categories))
+    if points.ndim != 2 or points.shape[1] != 2 or len(points) != len(labels):
+        raise ValueError(
+            f"plot_entity_scatter: expected n x 2 points for {len(labels)} categories, got {points.shape}."
+        )
+    names, counts = np.unique(labels, return_counts=True)
+    order = [names[i] for i in np.lexsort((names, -counts))]
+    # tab20 holds 20 distinct colours; the largest CrossNER domain (science) has 17 types
+    cmap = plt.get_cmap("tab20" if len(order) > 10 else "tab10")
+    per_type = (scores or {}).get("per_category") or {}
+    fig, ax = plt.subplots(figsize=(9.5, 7))
+    for k, name in enumerate(order):
+        mask = labels == name
+        label = f"{name} ({int(mask.sum())}"
+        label += f", s={per_type[name]:+.2f})" if per_type.get(name) is not None else ")"
+        ax.scatter(points[mask, 0], points[mask, 1], s=9, alpha=0.75, color=cmap(k % cmap.N), label=label,
+                   linewidths=0)
+    ax.set_xticks([])
+    ax.set_yticks([])  # t-SNE axes have no units
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, markerscale=2, frameon=False,
+              title="gold type (n, silhouette)" if per_type else "gold type (n)", title_fontsize=8)
+    heading = title or f"t-SNE of {len(labels)} gold entity representations"
+    overall = (scores or {}).get("overall")
+    if overall is not None:
+        heading += f"\nsilhouette ({scores.get('metric', 'cosine')}, full dimension): {overall:+.3f}"
+    ax.set_title(heading, fontsize=10)
+    return _save(plt, fig, path)
+
+
+def plot_entity_confusion(
+    rows, columns, counts, path: str | Path, *, title: str | None = None,
+) -> Path:
+    """Heatmap of an entity-level confusion table: gold types down, predicted across.
+
+    Colour is the row percentage (each gold type's entities sum to 100%), so rare and
+    frequent types read alike; every non-empty cell is annotated with its count and row
+    percentage. The ``no entity`` x ``no entity`` cell does not exist and is drawn grey.
+    """
+    import numpy as np
+
+    plt = _pyplot()
+    values = np.asarray(counts, dtype=float).reshape(len(rows), len(columns))
+    totals = values.sum(axis=1, keepdims=True)
+    pct = np.divide(100.0 * values, totals, out=np.zeros_like(values), where=totals > 0)
+    undefined = np.array([[r == c == "no entity" for c in columns] for r in rows], dtype=bool)
+    cmap = plt.get_cmap("Blues").with_extremes(bad="#d9d9d9")
+    fig, ax = plt.subplots(figsize=(0.62 * len(columns) + 3.2, 0.45 * len(rows) + 2.4))
+    image = ax.imshow(np.ma.masked_array(pct, mask=undefined), cmap=cmap, vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(len(columns)), labels=columns, rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(rows)), labels=rows, fontsize=8)
+    ax.set_xlabel("predicted type")
+    ax.set_ylabel("gold type")
+    for i in range(len(rows)):
+        for j in range(len(columns)):
+            if values[i, j]:
+                ax.text(j, i, f"{int(values[i, j])}\n{pct[i, j]:.0f}%", ha="center", va="center", fontsize=6,
+                        color="white" if pct[i, j] > 55 else "black")
+    fig.colorbar(image, ax=ax, label="% of the gold type's entities (row)")
+    ax.set_title(title or "Entity-level confusion (gold x predicted)", fontsize=10)
+    return _save(plt, fig, path)
+
+
+def plot_category_counts(
+    before: Mapping[str, int], after: Mapping[str, int], path: str | Path, *, top: int = 60
+) -> Path:
+    """Entities per category before and after balancing, as the NER-BERT paper's Figure 8.
+
+    Bars sorted by the count before balancing, on a log scale (counts span orders of
+    magnitude); the ``top`` largest categories are drawn and the title says how many more.
+    """
+    import numpy as np
+
+    plt = _pyplot()
+    names = [c for c, _ in sorted(before.items(), key=lambda kv: (-kv[1], kv[0]))][:top]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.22 * len(names) + 2), 4.2))
+    ax.bar(x - 0.2, [before.get(n, 0) for n in names], width=0.4, label="before balancing", color="#4c72b0")
+    ax.bar(x + 0.2, [after.get(n, 0) for n in names], width=0.4, label="after balancing", color="#dd8452")
+    ax.set_yscale("log")
+    ax.set_xticks(x, labels=names, rotation=90, fontsize=7)
+    ax.set_ylabel("entities")
+    more = len(before) - len(names)
+    ax.set_title(f"Entities per category{f' (largest {len(names)}; {more} more)' if more > 0 else ''}", fontsize=10)
+    ax.legend()
+    return _save(plt, fig, path)

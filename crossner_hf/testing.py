@@ -67,3 +67,35 @@ def make_tiny_bert(
     )
     BertForMaskedLM(config).save_pretrained(path)
     return str(path)
+
+
+def make_multistream_dump(source: str | Path, dump: str | Path, index: str | Path, pages_per_stream: int = 100) -> int:
+    """Rewrite a dump as a MediaWiki *multistream* bz2 file plus its index; returns the stream count.
+
+    As the real ``pages-articles-multistream`` files: a first stream with the header
+    (``<mediawiki>`` and ``<siteinfo>``), then bz2 streams of ``pages_per_stream`` pages,
+    then a last stream with ``</mediawiki>``; the index has one ``offset:page_id:title``
+    line per page, ``offset`` being the byte where its stream starts.
+    """
+    import bz2
+    import re
+
+    from .wikipedia.dump import open_dump
+
+    text = open_dump(source).read().decode("utf-8")
+    first = text.index("  <page>")
+    end = text.rindex("</mediawiki>")
+    pages = re.findall(r"  <page>.*?</page>\n", text[first:end], flags=re.DOTALL)
+    streams = [text[:first]] + ["".join(pages[i:i + pages_per_stream]) for i in range(0, len(pages), pages_per_stream)]
+    streams.append(text[end:])
+    lines, offset = [], 0
+    with open(dump, "wb") as out:
+        for number, stream in enumerate(streams):
+            if 0 < number < len(streams) - 1:
+                for page in re.finditer(r"<title>(.*?)</title>.*?<id>(\d+)</id>", stream, flags=re.DOTALL):
+                    lines.append(f"{offset}:{page.group(2)}:{page.group(1)}\n")
+            data = bz2.compress(stream.encode("utf-8"))
+            out.write(data)
+            offset += len(data)
+    Path(index).write_text("".join(lines), encoding="utf-8")
+    return len(streams)

@@ -165,7 +165,6 @@ def main(args: NERBERTCorpusArguments) -> int:
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
     from ..publish import write_hub_dataset_folder
-    from ..wikipedia.dbpedia import DBpediaTypes
     from ..wikipedia.nerbert_corpus import (
         CorpusBuilder, CorpusOptions, format_steps, to_datasets, write_report, write_selection,
     )
@@ -176,8 +175,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         validation_fraction=args.validation_fraction, seed=args.seed, balance=not args.no_balance,
     )
     work, stats = prepare_typed_sentences(args)
-    ontology = DBpediaTypes(stats["types_db"]).ontology
-    builder = CorpusBuilder(work, ontology, corpus_options)
+    builder = CorpusBuilder(work, corpus_options)
     builder.count()
     paths = write_selection(builder, work / "selection")
     configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))

@@ -248,7 +248,8 @@ def _stream_lines(unit: DumpUnit) -> Iterator[str]:
                 else:
                     chunk = b""
             *complete, pending = pending.split("\n")
-            yield from complete
+            for line in complete:
+                yield line + "\n"  # as the file readers do: parse_pages joins text lines as they are
         if fed:
             raise EOFError(f"a bz2 stream is cut off at byte {end}")
     if pending:

@@ -43,7 +43,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .dbpedia import ENTITY, Ontology
+from .dbpedia import ENTITY
 from .sentences import bio_tags
 
 logger = logging.getLogger(__name__)
@@ -111,12 +111,8 @@ def _rows(shards: Sequence[Path]) -> Iterator[dict[str, Any]]:
             yield from batch.to_pylist()
 
 
-def _fine(classes: Sequence[str], rare: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    out = []
-    for cls in classes:
-        category = cls.lower() if cls else ENTITY
-        out.append(ENTITY if category in rare else category)
-    return out
+def _fine(categories: Sequence[str], rare: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    return [ENTITY if c in rare else c for c in categories] if rare else list(categories)
 
 
 @dataclass
@@ -129,9 +125,8 @@ class _Decision:
 class CorpusBuilder:
     """Counts, filters, balances and splits the typed sentences of a work folder."""
 
-    def __init__(self, work_dir: str | Path, ontology: Ontology, options: CorpusOptions):
+    def __init__(self, work_dir: str | Path, options: CorpusOptions):
         self.work_dir = Path(work_dir)
-        self.ontology = ontology
         self.options = options
         self.shards = typed_shards(work_dir)
         if not self.shards:
@@ -145,7 +140,7 @@ class CorpusBuilder:
 
     # the decision for one sentence, given the counts of the earlier passes
     def _filter(self, row: dict[str, Any]) -> _Decision:
-        categories = _fine(row["span_class"], self.rare)
+        categories = _fine(row["span_category"], self.rare)
         if not categories or all(c == ENTITY for c in categories):
             return _Decision(False, categories, "no typed entity")
         n_entity = categories.count(ENTITY)
@@ -165,7 +160,7 @@ class CorpusBuilder:
         """Passes 1 and 2: the counts of steps 1-3, rare and top categories, balancing rates."""
         raw = StepCounts()
         for row in _rows(self.shards):
-            raw.add(len(row["tokens"]), _fine(row["span_class"]))
+            raw.add(len(row["tokens"]), _fine(row["span_category"]))
         self.steps.append(raw.row("typed sentences (every anchor an entity)"))
         self.rare = {c for c, n in raw.categories.items() if c != ENTITY and n < self.options.min_category_entities}
         relabelled = Counter()
@@ -179,7 +174,7 @@ class CorpusBuilder:
                     [: self.options.top_categories]}
         with_entity, filtered = StepCounts(), StepCounts()
         for row in _rows(self.shards):
-            categories = _fine(row["span_class"], self.rare)
+            categories = _fine(row["span_category"], self.rare)
             if not categories or all(c == ENTITY for c in categories):
                 continue
             with_entity.add(len(row["tokens"]), categories)
@@ -196,7 +191,7 @@ class CorpusBuilder:
 
     def _tags(self, row: dict[str, Any], categories: list[str], coarse: bool) -> list[str]:
         if coarse:
-            categories = [self.ontology.coarse(cls) if cls in self.ontology else ENTITY for cls in row["span_class"]]
+            categories = row["span_coarse"]
         return bio_tags(len(row["tokens"]), list(zip(row["span_start"], row["span_end"], categories)))
 
     def select(self) -> Iterator[tuple[str, dict[str, Any]]]:

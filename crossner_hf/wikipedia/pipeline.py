@@ -81,8 +81,10 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 """Stage-1 tables, one folder each (``stage1/<kind>/<rank>.parquet``)."""
 
-TYPED_SCHEMA = SCHEMAS["sentence"].append(pa.field("span_class", pa.list_(pa.string())))
-"""Stage 2: the sentence table plus each span's most specific DBpedia class ('' untyped)."""
+TYPED_SCHEMA = SCHEMAS["sentence"].append(pa.field("span_category", pa.list_(pa.string()))).append(
+    pa.field("span_coarse", pa.list_(pa.string())))
+"""Stage 2: the sentence table plus each span's category (the lower-cased most specific DBpedia
+class, or ENTITY) and its 4-type category (person, location, organisation or ENTITY)."""
 
 
 # --------------------------------------------------------------------------- manifest
@@ -318,7 +320,7 @@ class AnchorTyper(PipelineStep):
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         import pyarrow.parquet as pq
 
-        from .dbpedia import DBpediaTypes
+        from .dbpedia import ENTITY, DBpediaTypes
         from .redirects import Redirects
 
         redirects = Redirects(Path(self.work_dir) / "redirects.sqlite")
@@ -330,16 +332,19 @@ class AnchorTyper(PipelineStep):
             rows = batch.to_pylist()
             targets = [t for row in rows for t in row["span_target"]]
             resolved = redirects.resolve_many(targets)
-            classes = [cls or "" for cls in types.most_specific_many(resolved)]
+            fine = types.categories(resolved)
+            coarse = types.categories(resolved, coarse=True)
             at = 0
             for row in rows:
                 n = len(row["span_target"])
                 row["span_target"] = resolved[at:at + n]
-                row["span_class"] = classes[at:at + n]
+                row["span_category"] = fine[at:at + n]
+                row["span_coarse"] = coarse[at:at + n]
                 at += n
+                untyped = row["span_category"].count(ENTITY)
                 self.stat_update("sentences")
-                self.stat_update("typed_anchors", value=sum(1 for c in row["span_class"] if c))
-                self.stat_update("untyped_anchors", value=sum(1 for c in row["span_class"] if not c))
+                self.stat_update("typed_anchors", value=n - untyped)
+                self.stat_update("untyped_anchors", value=untyped)
                 yield Document(text="", id=f"{row['page_id']}-{row['sentence']}", metadata={"kind": "typed", **row})
 
 

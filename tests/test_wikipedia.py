@@ -1,0 +1,369 @@
+"""Wikipedia dumps -> the NER-BERT corpus, on the shared dump samples and DBpedia files.
+
+Facts checked by hand in ``../shared/data`` (bzcat + grep) are asserted, not only counts.
+"""
+
+from __future__ import annotations
+
+import bz2
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from crossner_hf.testing import make_multistream_dump
+from crossner_hf.wikipedia.dump import DumpError, DumpUnit, iter_pages, iter_unit_pages, plan_units
+from crossner_hf.wikipedia.redirects import Redirects, build_redirects_db
+from crossner_hf.wikipedia.sentences import anchor_sentences, bio_tags, require_punkt
+from crossner_hf.wikipedia.titles import dbpedia_resource_title, normalise_title
+from crossner_hf.wikipedia.wikitext import is_disambiguation, page_categories, prestrip, wikitext_to_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def wiki(shared_dir: Path) -> dict[str, Path]:
+    data = shared_dir / "data"
+    return {"sample": data / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2",
+            "tiny": data / "wikipedia" / "enwiki-tiny-3pages.xml.bz2",
+            "owl": data / "dbpedia" / "dbpedia_2016-10.owl",
+            "types": data / "dbpedia" / "instance_types_en_wiki_subset.nt",
+            "nltk": data / "nltk_data"}
+
+
+@pytest.fixture(scope="session")
+def sample_pages(wiki):
+    return list(iter_pages(wiki["sample"]))
+
+
+def _page(pages, title):
+    return next(p for p in pages if p.title == title)
+
+
+# ----------------------------------------------------------------------------- reading dumps
+
+
+def test_iter_pages_reads_titles_ids_namespaces_redirects(sample_pages):
+    assert len(sample_pages) == 206
+    first = sample_pages[0]
+    assert (first.title, first.id, first.namespace, first.redirect) == (
+        "AccessibleComputing", 10, 0, "Computer accessibility")
+    assert Counter(p.namespace for p in sample_pages) == {0: 205, 4: 1}
+    lincoln = _page(sample_pages, "Abraham Lincoln")
+    assert lincoln.redirect is None and lincoln.id == 307
+    assert "'''Abraham Lincoln'''" in lincoln.wikitext and "&quot;" not in lincoln.wikitext[:2000]
+
+
+def test_multistream_and_byte_ranges_read_the_same_pages(wiki, sample_pages, tmp_path):
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    assert make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=100) == 5  # header, 3, trailer
+    units = plan_units([dump], indexes=[index], unit_bytes=1)
+    assert [u.kind for u in units] == ["streams"] * 3
+    expected = [(p.title, p.id, p.namespace, p.redirect, p.wikitext) for p in sample_pages]
+    got = [(p.title, p.id, p.namespace, p.redirect, p.wikitext) for u in units for p in iter_unit_pages(u)]
+    assert got == expected
+    plain = tmp_path / "plain.xml"
+    plain.write_bytes(bz2.open(wiki["sample"]).read())
+    ranges = plan_units([plain], unit_bytes=300_000)
+    assert len(ranges) > 10
+    assert [(p.title, p.id, p.wikitext) for u in ranges for p in iter_unit_pages(u)] == [e[:2] + e[4:] for e in expected]
+
+
+def test_truncated_and_corrupt_dumps_name_the_file_and_pages_read(wiki, tmp_path):
+    data = bz2.open(wiki["sample"]).read()
+    cut = tmp_path / "cut.xml"
+    cut.write_bytes(data[: data.index(b"<title>Abraham Lincoln</title>") + 5000])
+    with pytest.raises(DumpError, match=r"cut\.xml: the file ends inside the page 'Abraham Lincoln'") as err:
+        list(iter_pages(cut))
+    assert err.value.pages_read == [p.title for p in iter_pages(wiki["sample"])].index("Abraham Lincoln")
+    short = tmp_path / "short.xml.bz2"
+    short.write_bytes(wiki["sample"].read_bytes()[:400_000])
+    with pytest.raises(DumpError, match=r"short\.xml\.bz2: unreadable data .* after \d+ page\(s\) read"):
+        list(iter_pages(short))
+    corrupt = tmp_path / "corrupt.xml.bz2"
+    raw = bytearray(wiki["sample"].read_bytes())
+    raw[200_000:200_200] = bytes(200)
+    corrupt.write_bytes(bytes(raw))
+    with pytest.raises(DumpError, match="corrupt.xml.bz2"):
+        list(iter_pages(corrupt))
+    no_end = tmp_path / "no_end.xml"
+    no_end.write_bytes(data[: data.rindex(b"</mediawiki>")])
+    with pytest.raises(DumpError, match="no closing </mediawiki>"):
+        list(iter_pages(no_end))
+
+
+# ----------------------------------------------------------------------------- wikitext -> text
+
+
+def test_lincoln_text_and_anchors(sample_pages):
+    text, anchors = wikitext_to_text(_page(sample_pages, "Abraham Lincoln").wikitext)
+    assert text.startswith("Abraham Lincoln (February 12, 1809 – April 15, 1865) was the 16th President")
+    found = {(text[s:e], t) for s, e, t in anchors}
+    assert ("Civil War", "American Civil War") in found
+    assert ("Hodgenville, Kentucky", "Hodgenville, Kentucky") in found
+    assert ("Whig Party leader", "Whig Party (United States)") in found
+    assert ("Stephen A. Douglas", "Stephen A. Douglas") in found
+    for marker in ("{{", "}}", "<ref", "[[", "]]", "'''", "Category:", "File:", "__NOTOC__"):
+        assert marker not in text
+    assert "External links" not in text and "\n\n\n" not in text
+    for s, e, _ in anchors:
+        assert text[s:e] == text[s:e].strip() and text[s:e]
+
+
+def test_wikitext_rules_on_hand_made_markup():
+    text, anchors = wikitext_to_text(
+        "The [[bus]]es of [[Paris (France)|Paris]]<ref>{{cite web|url=x}}</ref> and "
+        "[[File:Bus.jpg|thumb|A [[bus]] in Paris]][[:Category:Buses|bus list]] ran "
+        "{{convert|5|km}} ({{lang|fr|autobus}}) {{Infobox bus|name=[[Bus]]}}<!-- note -->.\n"
+        "== See also ==\n* [[Tram]]\n== History ==\n[[wikt:bus|Bus]] [[#History|here]] [[fr:Autobus]]"
+        "[[Category:Transport]]")
+    assert text == "The buses of Paris and bus list ran 5 km (autobus).\n\nBus here"
+    assert [(text[s:e], t) for s, e, t in anchors] == [("buses", "Bus"), ("Paris", "Paris (France)")]
+    assert prestrip("a {{x|{{y}}|[[b]]}} c\n{|\n|cell\n|}\nd") == "a  c\n\nd"
+
+
+def test_redirects_disambiguation_and_categories(sample_pages, tmp_path):
+    pairs = [(p.title, p.redirect) for p in sample_pages if p.redirect]
+    path = build_redirects_db(pairs + [("Loop A", "Loop B"), ("Loop B", "Loop A"), ("Hop", "AmoeboidTaxa")],
+                              tmp_path / "r.sqlite")
+    redirects = Redirects(path)
+    assert redirects.resolve("AfghanistanHistory") == "History of Afghanistan"
+    assert redirects.resolve("Hop") == "Amoeba"  # a chain through the dump's AmoeboidTaxa -> Amoeba
+    assert redirects.resolve("Abraham Lincoln") == "Abraham Lincoln"
+    assert redirects.cycles == [["Loop A", "Loop B"]]
+    _, anchors = wikitext_to_text("See [[amoeboidTaxa]].", redirects.resolve)
+    assert anchors[0][2] == "Amoeba"
+    austin = _page(sample_pages, "Austin (disambiguation)")
+    assert is_disambiguation(austin.title, austin.wikitext)
+    alien = _page(sample_pages, "Alien")
+    assert is_disambiguation(alien.title, alien.wikitext)  # {{disambiguation}} without the title suffix
+    assert not is_disambiguation("Abraham Lincoln", _page(sample_pages, "Abraham Lincoln").wikitext)
+    assert page_categories(_page(sample_pages, "Abraham Lincoln").wikitext)[:3] == [
+        "1809 births", "1865 deaths", "19th-century American politicians"]
+    assert normalise_title(" abraham_lincoln#Early life") == "Abraham lincoln"
+    assert dbpedia_resource_title("<http://dbpedia.org/resource/Abraham_Lincoln>") == "Abraham Lincoln"
+
+
+# ----------------------------------------------------------------------------- sentences and tags
+
+
+def test_sentences_words_and_bio_tags(wiki):
+    nltk_data = str(wiki["nltk"])
+    counts = Counter()
+    text = "Lincoln was born in Kentucky. He moved to [Springfield]ian lands.\nSt. Louis grew."
+    anchors = [(0, 7, "Abraham Lincoln"), (20, 28, "Kentucky"), (43, 54, "Springfield, Illinois"),
+               (67, 76, "St. Louis")]
+    sentences = anchor_sentences(text, anchors, nltk_data=nltk_data, counts=counts)
+    assert [s.words for s in sentences] == [
+        ["Lincoln", "was", "born", "in", "Kentucky", "."],
+        ["He", "moved", "to", "[", "Springfield", "]", "ian", "lands", "."],
+        ["St.", "Louis", "grew", "."]]
+    assert sentences[0].spans == [(0, 1, "Abraham Lincoln"), (4, 5, "Kentucky")]
+    assert sentences[2].spans == [(0, 2, "St. Louis")]
+    assert bio_tags(6, [(0, 1, "politician"), (4, 5, "city")]) == ["B-politician", "O", "O", "O", "B-city", "O"]
+    inside = Counter()
+    [sentence] = anchor_sentences("The Parisian crowd.", [(4, 9, "Paris")], nltk_data=nltk_data, counts=inside)
+    assert sentence.spans == [(1, 2, "Paris")] and inside["boundary_inside_word"] == 1
+
+
+def test_missing_punkt_names_both_places(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLTK_DATA", str(tmp_path / "nowhere"))
+    import nltk
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nowhere")])
+    with pytest.raises(FileNotFoundError, match=r"--nltk_data=.*NLTK_DATA="):
+        require_punkt(str(tmp_path / "empty"))
+
+
+def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from crossner_hf.words import _word_tokenizer
+
+    sentences = []
+    for split in ("train", "test"):
+        words = []
+        for line in (crossner_data_dir / "music" / f"{split}.txt").read_text().splitlines() + [""]:
+            if line:
+                words.append(line.split("\t")[0])
+            elif words:
+                sentences.append(" ".join(words))
+                words = []
+    sentences += ['He said "no," then \'left\'.', "Isn't it U.S.-made (1999)?", "a -- b … «c»"]
+    reference, fast = NLTKWordTokenizer(), _word_tokenizer()
+    import re
+
+    assert isinstance(fast.PUNCTUATION[0][0], re.Pattern)
+    assert [list(fast.span_tokenize(s)) for s in sentences] == [list(reference.span_tokenize(s)) for s in sentences]
+
+
+# ----------------------------------------------------------------------------- the builder
+
+
+def _build_script(out: Path, dump: Path, wiki, extra: str = "") -> str:
+    return textwrap.dedent(f"""
+        import sys
+        from crossner_hf.commands import run_command
+        from crossner_hf.commands.nerbert_wikipedia import main, make_parser
+        if __name__ == "__main__":
+            sys.exit(run_command(make_parser, main, [
+                "--dump", {str(dump)!r}, "--ontology", {str(wiki["owl"])!r},
+                "--instance_types", {str(wiki["types"])!r}, "--output_dir", {str(out)!r},
+                "--nltk_data", {str(wiki["nltk"])!r}, "--workers", "1", {extra}]))
+        """)
+
+
+def _run_builder(tmp_path: Path, name: str, script: str, **popen) -> subprocess.Popen:
+    path = tmp_path / f"{name}.py"
+    path.write_text(script)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(path)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=open(tmp_path / f"{name}.log", "w"), start_new_session=True, **popen)
+
+
+def _dataset_tables(out: Path) -> dict[str, list]:
+    return {str(p.relative_to(out)): pq.read_table(p).to_pylist() for p in sorted((out / "data").rglob("*.parquet"))}
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory, wiki) -> Path:
+    """The builder on the whole sample dump (one task), as a user runs it."""
+    tmp = tmp_path_factory.mktemp("corpus")
+    out = tmp / "out"
+    proc = _run_builder(tmp, "build", _build_script(out, wiki["sample"], wiki))
+    assert proc.wait(timeout=600) == 0, (tmp / "build.log").read_text()[-3000:]
+    return out
+
+
+def test_corpus_folder_loads_with_the_paper_schema(sample_corpus):
+    from datasets import load_dataset
+
+    corpus = load_dataset(str(sample_corpus), "all")
+    assert set(corpus) == {"train", "validation"}
+    names = corpus["train"].features["ner_tags"].feature.names
+    assert names[0] == "O" and names[1:3] == ["B-ENTITY", "I-ENTITY"]
+    assert all(names[i][2:] == names[i + 1][2:] and names[i][:2] == "B-" for i in range(1, len(names), 2))
+    four = load_dataset(str(sample_corpus), "4types")
+    assert four["train"].features["ner_tags"].feature.names == [
+        "O", "B-ENTITY", "I-ENTITY", "B-location", "I-location", "B-organisation", "I-organisation",
+        "B-person", "I-person"]
+    assert corpus["train"]["tokens"] == four["train"]["tokens"]  # the same sentences, coarser tags
+    report = json.loads((sample_corpus / "report.json").read_text())
+    assert report["pages"] == {"pages": 206, "articles": 98, "redirects": 99, "disambiguation_pages": 8,
+                               "category_pages": 0, "skipped_pages": 0}
+    steps = {s["step"].split(".")[0]: s for s in report["steps"]}
+    assert report["steps"][-2]["sentences"] + report["steps"][-1]["sentences"] == steps["4"]["sentences"]
+    for rare in report["rare_categories"]:
+        assert f"B-{rare}" not in names
+    assert (sample_corpus / "categories.png").stat().st_size > 10_000
+    card = (sample_corpus / "README.md").read_text()
+    assert "CC BY-SA" in card and "liu2021nerbert" in card and "configs:" in card
+
+
+def test_hand_checked_entities_in_the_corpus(sample_corpus):
+    from datasets import concatenate_datasets, load_dataset
+
+    corpus = load_dataset(str(sample_corpus), "all")
+    both = concatenate_datasets([corpus["train"], corpus["validation"]])
+    names = both.features["ner_tags"].feature.names
+    tagged = Counter()
+    for row in both:
+        tags = [names[i] for i in row["ner_tags"]]
+        for i, (word, tag) in enumerate(zip(row["tokens"], tags)):
+            if tag.startswith("B-"):
+                tagged[word, tag] += 1
+    # Algeria is typed Country (and Location, equivalent to Place) in the DBpedia subset
+    assert tagged["Algeria", "B-country"] > 0
+    # before filtering: every anchor typed through redirects and the deepest class
+    typed = {}
+    for path in sorted((sample_corpus.parent / "out.work" / "stage2" / "typed").glob("*.parquet")):
+        for row in pq.read_table(path).to_pylist():
+            for target, category, coarse in zip(row["span_target"], row["span_category"], row["span_coarse"]):
+                typed[target] = (category, coarse)
+    # OfficeHolder and Politician are both at depth 3 under Person: the tie goes to the smaller name
+    assert typed["Abraham Lincoln"] == ("officeholder", "person")
+    assert typed["Whig Party (United States)"] == ("politicalparty", "organisation")
+    assert typed["Aristotle"] == ("philosopher", "person")
+    assert typed["Algeria"] == ("country", "location")
+    # Kentucky: AdministrativeRegion (depth 4: Place > PopulatedPlace > Region > AdministrativeRegion)
+    # beats Settlement (depth 3)
+    assert typed["Kentucky"] == ("administrativeregion", "location")
+    assert typed["American Civil War"] == ("militaryconflict", "ENTITY")
+
+
+def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path, wiki):
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=40)
+    extra = f'"--index", {str(index)!r}, "--unit_mb", "0"'
+    out = tmp_path / "out"
+    proc = _run_builder(tmp_path, "killed", _build_script(out, dump, wiki, extra))
+    marker = tmp_path / "out.work" / "logs" / "extract" / "completions" / "00001"
+    deadline = time.monotonic() + 300
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the build ended before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted(p.name for p in marker.parent.iterdir())
+    manifest = json.loads((tmp_path / "out.work" / "manifest.json").read_text())
+    assert 2 <= len(done) < len(manifest["tasks"]) == 6
+    assert not (out / "data").exists()  # nothing published from a partial run
+    # an interrupted task's shard may be cut mid-file: make sure one is, and that it is redone
+    shard = tmp_path / "out.work" / "stage1" / "sentence" / "00001.parquet"
+    shard.write_bytes(shard.read_bytes()[:1000])
+    (marker.parent / "00001").unlink()
+    resumed = _run_builder(tmp_path, "resumed", _build_script(out, dump, wiki, extra))
+    assert resumed.wait(timeout=600) == 0, (tmp_path / "resumed.log").read_text()[-3000:]
+    log = (tmp_path / "resumed.log").read_text()
+    assert "Skipping" in log and "already completed" in log
+    # six multistream tasks, resumed, give exactly the one-task build of the whole file
+    assert _dataset_tables(out) == _dataset_tables(sample_corpus)
+    report, reference = (json.loads((d / "report.json").read_text()) for d in (out, sample_corpus))
+    assert report["steps"] == reference["steps"]
+
+
+@pytest.mark.slow
+def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
+    pytest.importorskip("ray")
+    from crossner_hf.wikipedia.pipeline import ExecutorOptions, make_manifest, run_extract
+
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=100)
+    work = tmp_path / "work"
+    tasks = make_manifest(work, [str(dump)], [str(index)], unit_bytes=1)
+    import ray
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        run_extract(work, tasks, nltk_data=str(wiki["nltk"]), options=ExecutorOptions(executor="ray", workers=2))
+    finally:
+        ray.shutdown()
+    got = [row for path in sorted((work / "stage1" / "sentence").glob("*.parquet"))
+           for row in pq.read_table(path).to_pylist()]
+    local = [row for path in sorted((sample_corpus.parent / "out.work" / "stage1" / "sentence").glob("*.parquet"))
+             for row in pq.read_table(path).to_pylist()]
+    assert len(tasks) == 3 and got == local
+
+
+def test_page_guard_skips_and_lists_slow_pages(wiki):
+    from datatrove.data import Document
+
+    from crossner_hf.wikipedia.pipeline import ArticleExtractor
+
+    step = ArticleExtractor(nltk_data=str(wiki["nltk"]), page_timeout=0.001, max_page_chars=100_000)
+    big = "[[Link]] text. " * 20_000
+    docs = [Document(text=big, id="1", metadata={"title": "Big", "namespace": 0, "redirect": None}),
+            Document(text="Short [[page]].", id="2", metadata={"title": "Small", "namespace": 0, "redirect": None}),
+            Document(text="[[A]] b. " * 3000, id="3", metadata={"title": "Slow", "namespace": 0, "redirect": None})]
+    rows = list(step.run(iter(docs)))
+    skipped = {r.metadata["title"]: r.metadata["reason"] for r in rows if r.metadata["kind"] == "skipped"}
+    assert "max_page_chars" in skipped["Big"] and "page_timeout" in skipped["Slow"]
+    assert [r.metadata["tokens"] for r in rows if r.metadata["kind"] == "sentence"] == [["Short", "page", "."]]
