@@ -367,3 +367,74 @@ def test_page_guard_skips_and_lists_slow_pages(wiki):
     skipped = {r.metadata["title"]: r.metadata["reason"] for r in rows if r.metadata["kind"] == "skipped"}
     assert "max_page_chars" in skipped["Big"] and "page_timeout" in skipped["Slow"]
     assert [r.metadata["tokens"] for r in rows if r.metadata["kind"] == "sentence"] == [["Short", "page", "."]]
+
+
+# ----------------------------------------------------------------------------- domain corpora
+
+
+def test_domain_class_map_uses_real_classes_and_types(wiki):
+    from crossner_hf.labels import entity_types
+    from crossner_hf.wikipedia.dbpedia import load_ontology
+    from crossner_hf.wikipedia.domains import CLASS_TO_TYPE, SEED_CATEGORIES, domain_type
+
+    ontology = load_ontology(wiki["owl"])
+    for domain, mapping in CLASS_TO_TYPE.items():
+        assert set(SEED_CATEGORIES) == set(CLASS_TO_TYPE)
+        for cls, kind in mapping.items():
+            assert cls in ontology, (domain, cls)
+            assert kind in entity_types(domain) or kind in ("event", "award"), (domain, kind)
+    assert domain_type("politics", "OfficeHolder", ontology.ancestors) == "politician"
+    assert domain_type("politics", "Senator", ontology.ancestors) == "politician"  # Senator < Politician
+    assert domain_type("music", "Single", ontology.ancestors) == "song"
+    assert domain_type("music", "City", ontology.ancestors) == "location"
+    assert domain_type("ai", "Award", ontology.ancestors) is None  # AI has no award type
+    assert domain_type("science", "Software", ontology.ancestors) is None
+
+
+def test_category_graph_walk_and_categorylinks_sql(tmp_path):
+    from crossner_hf.wikipedia.domains import category_children, category_closure, read_category_links
+
+    children = category_children([("Elections", ["Politics"]), ("US elections", ["Elections"]),
+                                  ("1860 elections", ["US elections"]), ("Music", [])])
+    assert category_closure(["Politics"], children, 2) == {"Politics": 0, "Elections": 1, "US elections": 2}
+    sql = tmp_path / "categorylinks.sql"
+    sql.write_text(
+        "INSERT INTO `categorylinks` VALUES (307,'Presidents_of_the_United_States','ABRAHAM LINCOLN',"
+        "'2016-01-01 00:00:00','','uppercase','page'),(9,'Politics','X','2016-01-01 00:00:00','','uppercase',"
+        "'subcat'),(12345,'Unknown_page','Y','2016-01-01 00:00:00','','uppercase','page');\n")
+    pairs = list(read_category_links(sql, {307: "Abraham Lincoln", 9: "Category:Elections"}))
+    assert pairs == [("Abraham Lincoln", "Presidents of the United States"), ("Category:Elections", "Politics")]
+    bad = tmp_path / "links.tsv"
+    bad.write_text("only one column\n")
+    with pytest.raises(ValueError, match=r"links\.tsv:1: expected 'child<TAB>parent category'"):
+        list(read_category_links(bad, {}))
+
+
+def test_domain_corpora_from_the_dump(sample_corpus, wiki, tmp_path):
+    from datasets import load_dataset
+
+    from crossner_hf.commands import run_command
+    from crossner_hf.commands.build_corpora import main, make_parser
+
+    links = tmp_path / "links.tsv"
+    # Lincoln's page is in "19th-century American politicians"; Einstein is put in Politics directly
+    links.write_text("Category:19th-century American politicians\tPoliticians\nAlbert Einstein\tPolitics\n")
+    out = tmp_path / "politics"
+    argv = ["--domain", "politics", "--wikipedia_dump", str(wiki["sample"]), "--ontology", str(wiki["owl"]),
+            "--instance_types", str(wiki["types"]), "--output_dir", str(out), "--category_links", str(links),
+            "--work_dir", str(sample_corpus.parent / "out.work"), "--nltk_data", str(wiki["nltk"]), "--workers", "1"]
+    assert run_command(make_parser, main, argv) == 0
+    domain = load_dataset(str(out), "politics-domain", split="train")
+    task = load_dataset(str(out), "politics-task", split="train")
+    assert 0 < len(task) < len(domain)
+    assert any("Abraham Lincoln" in t for t in domain["text"]) and any("Einstein" in t for t in domain["text"])
+    assert not any("Aristotle was" in t for t in domain["text"])  # not in a politics category
+    mentions = [m for row in domain["mentions"] for m in row]
+    assert {"surface": "Whig Party leader", "type": "politicalparty"} in [
+        {"surface": m["surface"], "type": m["type"]} for m in mentions]
+    for row in domain.select(range(50)):
+        for m in row["mentions"]:
+            assert row["text"][m["start"]:m["end"]] == m["surface"]
+    assert all(set(types) & {"politician", "politicalparty", "election"} for types in task["types"])
+    none = run_command(make_parser, main, argv + ["--seed_categories", "No such category"])
+    assert none == 2  # no page reached: a one-line error, not an empty corpus

@@ -47,10 +47,42 @@ SPLIT_FILES = {"train": "train.txt", "dev": "dev.txt", "validation": "dev.txt", 
 @dataclass
 class CorporaArguments:
     domain: str = field(metadata={"help": "CrossNER domain.", "choices": list(DOMAINS)})
-    text_file: list[str] = field(
-        metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line."}
-    )
     output_dir: str = field(metadata={"help": "Folder to write the Parquet files and README.md to."})
+    text_file: list[str] | None = field(
+        default=None,
+        metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line. "
+                  "Or build it from Wikipedia with --wikipedia_dump."},
+    )
+    wikipedia_dump: list[str] | None = field(
+        default=None,
+        metadata={"help": "Wikipedia pages-articles dump(s): the domain corpus is the pages of the domain's "
+                  "categories (and sub-categories), the mentions their anchors typed through DBpedia."},
+    )
+    wikipedia_index: list[str] | None = field(
+        default=None, metadata={"help": "Multistream index file(s), one per --wikipedia_dump."}
+    )
+    ontology: str | None = field(default=None, metadata={"help": "DBpedia Ontology OWL/TSV (with --wikipedia_dump)."})
+    instance_types: list[str] | None = field(
+        default=None, metadata={"help": "DBpedia instance-types N-Triples/Turtle file(s) (with --wikipedia_dump)."}
+    )
+    seed_categories: list[str] | None = field(
+        default=None, metadata={"help": "Wikipedia categories the domain grows from (default: the domain's "
+                                "built-in list, crossner_hf.wikipedia.domains.SEED_CATEGORIES)."}
+    )
+    category_depth: int = field(
+        default=2, metadata={"help": "Sub-category levels walked below the seed categories (breadth-first)."}
+    )
+    category_links: list[str] | None = field(
+        default=None, metadata={"help": "categorylinks table(s): the MySQL dump (.sql/.sql.gz) or child<TAB>parent "
+                                "TSV, added to the category graph of the dump's category pages."}
+    )
+    work_dir: str | None = field(
+        default=None, metadata={"help": "Wikipedia work folder (resume state); default OUTPUT_DIR.work"}
+    )
+    nltk_data: str | None = field(default=None, metadata={"help": "Folder holding tokenizers/punkt_tab."})
+    executor: str = field(default="local", metadata={"help": "datatrove executor for the Wikipedia stages.",
+                                                     "choices": ["local", "ray", "slurm"]})
+    workers: int = field(default=-1, metadata={"help": "Wikipedia tasks run at once (-1: all cores)."})
     entity_list: str | None = field(
         default=None, metadata={"help": "Entity list TSV, one 'surface<TAB>type' a line."}
     )
@@ -92,6 +124,8 @@ class CorporaArguments:
 
 def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
     """The mention finder and a sentence describing it for the card."""
+    if args.wikipedia_dump:
+        return None, "the anchors of the pages, typed by their link targets' DBpedia classes"
     given = [n for n in ("entity_list", "entity_list_from_crossner", "ner_model") if getattr(args, n)]
     if len(given) != 1:
         raise ValueError(
@@ -127,9 +161,43 @@ def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> d
     return entity_list_from_conll(sentences)
 
 
+def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str]:
+    """The levels from a Wikipedia dump: domain pages by category, anchors as mentions."""
+    from ..corpora import select_levels
+    from ..wikipedia.dbpedia import DBpediaTypes
+    from ..wikipedia.domains import domain_corpus, domain_pages
+    from .nerbert_wikipedia import WikipediaSourceArguments, prepare_typed_sentences
+
+    if not (args.ontology and args.instance_types):
+        raise ValueError("--wikipedia_dump needs --ontology and --instance_types (DBpedia) to type the anchors.")
+    source_args = WikipediaSourceArguments(
+        dump=args.wikipedia_dump, index=args.wikipedia_index, ontology=args.ontology,
+        instance_types=args.instance_types, output_dir=args.output_dir, work_dir=args.work_dir,
+        nltk_data=args.nltk_data, executor=args.executor, workers=args.workers,
+    )
+    work, stats = prepare_typed_sentences(source_args)
+    members, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
+                                    category_links=args.category_links or ())
+    if not members:
+        raise ValueError(
+            f"no page of the dump is in a {args.domain} category within depth {args.category_depth} of the seeds "
+            f"{args.seed_categories or 'built in'}; pass --seed_categories, a larger --category_depth or "
+            "--category_links."
+        )
+    types_db = DBpediaTypes(stats["types_db"])
+    ontology = types_db.ontology
+    class_of = {cls.lower(): cls for cls in ontology.classes}
+    annotated = domain_corpus(work, args.domain, members, ontology.ancestors, class_of,
+                              cache_dir=str(work / "hf_cache"))
+    source = (f"the anchors of {len(members)} pages in {len(reached)} {args.domain} categories (depth "
+              f"{args.category_depth}), typed by their link targets' DBpedia classes and mapped to CrossNER types "
+              "(crossner_hf.wikipedia.domains.CLASS_TO_TYPE)")
+    return select_levels(annotated, types, k=args.k, seed=args.seed), source
+
+
 def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
     d = args.domain
-    files = ", ".join(f"`{Path(f).name}`" for f in args.text_file)
+    files = ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump))
     rows = "\n".join(
         f"| `{d}-{level}` | {counts[level]} | {how} |"
         for level, how in (
@@ -188,13 +256,19 @@ def main(args: CorporaArguments) -> int:
 
 def build_corpora(args: CorporaArguments) -> Path:
     """Build and write the four levels; returns the dataset folder."""
+    if bool(args.text_file) == bool(args.wikipedia_dump):
+        raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump (with --ontology and "
+                         "--instance_types), not both or neither.")
     mention_fn, source = _mention_source(args)
     types = list(args.specialised_types) if args.specialised_types else specialised_types(args.domain)
-    corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
-    levels = build_corpus_levels(
-        corpus, mention_fn, args.domain, k=args.k, specialised_types=types, seed=args.seed,
-        num_proc=args.num_proc,
-    )
+    if args.wikipedia_dump:
+        levels, source = _wikipedia_levels(args, types)
+    else:
+        corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
+        levels = build_corpus_levels(
+            corpus, mention_fn, args.domain, k=args.k, specialised_types=types, seed=args.seed,
+            num_proc=args.num_proc,
+        )
     counts = {level: len(ds) for level, ds in levels.items()}
     metadata: dict[str, Any] = {
         "language": ["en"],
@@ -205,7 +279,7 @@ def build_corpora(args: CorporaArguments) -> Path:
         "crossner_corpora": {
             "domain": args.domain, "k": args.k, "specialised_types": types, "seed": args.seed,
             "case_sensitive": not args.case_insensitive, "source": source,
-            "text_files": [Path(f).name for f in args.text_file], "counts": counts,
+            "text_files": [Path(f).name for f in (args.text_file or args.wikipedia_dump)], "counts": counts,
         },
     }
     if args.license:

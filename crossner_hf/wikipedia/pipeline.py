@@ -76,7 +76,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("sentences", pa.int32()), ("wikitext_bytes", pa.int64()),
     ]),
     "redirect": pa.schema([("title", pa.string()), ("target", pa.string())]),
-    "category": pa.schema([("title", pa.string()), ("parents", pa.list_(pa.string()))]),
+    "category": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("parents", pa.list_(pa.string()))]),
     "skipped": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("reason", pa.string())]),
 }
 """Stage-1 tables, one folder each (``stage1/<kind>/<rank>.parquet``)."""
@@ -225,7 +225,7 @@ class ArticleExtractor(PipelineStep):
             if meta["namespace"] == CATEGORY_NAMESPACE:
                 self.stat_update("category_pages")
                 name = title.split(":", 1)[-1]
-                yield Document(text="", id=doc.id, metadata={"kind": "category", "title": name,
+                yield Document(text="", id=doc.id, metadata={"kind": "category", "page_id": int(doc.id), "title": name,
                                                              "parents": page_categories(doc.text)})
                 continue
             if is_disambiguation(title, doc.text):
