@@ -1,0 +1,179 @@
+"""Benchmark: Wikipedia dump processing against WikiExtractor 3.1, side by side in one run.
+
+Run: NLTK_DATA=../shared/data/nltk_data python benchmarks/wikipedia.py [--repeat 4] [--runs 3]
+     (pip install wikiextractor==3.1.0, or `pip install -e .[benchmark]`)
+
+The input is the shared sample dump (206 pages, 6.1 MB of XML) with its pages repeated
+``--repeat`` times, bz2-compressed as real dumps are. Throughput is MB of dump XML
+(uncompressed) per second of wall time, per core; every method runs in its own process,
+round-robin over ``--runs`` runs, and the median is reported:
+
+- (a) WikiExtractor 3.1 text extraction with links (``python -m wikiextractor.WikiExtractor
+  DUMP -o OUT --links --processes 1``): the speed peer named by the issue;
+- (b) our reader (``iter_pages``) + ``wikitext_to_text`` alone (text and anchors);
+- (c) the whole NER-BERT builder (``dataset_scripts/nerbert_wikipedia.py``: extract with
+  sentences, words and anchors, redirects, typing, filtering, balancing, the dataset folder
+  and card), one worker, DBpedia lookup prebuilt;
+- all cores: (a) with ``--processes 2`` and (c) on the multistream form of the same dump
+  with ``--workers 2``.
+
+Peak memory (max RSS of the builder's processes) at 1x and 4x input, and the DBpedia
+lookup built from ``--entities`` synthetic entities (``benchmarks/dbpedia_types.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+def repeated_dump(source: Path, repeat: int, out: Path) -> int:
+    """The sample's pages ``repeat`` times (ids offset so every page stays unique); returns XML bytes."""
+    text = bz2.open(source).read().decode("utf-8")
+    first, end = text.index("  <page>"), text.rindex("</mediawiki>")
+    pages = text[first:end]
+    parts = [text[:first]]
+    for copy in range(repeat):
+        parts.append(re.sub(r"(<page>\s*<title>[^<]*</title>\s*<ns>\d+</ns>\s*<id>)(\d+)(</id>)",
+                            lambda m: f"{m.group(1)}{int(m.group(2)) + copy * 10_000_000}{m.group(3)}", pages))
+    parts.append(text[end:])
+    data = "".join(parts).encode("utf-8")
+    out.write_bytes(bz2.compress(data))
+    return len(data)
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB, the largest process) of a command run to completion."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    result = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - start
+    if result.returncode:
+        raise RuntimeError(f"{' '.join(command[:4])} ... failed:\n{result.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024
+
+
+READER = """
+import sys, time
+from crossner_hf.wikipedia import iter_pages, wikitext_to_text
+for page in iter_pages(sys.argv[1], namespaces=[0]):
+    if page.redirect is None:
+        wikitext_to_text(page.wikitext)
+"""
+
+
+def builder(dump: Path, out: Path, types_db: Path, workers: int, index: Path | None = None) -> list[str]:
+    command = [sys.executable, str(ROOT / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump),
+               "--ontology", str(SHARED / "dbpedia" / "dbpedia_2016-10.owl"),
+               "--instance_types", str(SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"),
+               "--output_dir", str(out), "--types_db", str(types_db), "--workers", str(workers),
+               "--nltk_data", str(SHARED / "nltk_data")]
+    if index is not None:
+        command += ["--index", str(index), "--unit_mb", "1"]
+    return command
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=4, help="copies of the sample's pages in the input")
+    parser.add_argument("--runs", type=int, default=3, help="runs per method (median reported)")
+    parser.add_argument("--entities", type=int, default=5_000_000, help="synthetic entities for the DBpedia build "
+                        "(0 skips it)")
+    parser.add_argument("--skip_memory", action="store_true", help="skip the 1x/4x peak-memory runs")
+    args = parser.parse_args(argv)
+
+    from crossner_hf.testing import make_multistream_dump
+    from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    work = Path(tempfile.mkdtemp(prefix="bench-wikipedia-"))
+    dump = work / "dump.xml.bz2"
+    xml_mb = repeated_dump(SHARED / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2", args.repeat, dump) / 1e6
+    multistream, index = work / "ms.xml.bz2", work / "ms-index.txt"
+    make_multistream_dump(dump, multistream, index, pages_per_stream=100)
+    types_db = build_types_db([SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"],
+                              load_ontology(SHARED / "dbpedia" / "dbpedia_2016-10.owl"), work / "types.sqlite")
+    reader = work / "reader.py"
+    reader.write_text(READER)
+    cores = os.cpu_count() or 1
+
+    def out_dir(name: str, run: int) -> Path:
+        return work / f"{name}-{run}"
+
+    methods = {
+        "(a) WikiExtractor 3.1 --links, 1 process": (1, lambda r: [
+            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out_dir("wx", r)),
+            "--links", "--processes", "1", "-q"]),
+        "(b) our reader + wikitext_to_text, 1 process": (1, lambda r: [sys.executable, str(reader), str(dump)]),
+        "(c) whole NER-BERT builder, 1 worker": (1, lambda r: builder(dump, out_dir("c1", r), types_db, 1)),
+        f"(a) WikiExtractor 3.1 --links, {cores} processes": (cores, lambda r: [
+            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out_dir("wxn", r)),
+            "--links", "--processes", str(cores), "-q"]),
+        f"(c) whole NER-BERT builder, multistream, {cores} workers": (cores, lambda r: builder(
+            multistream, out_dir("cn", r), types_db, cores, index)),
+    }
+    seconds: dict[str, list[float]] = {name: [] for name in methods}
+    for run in range(args.runs):
+        for name, (_, command) in methods.items():
+            elapsed, _ = timed(command(run), env)
+            seconds[name].append(elapsed)
+            print(f"run {run + 1}: {name}: {elapsed:.2f} s", file=sys.stderr)
+
+    peer = statistics.median(seconds["(a) WikiExtractor 3.1 --links, 1 process"])
+    print(f"\nInput: sample dump x{args.repeat}, {xml_mb:.1f} MB of XML (bz2), {cores} cores; medians of {args.runs} "
+          "runs, wall time including interpreter start.\n")
+    print("| method | cores | median s | MB/s | MB/s per core | x (a) per core |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, (n, _) in methods.items():
+        median = statistics.median(seconds[name])
+        print(f"| {name} | {n} | {median:.2f} | {xml_mb / median:.2f} | {xml_mb / median / n:.2f} | "
+              f"{(peer / median) / n:.2f} |")
+
+    if not args.skip_memory:
+        print("\n| builder input (1 worker) | XML MB | peak RSS MB |")
+        print("|---|---:|---:|")
+        for repeat in (1, 4):
+            path = work / f"mem-{repeat}.xml.bz2"
+            size = repeated_dump(SHARED / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2", repeat, path) / 1e6
+            command = builder(path, work / f"mem-out-{repeat}", types_db, 1)
+            _, peak = _peak_of(command, env)
+            print(f"| sample x{repeat} | {size:.1f} | {peak:.0f} |")
+
+    if args.entities:
+        sys.path.insert(0, str(Path(__file__).parent))
+        from dbpedia_types import run as dbpedia_run
+
+        result = dbpedia_run(args.entities, work / "dbpedia")
+        print("\n| DBpedia lookup build | value |\n|---|---:|")
+        for key, value in result.items():
+            print(f"| {key} | {value} |")
+
+
+def _peak_of(command: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run in a fresh Python so RUSAGE_CHILDREN sees only this command's processes."""
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, "
+        "stderr=subprocess.DEVNULL)\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe, *command], env=env, capture_output=True, text=True, check=True)
+    seconds, peak = out.stdout.split()
+    return float(seconds), float(peak)
+
+
+if __name__ == "__main__":
+    main()
