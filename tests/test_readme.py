@@ -64,6 +64,7 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
     rest = [tiny if a in MODEL_NAMES else str(data) if a == "../shared/data/crossner" else
             str(data / "politics" / "test.txt") if a == "../shared/data/crossner/politics/test.txt" else
             str(corpus) if a == "corpus.txt" else
+            str((ROOT / a).resolve()) if a.startswith("../shared/") else
             str(ROOT / a) if a.startswith(("trainer_recipes/", "dataset_scripts/")) else a for a in rest]
     if "--help" in rest:
         return prog + rest
