@@ -438,3 +438,17 @@ def test_domain_corpora_from_the_dump(sample_corpus, wiki, tmp_path):
     assert all(set(types) & {"politician", "politicalparty", "election"} for types in task["types"])
     none = run_command(make_parser, main, argv + ["--seed_categories", "No such category"])
     assert none == 2  # no page reached: a one-line error, not an empty corpus
+
+
+def test_builder_on_a_truncated_dump_fails_in_one_line(tmp_path, wiki):
+    data = bz2.open(wiki["sample"]).read()
+    cut = tmp_path / "cut.xml.bz2"
+    cut.write_bytes(bz2.compress(data[: data.index(b"<title>Albert Einstein</title>")]))
+    proc = _run_builder(tmp_path, "cut", _build_script(tmp_path / "out", cut, wiki))
+    assert proc.wait(timeout=300) == 2
+    last = (tmp_path / "cut.log").read_text().strip().splitlines()[-1]
+    assert "cut.xml.bz2: the file ends inside the page" in last and "page(s) read" in last
+    import pickle
+
+    err = pickle.loads(pickle.dumps(DumpError("x.bz2", 3, "cut")))
+    assert err.pages_read == 3 and "x.bz2" in str(err)

@@ -52,6 +52,10 @@ class DumpError(ValueError):
             f"{path}: {problem} after {pages_read} page(s) read. Re-download the file (check its size and "
             "checksum against the dump's md5sums/sha1sums), or drop it from --dump."
         )
+        self.problem = problem
+
+    def __reduce__(self):  # rebuilt in the parent when a worker process raises it
+        return (type(self), (self.path, self.pages_read, self.problem))
 
 
 @dataclass(slots=True)

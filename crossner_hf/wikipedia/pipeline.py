@@ -54,6 +54,7 @@ import pyarrow as pa
 from datatrove.data import Document, DocumentsPipeline
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
+from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
 
 from .dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
 from .sentences import anchor_sentences, require_punkt
@@ -125,7 +126,7 @@ class WikipediaPageReader(PipelineStep):
     name = "Wikipedia pages"
     type = "📖 - READER"
 
-    def __init__(self, work_dir: str, log_every: float = 30.0):
+    def __init__(self, work_dir: str, log_every: float = 10.0):
         super().__init__()
         self.work_dir = str(work_dir)
         self.log_every = log_every
@@ -144,13 +145,13 @@ class WikipediaPageReader(PipelineStep):
                 read_bytes += len(page.wikitext)
                 now = time.monotonic()
                 if now - last >= self.log_every:
-                    logger.info("task %d: %d pages, %.1f pages/s, %.2f MB wikitext/s", rank, pages,
-                                pages / (now - start), read_bytes / 1e6 / (now - start))
+                    task_logger.info(f"task {rank}: {pages} pages, {pages / (now - start):.1f} pages/s, "
+                                     f"{read_bytes / 1e6 / (now - start):.2f} MB wikitext/s")
                     last = now
                 yield Document(text=page.wikitext, id=str(page.id), metadata={
                     "title": page.title, "namespace": page.namespace, "redirect": page.redirect})
         elapsed = max(time.monotonic() - start, 1e-9)
-        logger.info("task %d done: %d pages in %.1f s (%.1f pages/s)", rank, pages, elapsed, pages / elapsed)
+        task_logger.info(f"task {rank} done: {pages} pages in {elapsed:.1f} s ({pages / elapsed:.1f} pages/s)")
 
 
 class _PageTimeout(Exception):
@@ -244,7 +245,7 @@ class ArticleExtractor(PipelineStep):
                     reason = f"{type(err).__name__}: {err}"[:300]
             if reason is not None:
                 self.stat_update("skipped_pages")
-                logger.warning("skipped page %s (%r): %s", doc.id, title, reason)
+                task_logger.warning(f"skipped page {doc.id} ({title!r}): {reason}")
                 yield Document(text="", id=doc.id, metadata={"kind": "skipped", "page_id": int(doc.id),
                                                              "title": title, "reason": reason})
                 continue
