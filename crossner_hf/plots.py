@@ -86,15 +86,17 @@ def plot_entity_scatter(
         )
     names, counts = np.unique(labels, return_counts=True)
     order = [names[i] for i in np.lexsort((names, -counts))]
-    # tab20 holds 20 distinct colours; the largest CrossNER domain (science) has 17 types
-    cmap = plt.get_cmap("tab20" if len(order) > 10 else "tab10")
+    # tab20 pairs a dark and a light shade of ten hues: take the ten dark ones first, so the
+    # frequent types never share a hue (the largest CrossNER domain, science, has 17 types)
+    tab20 = plt.get_cmap("tab20").colors
+    colours = list(tab20[0::2]) + list(tab20[1::2])
     per_type = (scores or {}).get("per_category") or {}
     fig, ax = plt.subplots(figsize=(9.5, 7))
     for k, name in enumerate(order):
         mask = labels == name
         label = f"{name} ({int(mask.sum())}"
         label += f", s={per_type[name]:+.2f})" if per_type.get(name) is not None else ")"
-        ax.scatter(points[mask, 0], points[mask, 1], s=9, alpha=0.75, color=cmap(k % cmap.N), label=label,
+        ax.scatter(points[mask, 0], points[mask, 1], s=9, alpha=0.75, color=colours[k % len(colours)], label=label,
                    linewidths=0)
     ax.set_xticks([])
     ax.set_yticks([])  # t-SNE axes have no units

@@ -1,0 +1,126 @@
+"""Which gold entity types a model predicts as which: the hierarchy confusion report.
+
+Usage:
+    crossner-hf confusion --model outputs/music-direct --config music --output_dir music-confusion
+    crossner-hf confusion --predictions politics-test.conll --output_dir politics-confusion
+
+Entities are matched as in :func:`crossner_hf.hierarchy.entity_confusion`: a prediction on
+exactly the gold words is right or a wrong type; else an overlapping one is a boundary
+error, counted once in the cell (gold type, predicted type); a gold entity with no
+overlapping prediction is "no entity" (missed), a prediction matching no gold entity sits
+in the "no entity" row (spurious). Prints the table (counts and row percentages) and the
+share of type errors that stay inside one branch of the fine-to-coarse map
+(``crossner_hf.hierarchy.COARSE_TYPES``: politician, scientist, writer, musicalartist,
+researcher -> person; politicalparty, band, university, conference, magazine,
+academicjournal -> organisation; country -> location; the rest their own branch), and
+writes ``confusion.txt``, ``confusion.json`` and the heatmap ``confusion.png`` (colour = row
+percentage) to ``--output_dir``. With ``--model`` the split is predicted with the model's
+recorded decoding and the predictions are saved as ``predictions.conll``;
+``--predictions FILE`` (``word<TAB>gold<TAB>predicted``, as ``crossner-hf predict --conll``
+writes) needs no model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..decoding import DECODINGS
+from ..labels import CONFIGS
+from . import make_command_parser
+
+SPLITS = ("train", "validation", "test")
+
+
+@dataclass
+class ConfusionArguments:
+    model: str | None = field(
+        default=None, metadata={"help": "A trained token-classification model folder (or Hub id) to predict with."}
+    )
+    predictions: str | None = field(
+        default=None,
+        metadata={"help": "Instead of --model: a word<TAB>gold<TAB>predicted file from `crossner-hf predict --conll`."},
+    )
+    config: str | None = field(
+        default=None,
+        metadata={"help": "CrossNER config (needed with --model; with --predictions, tags are checked against it).",
+                  "choices": list(CONFIGS)},
+    )
+    split: str = field(default="test", metadata={"help": "Split to predict (with --model).", "choices": list(SPLITS)})
+    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    decoding: str | None = field(
+        default=None, metadata={"help": "Override the model's recorded decoding.", "choices": list(DECODINGS)}
+    )
+    output_dir: str = field(default="confusion", metadata={"help": "Where confusion.{txt,json,png} go."})
+    batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
+    device: str | None = field(default=None, metadata={"help": "torch device, e.g. cpu or cuda:0."})
+
+    def __post_init__(self):
+        if bool(self.model) == bool(self.predictions):
+            raise ValueError("confusion needs exactly one of --model (a trained model folder) and --predictions "
+                             "(a file written by `crossner-hf predict --conll`).")
+        if self.model and not self.config:
+            raise ValueError("confusion --model needs --config: the CrossNER config whose split to predict.")
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "confusion", (ConfusionArguments,), prog="crossner-hf confusion",
+        help="entity-level type confusion table, heatmap and in-branch share of type errors", description=__doc__,
+    )
+
+
+def main(args: ConfusionArguments) -> int:
+    from ..entity_analysis import confusion_table, read_prediction_conll
+    from ..labels import labels_for
+    from ..plots import plot_entity_confusion
+
+    out = Path(args.output_dir)
+    if args.predictions:
+        labels = labels_for(args.config) if args.config else None
+        _, gold, pred = read_prediction_conll(args.predictions, labels)
+        source: dict[str, Any] = {"predictions": args.predictions, "config": args.config}
+        name = Path(args.predictions).name
+    else:
+        gold, pred, source = _predict(args, out)
+        name = f"{Path(args.model).name}, {args.config} {args.split}"
+    table = confusion_table(gold, pred)
+    if not table.rows:
+        where = args.predictions or f"{args.config} {args.split}"
+        raise ValueError(f"{where}: neither the gold nor the predicted tags hold an entity; nothing to tabulate.")
+    out.mkdir(parents=True, exist_ok=True)
+    text = table.format()
+    (out / "confusion.txt").write_text(text + "\n", encoding="utf-8")
+    (out / "confusion.json").write_text(
+        json.dumps({"source": source, "sentences": len(gold), **table.to_dict()}, indent=2) + "\n", encoding="utf-8"
+    )
+    png = plot_entity_confusion(table.rows, table.columns, table.counts, out / "confusion.png",
+                                title=f"Entity-level confusion: {name}")
+    print(text)
+    if table.in_branch_share is None:
+        print("no type errors (no entity predicted with another type)")
+    print(f"Wrote {out / 'confusion.txt'}, {out / 'confusion.json'} and {png}")
+    return 0
+
+
+def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
+    from ..conll import write_conll
+    from ..data import load_crossner
+    from ..inference import load_token_classifier, model_decoding, predict_tags
+
+    data = load_crossner(args.config, args.data_dir)[args.split]
+    names = data.features["ner_tags"].feature.names
+    tokens = list(data["tokens"])
+    gold = [[names[i] for i in row] for row in data["ner_tags"]]
+    model, tokenizer = load_token_classifier(args.model, device=args.device)
+    pred = predict_tags(model, tokenizer, tokens, decoding=args.decoding, batch_size=args.batch_size,
+                        progress=len(tokens) > 200)
+    out.mkdir(parents=True, exist_ok=True)
+    # the same columns as `predict --conll`, so the table can be redrawn with --predictions and no model
+    write_conll(out / "predictions.conll", [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(tokens, gold, pred)],
+                columns=("tokens", "gold", "pred"))
+    source = {"model": args.model, "config": args.config, "split": args.split,
+              "decoding": model_decoding(model, args.decoding)}
+    return gold, pred, source
