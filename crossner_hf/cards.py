@@ -39,6 +39,11 @@ CITATIONS = {
   booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
   volume    = {35}, number = {15}, pages = {13452--13460}, year = {2021}
 }""",
+    "nerbert": """@article{liu2021nerbert,
+  title   = {NER-BERT: A Pre-trained Model for Low-Resource Entity Tagging},
+  author  = {Liu, Zihan and Jiang, Feijun and Hu, Yuxiang and Shi, Chen and Fung, Pascale},
+  journal = {arXiv preprint arXiv:2112.00405}, year = {2021}
+}""",
 }
 
 METRIC_NAMES = {"precision": "precision", "recall": "recall", "f1": "F1"}
@@ -85,8 +90,10 @@ def render_crossner_dataset_card(
 def base_model_card_data(name_or_path: str) -> dict[str, Any]:
     """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
 
-    ``pretraining`` is the base folder's ``dapt_results.json`` (or ``nerbert_results.json``)
-    content when it is a crossner_hf pre-training output.
+    ``pretraining`` is the base folder's ``dapt_results.json`` content, or the
+    ``crossner_pretraining`` marker of its ``config.json`` (a NER-BERT output and the models
+    fine-tuned from it), when it is a crossner_hf pre-training output. A NER-BERT output
+    that was pushed is its own base (``hub_id`` = the repo it was pushed to).
     """
     if name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
         return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
@@ -108,9 +115,14 @@ def base_model_card_data(name_or_path: str) -> dict[str, Any]:
         base = data.base_model[0] if isinstance(data.base_model, list) and data.base_model else data.base_model
         info["hub_id"] = base if isinstance(base, str) and _REPO_ID.match(base) else None
         info["license"] = data.license
-    for name in ("dapt_results.json", "nerbert_results.json"):
-        if (folder / name).is_file():
-            info["pretraining"] = {"kind": name.split("_")[0], **json.loads((folder / name).read_text())}
+    if (folder / "dapt_results.json").is_file():
+        info["pretraining"] = {"kind": "dapt", **json.loads((folder / "dapt_results.json").read_text())}
+    marker = json.loads((folder / "config.json").read_text()).get("crossner_pretraining") if (
+        folder / "config.json").is_file() else None
+    if isinstance(marker, dict) and marker.get("kind") == "nerbert":
+        info["pretraining"] = marker
+        if marker.get("repo_id"):
+            info["hub_id"] = marker["repo_id"]
     return info
 
 
@@ -213,8 +225,12 @@ def _pretraining_text(pretraining: Mapping[str, Any] | None) -> str:
         return (f"\n\nThe encoder was first adapted to the domain by masked-LM pre-training (DAPT) on the "
                 f"`{pretraining.get('corpus_level')}` corpus level with {pretraining.get('masking')} masking "
                 f"(p = {pretraining.get('mlm_probability')}, {pretraining.get('global_step')} steps).")
-    return (f"\n\nThe encoder was first trained as an entity tagger on the NER-BERT corpus "
-            f"({pretraining.get('corpus_config', 'all')} categories, {pretraining.get('global_step')} steps).")
+    return (f"\n\nThe encoder was first trained as an entity tagger (NER-BERT pre-training, Liu et al., 2021) on "
+            f"the NER-BERT corpus `{pretraining.get('corpus')}` (config `{pretraining.get('config')}`: "
+            f"{pretraining.get('n_categories')} entity categories, {pretraining.get('train_sentences')} sentences) "
+            f"for {pretraining.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
+            f"({_pct(pretraining.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
+            "one for this model's labels.")
 
 
 def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
@@ -232,3 +248,84 @@ def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Pat
               "perplexity": results.get("perplexity", "not measured"),
               "citations": "```bibtex\n" + CITATIONS["crossner"] + "\n```"}
     return write_model_card(folder, card_data, render("dapt_model", values))
+
+
+def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
+    """``README.md`` of a NER-BERT output: corpus (config, size, categories), steps, best validation scores."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    corpus, best = results["corpus"], results["best_validation"]
+    config = corpus["config"] or "default"
+    base = base_model_card_data(results["model_name_or_path"])
+    local = Path(str(corpus["path"])).exists()
+    dataset = "nerbert-corpus" if local else corpus["path"]
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="token-classification", base_model=base["hub_id"],
+        datasets=None if local else [corpus["path"]], metrics=["precision", "recall", "f1"],
+        tags=["token-classification", "ner", "ner-bert", "entity-tagging-pretraining", "crossner_hf",
+              f"corpus-config-{config}"],
+        model_name=repo_id or f"nerbert-{config}",
+        eval_results=[EvalResult(
+            task_type="token-classification", task_name="Entity tagging (NER-BERT pre-training)",
+            dataset_type=dataset, dataset_name=f"NER-BERT corpus ({config})", dataset_config=config,
+            dataset_split="validation", metric_type=metric, metric_value=round(100 * best[metric], 2),
+            metric_name=f"Validation {METRIC_NAMES[metric]} (entity level, micro, argmax decoding)",
+        ) for metric in ("precision", "recall", "f1")],
+    )
+    categories = corpus["categories"]
+    shown = ", ".join(f"`{c}`" for c in categories[:40]) + (f", ... ({len(categories) - 40} more)"
+                                                               if len(categories) > 40 else "")
+    rows = {
+        "corpus": f"`{corpus['path']}`, config `{config}`",
+        "entity categories": f"{corpus['n_categories']} ({corpus['n_labels']} IOB2 labels)",
+        "train / validation sentences": f"{corpus['train_sentences']} / {corpus['validation_sentences']}"
+                                        f" (of {corpus['validation_sentences_total']})",
+        "optimisation steps": f"{results['global_step']} ({results['epochs']:.2f} epochs)",
+        "sentences per step": f"{results['effective_batch_size']} ({results['per_device_train_batch_size']} per "
+                              f"device x {results['gradient_accumulation_steps']} accumulation x "
+                              f"{results['world_size']} process(es))",
+        "learning rate": results["learning_rate"],
+        "tokens trained on": results["tokens_seen"],
+        "kept checkpoint": f"step {best['step']} (best validation F1)",
+        "validation precision / recall / F1": f"{100 * best['precision']:.2f} / {100 * best['recall']:.2f} / "
+                                              f"{100 * best['f1']:.2f}",
+    }
+    encoder = f"`{base['hub_id']}`" if base["hub_id"] else "A local encoder"
+    body = f"""# NER-BERT pre-trained {base['hub_id'] or 'encoder'} ({config} categories)
+
+{encoder} further trained as an **entity tagger** on the tagged corpus `{corpus['path']}`
+(the NER-BERT corpus: Wikipedia anchors typed by DBpedia), as in *NER-BERT: A Pre-trained
+Model for Low-Resource Entity Tagging* (Liu et al., 2021), by `crossner_hf`: its LM head
+replaced by a linear tagging head over all {corpus['n_labels']} labels, and the checkpoint
+with the best entity-level validation F1 kept.
+
+| setting | value |
+|---|---|
+{chr(10).join(f"| {k} | {v} |" for k, v in rows.items())}
+
+Categories: {shown}.
+
+## Fine-tuning
+
+The tagging head is for the corpus's categories; fine-tuning replaces it with a fresh head
+for the target labels (with a warning naming the dropped head) and keeps the encoder:
+
+```bash
+crossner-hf train --model_name_or_path {repo_id or 'THIS_FOLDER'} --domain politics --schedule direct
+```
+
+Validation scores are entity-level micro precision/recall/F1 in the conlleval convention
+over word-level tags (the first sub-word of each word), argmax decoding.
+
+## Citation
+
+```bibtex
+{CITATIONS['nerbert']}
+```
+
+```bibtex
+{CITATIONS['crossner']}
+```
+"""
+    return write_model_card(folder, card_data, body)

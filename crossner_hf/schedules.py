@@ -130,14 +130,15 @@ def _drop_checkpoints(args: CrossNERTrainingArguments, folder: Path) -> None:
 
 
 def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArguments):
-    kwargs: dict[str, Any] = {
-        "num_labels": len(labels),
-        "id2label": dict(enumerate(labels)),
-        "label2id": {t: i for i, t in enumerate(labels)},
-    }
+    # A checkpoint whose head tags other labels (a NER-BERT output's corpus categories, another
+    # domain) gets a fresh head for `labels`, with a warning naming the dropped head; the head of
+    # the pretrain-finetune source stage (same labels) is kept.
+    from .nerbert import token_classifier_from_pretrained
+
+    kwargs: dict[str, Any] = {}
     if args.classifier_dropout is not None:
         kwargs["classifier_dropout"] = args.classifier_dropout
-    return AutoModelForTokenClassification.from_pretrained(path, **kwargs)
+    return token_classifier_from_pretrained(path, labels, **kwargs)
 
 
 def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int):
