@@ -130,44 +130,16 @@ def word_representations(
     :func:`crossner_hf.inference.predict_word_scores`; each word takes its vector from the
     window where it is most central.
     """
-    import torch
-    from tqdm.auto import tqdm
-
-    from .tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
+    from .inference import run_windows
 
     encoder = model.base_model  # the model itself when it has no head
-    device = next(encoder.parameters()).device
-    length = resolve_max_length(tokenizer, max_length, model)
-    enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
-    n_rows = len(enc["input_ids"])
-    order = sorted(range(n_rows), key=lambda r: len(enc["input_ids"][r]))
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    with_types = "token_type_ids" in enc
-    hidden: list[Any] = [None] * n_rows
-    was_training = encoder.training
-    encoder.eval()
-    try:
-        with torch.inference_mode():
-            for start in tqdm(range(0, n_rows, batch_size), desc="Encoding", disable=not progress, unit="batch"):
-                batch = order[start : start + batch_size]
-                width = max(len(enc["input_ids"][r]) for r in batch)
-                input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
-                mask = np.zeros((len(batch), width), dtype=np.int64)
-                for j, r in enumerate(batch):
-                    input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
-                    mask[j, : len(enc["input_ids"][r])] = 1
-                inputs = {"input_ids": torch.from_numpy(input_ids).to(device),
-                          "attention_mask": torch.from_numpy(mask).to(device)}
-                if with_types:
-                    inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-                states = encoder(**inputs).last_hidden_state.float().cpu().numpy()
-                for j, r in enumerate(batch):
-                    hidden[r] = states[j]
-    finally:
-        encoder.train(was_training)
-    stitched = stitch_word_predictions(hidden, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
-    size = int(encoder.config.hidden_size)
-    return [np.asarray(s, dtype=np.float32).reshape(len(s), size) for s in stitched]
+
+    def last_hidden(inputs: dict[str, Any]) -> np.ndarray:
+        return encoder(**inputs).last_hidden_state.float().cpu().numpy()
+
+    return run_windows(model, tokenizer, sentences, last_hidden, int(encoder.config.hidden_size),
+                       batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
+                       desc="Encoding")
 
 
 def entity_representations(

@@ -153,28 +153,59 @@ def predict_word_scores(
     moves the model there; by default the model's current device is used.
     """
     import torch
-    from tqdm.auto import tqdm
 
     if device is not None:
         model.to(device)
+
+    def log_probabilities(inputs: dict[str, Any]) -> np.ndarray:
+        return torch.log_softmax(model(**inputs).logits.float(), dim=-1).cpu().numpy()
+
+    return run_windows(model, tokenizer, sentences, log_probabilities, int(model.config.num_labels),
+                       batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
+                       desc="Predicting")
+
+
+def run_windows(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    forward: Any,
+    width: int,
+    *,
+    batch_size: int = 32,
+    max_length: int | None = None,
+    stride: int = 32,
+    progress: bool = False,
+    desc: str = "Predicting",
+) -> list[np.ndarray]:
+    """``forward(inputs) -> (batch, tokens, width)`` over every window, stitched back to words.
+
+    The one batching loop behind :func:`predict_word_scores` and the entity representations of
+    :mod:`crossner_hf.entity_analysis`: windows of all sentences sorted by length, padded to
+    the longest window of each batch, run in ``eval`` mode under ``torch.inference_mode``
+    (the training flag is restored afterwards); each word keeps the output of the window
+    where it is most central. Returns one ``n_words x width`` float32 array per sentence.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
     device = next(model.parameters()).device
-    n_labels = int(model.config.num_labels)
     length = resolve_max_length(tokenizer, max_length, model)
     enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
     n_rows = len(enc["input_ids"])
     order = sorted(range(n_rows), key=lambda r: len(enc["input_ids"][r]))
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with_types = "token_type_ids" in enc
-    preds: list[Any] = [None] * n_rows
+    outputs: list[Any] = [None] * n_rows
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
-            for start in tqdm(range(0, n_rows, batch_size), desc="Predicting", disable=not progress, unit="batch"):
+            for start in tqdm(range(0, n_rows, batch_size), desc=desc, disable=not progress, unit="batch"):
                 batch = order[start : start + batch_size]
-                width = max(len(enc["input_ids"][r]) for r in batch)
-                input_ids = np.full((len(batch), width), pad_id, dtype=np.int64)
-                mask = np.zeros((len(batch), width), dtype=np.int64)
+                longest = max(len(enc["input_ids"][r]) for r in batch)
+                input_ids = np.full((len(batch), longest), pad_id, dtype=np.int64)
+                mask = np.zeros((len(batch), longest), dtype=np.int64)
                 for j, r in enumerate(batch):
                     input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
                     mask[j, : len(enc["input_ids"][r])] = 1
@@ -184,14 +215,13 @@ def predict_word_scores(
                 }
                 if with_types:  # all zeros for single sequences, as the Trainer's collator passes them
                     inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-                logits = model(**inputs).logits
-                scores = torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+                values = forward(inputs)
                 for j, r in enumerate(batch):
-                    preds[r] = scores[j]
+                    outputs[r] = values[j]
     finally:
         model.train(was_training)
-    stitched = stitch_word_predictions(preds, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
-    return [np.asarray(s, dtype=np.float32).reshape(len(s), n_labels) for s in stitched]
+    stitched = stitch_word_predictions(outputs, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
+    return [np.asarray(s, dtype=np.float32).reshape(len(s), width) for s in stitched]
 
 
 def predict_tags(
