@@ -353,17 +353,28 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
     assert len(tasks) == 3 and got == local
 
 
-def test_page_guard_skips_and_lists_slow_pages(wiki):
+def test_page_guard_skips_and_lists_slow_pages(wiki, monkeypatch):
     from datatrove.data import Document
 
+    from crossner_hf.wikipedia import pipeline
     from crossner_hf.wikipedia.pipeline import ArticleExtractor
 
-    step = ArticleExtractor(nltk_data=str(wiki["nltk"]), page_timeout=0.001, max_page_chars=100_000)
+    real = pipeline.wikitext_to_text
+
+    def stalls_on_slow_pages(wikitext):  # a parser that hangs on one page, deterministically
+        if wikitext.startswith("SLOW"):
+            time.sleep(30)
+        return real(wikitext)
+
+    monkeypatch.setattr(pipeline, "wikitext_to_text", stalls_on_slow_pages)
+    step = ArticleExtractor(nltk_data=str(wiki["nltk"]), page_timeout=2.0, max_page_chars=100_000)
     big = "[[Link]] text. " * 20_000
     docs = [Document(text=big, id="1", metadata={"title": "Big", "namespace": 0, "redirect": None}),
             Document(text="Short [[page]].", id="2", metadata={"title": "Small", "namespace": 0, "redirect": None}),
-            Document(text="[[A]] b. " * 3000, id="3", metadata={"title": "Slow", "namespace": 0, "redirect": None})]
+            Document(text="SLOW [[A]] b.", id="3", metadata={"title": "Slow", "namespace": 0, "redirect": None})]
+    started = time.monotonic()
     rows = list(step.run(iter(docs)))
+    assert time.monotonic() - started < 20  # the stalled page did not hold the worker
     skipped = {r.metadata["title"]: r.metadata["reason"] for r in rows if r.metadata["kind"] == "skipped"}
     assert "max_page_chars" in skipped["Big"] and "page_timeout" in skipped["Slow"]
     assert [r.metadata["tokens"] for r in rows if r.metadata["kind"] == "sentence"] == [["Short", "page", "."]]
