@@ -40,6 +40,29 @@ def tiny_bert_dir(tmp_path_factory, crossner_data_dir: Path) -> str:
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), sorted(words))
 
 
+@pytest.fixture(scope="session")
+def wiki(shared_dir: Path) -> dict[str, Path]:
+    """The shared Wikipedia dump samples, DBpedia files and NLTK data."""
+    data = shared_dir / "data"
+    return {"sample": data / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2",
+            "tiny": data / "wikipedia" / "enwiki-tiny-3pages.xml.bz2",
+            "owl": data / "dbpedia" / "dbpedia_2016-10.owl",
+            "types": data / "dbpedia" / "instance_types_en_wiki_subset.nt",
+            "nltk": data / "nltk_data"}
+
+
+@pytest.fixture(scope="session")
+def sample_corpus(tmp_path_factory, wiki) -> Path:
+    """The NER-BERT corpus builder on the whole sample dump (one task), as a user runs it; built once."""
+    from wiki_builder import build_script, run_builder
+
+    tmp = tmp_path_factory.mktemp("corpus")
+    out = tmp / "out"
+    proc = run_builder(tmp, "build", build_script(out, wiki["sample"], wiki))
+    assert proc.wait(timeout=600) == 0, (tmp / "build.log").read_text()[-3000:]
+    return out
+
+
 @pytest.fixture()
 def fake_hub(monkeypatch):
     """A fake Hub upload API on 127.0.0.1 (tests/hub_server.py), with HF_ENDPOINT and HF_TOKEN set.

@@ -9,9 +9,6 @@ import bz2
 import json
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 from collections import Counter
 from pathlib import Path
@@ -20,23 +17,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from crossner_hf.testing import make_multistream_dump
-from crossner_hf.wikipedia.dump import DumpError, DumpUnit, iter_pages, iter_unit_pages, plan_units
+from crossner_hf.wikipedia.dump import DumpError, iter_pages, iter_unit_pages, plan_units
 from crossner_hf.wikipedia.redirects import Redirects, build_redirects_db
 from crossner_hf.wikipedia.sentences import anchor_sentences, bio_tags, require_punkt
 from crossner_hf.wikipedia.titles import dbpedia_resource_title, normalise_title
 from crossner_hf.wikipedia.wikitext import is_disambiguation, page_categories, prestrip, wikitext_to_text
+from wiki_builder import build_script, dataset_tables, run_builder
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="session")
-def wiki(shared_dir: Path) -> dict[str, Path]:
-    data = shared_dir / "data"
-    return {"sample": data / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2",
-            "tiny": data / "wikipedia" / "enwiki-tiny-3pages.xml.bz2",
-            "owl": data / "dbpedia" / "dbpedia_2016-10.owl",
-            "types": data / "dbpedia" / "instance_types_en_wiki_subset.nt",
-            "nltk": data / "nltk_data"}
 
 
 @pytest.fixture(scope="session")
@@ -208,41 +196,6 @@ def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
 # ----------------------------------------------------------------------------- the builder
 
 
-def _build_script(out: Path, dump: Path, wiki, extra: str = "") -> str:
-    return textwrap.dedent(f"""
-        import sys
-        from crossner_hf.commands import run_command
-        from crossner_hf.commands.nerbert_wikipedia import main, make_parser
-        if __name__ == "__main__":
-            sys.exit(run_command(make_parser, main, [
-                "--dump", {str(dump)!r}, "--ontology", {str(wiki["owl"])!r},
-                "--instance_types", {str(wiki["types"])!r}, "--output_dir", {str(out)!r},
-                "--nltk_data", {str(wiki["nltk"])!r}, "--workers", "1", {extra}]))
-        """)
-
-
-def _run_builder(tmp_path: Path, name: str, script: str, **popen) -> subprocess.Popen:
-    path = tmp_path / f"{name}.py"
-    path.write_text(script)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, str(path)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=open(tmp_path / f"{name}.log", "w"), start_new_session=True, **popen)
-
-
-def _dataset_tables(out: Path) -> dict[str, list]:
-    return {str(p.relative_to(out)): pq.read_table(p).to_pylist() for p in sorted((out / "data").rglob("*.parquet"))}
-
-
-@pytest.fixture(scope="session")
-def sample_corpus(tmp_path_factory, wiki) -> Path:
-    """The builder on the whole sample dump (one task), as a user runs it."""
-    tmp = tmp_path_factory.mktemp("corpus")
-    out = tmp / "out"
-    proc = _run_builder(tmp, "build", _build_script(out, wiki["sample"], wiki))
-    assert proc.wait(timeout=600) == 0, (tmp / "build.log").read_text()[-3000:]
-    return out
-
-
 def test_corpus_folder_loads_with_the_paper_schema(sample_corpus):
     from datasets import load_dataset
 
@@ -304,7 +257,7 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
     make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=40)
     extra = f'"--index", {str(index)!r}, "--unit_mb", "0"'
     out = tmp_path / "out"
-    proc = _run_builder(tmp_path, "killed", _build_script(out, dump, wiki, extra))
+    proc = run_builder(tmp_path, "killed", build_script(out, dump, wiki, extra))
     marker = tmp_path / "out.work" / "logs" / "extract" / "completions" / "00001"
     deadline = time.monotonic() + 300
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
@@ -320,12 +273,12 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
     shard = tmp_path / "out.work" / "stage1" / "sentence" / "00001.parquet"
     shard.write_bytes(shard.read_bytes()[:1000])
     (marker.parent / "00001").unlink()
-    resumed = _run_builder(tmp_path, "resumed", _build_script(out, dump, wiki, extra))
+    resumed = run_builder(tmp_path, "resumed", build_script(out, dump, wiki, extra))
     assert resumed.wait(timeout=600) == 0, (tmp_path / "resumed.log").read_text()[-3000:]
     log = (tmp_path / "resumed.log").read_text()
     assert "Skipping" in log and "already completed" in log
     # six multistream tasks, resumed, give exactly the one-task build of the whole file
-    assert _dataset_tables(out) == _dataset_tables(sample_corpus)
+    assert dataset_tables(out) == dataset_tables(sample_corpus)
     report, reference = (json.loads((d / "report.json").read_text()) for d in (out, sample_corpus))
     assert report["steps"] == reference["steps"]
 
@@ -455,7 +408,7 @@ def test_builder_on_a_truncated_dump_fails_in_one_line(tmp_path, wiki):
     data = bz2.open(wiki["sample"]).read()
     cut = tmp_path / "cut.xml.bz2"
     cut.write_bytes(bz2.compress(data[: data.index(b"<title>Albert Einstein</title>")]))
-    proc = _run_builder(tmp_path, "cut", _build_script(tmp_path / "out", cut, wiki))
+    proc = run_builder(tmp_path, "cut", build_script(tmp_path / "out", cut, wiki))
     assert proc.wait(timeout=300) == 2
     last = (tmp_path / "cut.log").read_text().strip().splitlines()[-1]
     assert "cut.xml.bz2: the file ends inside the page" in last and "page(s) read" in last
