@@ -9,7 +9,7 @@ import shutil
 import pytest
 import torch
 
-from crossner_hf.cdlm import (
+from crossner_hf.rnn import (
     CRF,
     BiLSTMCRFConfig,
     BiLSTMCRFForTokenClassification,
@@ -18,7 +18,7 @@ from crossner_hf.cdlm import (
     WordCharVocab,
     load_word_vectors,
 )
-from crossner_hf.cdlm.modeling import LM, NER, SOURCE, TARGET, log_uniform_sample, sampled_softmax_loss
+from crossner_hf.rnn.cdlm import LM, NER, SOURCE, TARGET
 
 SENTS = [["Obama", "met", "Merkel", "in", "Berlin", "."], ["The", "Senate", "voted", "in", "2019", "."],
          ["Labour", "won", "."]]
@@ -103,16 +103,6 @@ def test_gradients_reach_w_and_both_embeddings():
     assert g.task.grad[LM].abs().sum() > 0 and g.domain.grad[SOURCE].abs().sum() > 0
 
 
-def test_sampled_softmax_masks_accidental_hits():
-    ids, logq = log_uniform_sample(50, 1000, generator=torch.Generator().manual_seed(0))
-    assert len(ids) == len(set(ids.tolist())) == 50 and int(ids.min()) >= 0 and int(ids.max()) < 1000
-    assert torch.all(logq < 0)
-    weight, bias = torch.randn(10, 4), torch.zeros(10)
-    states = torch.randn(3, 4)
-    loss = sampled_softmax_loss(weight, bias, states, torch.tensor([0, 1, 2]), 9, 10)  # samples include the targets
-    assert torch.isfinite(loss) and loss > 0
-
-
 def test_vocab_lookup_rules_and_vectors(tmp_path):
     vocab = WordCharVocab.build([["Paris", "1999"]], [["paris"] * 3, ["rare"]], min_count=2)
     assert vocab.words[:3] == ["<pad>", "<unk>", "<s>"]
@@ -153,8 +143,8 @@ def _small(cls, tmp_path, crossner_data_dir, **kw):
 
 
 def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.cdlm import training
-    from crossner_hf.cdlm.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.rnn import training
+    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     losses = []
@@ -170,7 +160,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
         return real(**{**kw, "step_losses": recording})
 
-    monkeypatch.setattr("crossner_hf.cdlm.recipes.run_loop", spy)
+    monkeypatch.setattr("crossner_hf.rnn.recipes.run_loop", spy)
     results = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
                                       num_train_epochs=15, batch_size=10, early_stopping_patience=0))
     assert len(losses) == 15 * 20  # 200 sentences, batch 10
@@ -181,7 +171,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
 def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkeypatch):
     """Two zero-shot runs, one with the target's train/dev tags scrambled: identical training."""
-    from crossner_hf.cdlm.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
 
     scrambled = tmp_path / "data"
     shutil.copytree(crossner_data_dir, scrambled)
@@ -204,7 +194,7 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
 
 
 def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.cdlm.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     kw = dict(max_steps_per_epoch=4, source_subsample=60, lm_negatives=10, early_stopping_patience=0)
@@ -217,7 +207,7 @@ def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_di
 
 
 def test_padded_bilstm_equals_a_packed_nn_lstm():
-    from crossner_hf.cdlm.modeling import _uni_template, bilstm
+    from crossner_hf.rnn.layers import bilstm, lstm_template as _uni_template
 
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(5, 4, batch_first=True, bidirectional=True)
@@ -232,7 +222,7 @@ def test_padded_bilstm_equals_a_packed_nn_lstm():
 def test_lm_text_from_files_and_corpus_folders(tmp_path):
     from datasets import Dataset
 
-    from crossner_hf.cdlm.recipes import _text_file_examples
+    from crossner_hf.rnn.recipes import _text_file_examples
     from crossner_hf.publish import write_hub_dataset_folder
 
     text = tmp_path / "t.txt"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..cdlm.recipes import BiLSTMCRFArguments
+from ..rnn.recipes import BiLSTMCRFArguments
 from . import make_command_parser
 
 
@@ -28,7 +28,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: BiLSTMCRFArguments) -> int:
-    from ..cdlm.recipes import train_bilstm_crf
+    from ..rnn.recipes import train_bilstm_crf
 
     results = train_bilstm_crf(args)
     print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |

@@ -20,70 +20,116 @@ import torch
 
 from ..data import load_crossner
 from ..labels import DOMAINS, SOURCE_DOMAIN, labels_for
-from .modeling import (
-    SOURCE,
-    TARGET,
-    BiLSTMCRFConfig,
-    BiLSTMCRFForTokenClassification,
-    CDLMConfig,
-    CDLMForTokenClassification,
-)
-from .training import Example, Stream, evaluate, make_sgd_or_rmsprop, run_loop, tensors, write_results
-from .vocab import WordCharVocab, load_word_vectors
+from .bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
+from .cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
+from .training import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors, write_results
+from .vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
 class RNNTaggerArguments:
+    """What both RNN recipes share. Fields left at ``None`` take the recipe's (or architecture's,
+    or mode's) default in ``__post_init__``, so a value given on the command line is never overridden."""
+
     domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
     data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     word_vectors: str | None = field(
-        default=None, metadata={"help": "GloVe-format text file of word vectors (the paper: GloVe 6B 100d); "
-                                "default: random vectors, fine-tuned."})
-    word_dim: int = field(default=100, metadata={"help": "Word embedding size."})
-    char_dim: int = field(default=30, metadata={"help": "Character embedding size."})
+        default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
+                                "lample/CDLM, 300d for crossner); default: random vectors, fine-tuned."})
+    word_dim: int | None = field(default=None, metadata={"help": "Word embedding size (default: 100; crossner 300)."})
+    char_dim: int = field(default=30, metadata={"help": "Character embedding size (character CNN)."})
     char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
-    hidden_size: int = field(default=100, metadata={"help": "LSTM units per direction."})
+    hidden_size: int | None = field(default=None, metadata={"help": "LSTM units per direction (default: 100; "
+                                                              "crossner 256)."})
     dropout: float = field(default=0.5, metadata={"help": "Dropout on characters, word representations, LSTM output."})
     min_count: int = field(default=2, metadata={"help": "LM-text words seen more than this many times join the vocabulary."})
-    num_train_epochs: int = field(default=100, metadata={"help": "Maximum epochs (the release: 100)."})
-    early_stopping_patience: int = field(default=10, metadata={"help": "Stop after this many epochs without a better dev F1 (0: never)."})
+    num_train_epochs: int | None = field(default=None, metadata={"help": "Maximum epochs (default: 100, the CDLM "
+                                                                  "release; crossner 300)."})
+    early_stopping_patience: int | None = field(default=None, metadata={
+        "help": "Stop after this many epochs without a better dev F1 (0: never; default 10, crossner 8 as its release)."})
+    max_steps: int = field(default=-1, metadata={"help": "Stop after this many optimiser steps in all (> 0), "
+                                                 "then evaluate and finish; budget runs and tests."})
     max_steps_per_epoch: int | None = field(default=None, metadata={"help": "Cap steps per epoch (budget runs, tests)."})
-    learning_rate: float = field(default=0.015, metadata={"help": "SGD learning rate (the release: 0.015)."})
-    lr_decay: float = field(default=0.05, metadata={"help": "lr / (1 + decay x epoch)."})
-    weight_decay: float = field(default=1e-8, metadata={"help": "Weight decay."})
-    max_grad_norm: float | None = field(default=5.0, metadata={"help": "Gradient norm clipping (Lample et al.: 5.0; "
-                                                               "0 or none: off)."})
-    batch_size: int = field(default=30, metadata={"help": "Sentences per batch (source NER, and text streams)."})
-    loss_reduction: str = field(default="sum", metadata={"help": "CRF loss over a batch: sum (the release) or mean.",
-                                                           "choices": ["sum", "mean"]})
+    initial_optimizer: str | None = field(default=None, metadata={
+        "help": "Optimiser to start with (default: sgd as NCRF++; crossner adam; CDLM zero-shot rmsprop).",
+        "choices": ["sgd", "adam", "rmsprop"]})
+    learning_rate: float | None = field(default=None, metadata={"help": "SGD or Adam learning rate (default: SGD 0.015 "
+                                                                 "as NCRF++; crossner Adam 1e-3)."})
+    lr_decay: float = field(default=0.05, metadata={"help": "SGD only: lr / (1 + decay x epoch)."})
+    weight_decay: float | None = field(default=None, metadata={"help": "Weight decay (default: 1e-8 as NCRF++; "
+                                                                "crossner 0)."})
+    max_grad_norm: float | None = field(default=None, metadata={
+        "help": "Gradient norm clipping, 0: off (default: off as both releases; lample 5.0 as Lample et al.)."})
+    batch_size: int | None = field(default=None, metadata={"help": "Sentences per batch (source NER, and text streams)."})
+    loss_reduction: str | None = field(default=None, metadata={
+        "help": "CRF loss over a batch: sum (NCRF++, the default) or mean (crossner).", "choices": ["sum", "mean"]})
     source_subsample: int | None = field(default=None, metadata={"help": "Use only this many CoNLL-2003 sentences."})
     seed: int = field(default=42, metadata={"help": "Random seed."})
     use_cpu: bool = field(default=False, metadata={"help": "Run on the CPU even when a GPU is present."})
     resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
-    initial_optimizer: str = field(default="sgd", metadata={"help": "Optimiser to start with.", "choices": ["sgd", "rmsprop"]})
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
+
+    def _fill(self, defaults: dict[str, Any]) -> None:
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+
+
+# training settings per BiLSTM-CRF architecture (the network shapes are in rnn.bilstm_crf.ARCHITECTURES)
+BILSTM_TRAINING: dict[str, dict[str, Any]] = {
+    # Lample et al. 2016 as NCRF++ runs it: SGD 0.015 decayed, batch 10, clipping 5
+    "lample": {"initial_optimizer": "sgd", "learning_rate": 0.015, "weight_decay": 1e-8, "batch_size": 10,
+               "max_grad_norm": 5.0, "oversample_factor": 100, "early_stopping_patience": 10, "num_train_epochs": 100},
+    # the CrossNER release (main.py --bilstm --usechar, src/trainer.py): Adam 1e-3, batch 32, target x10 + CoNLL
+    "crossner": {"initial_optimizer": "adam", "learning_rate": 1e-3, "weight_decay": 0.0, "batch_size": 32,
+                 "max_grad_norm": 0.0, "oversample_factor": 10, "early_stopping_patience": 8, "num_train_epochs": 300},
+}
 
 
 @dataclass
 class BiLSTMCRFArguments(RNNTaggerArguments):
+    architecture: str = field(default="lample", metadata={
+        "help": "lample: words (100d) ++ character CNN, 1 x 100 BiLSTM, SGD (Lample et al. 2016, NCRF++); crossner: "
+                "words (GloVe 300d) ++ character n-grams (100d), 2 x 256 BiLSTM, Adam 1e-3 (the CrossNER paper's "
+                "baseline). Flags left unset take the architecture's values.", "choices": list(ARCHITECTURES)})
     schedule: str = field(default="joint", metadata={"help": "joint: CoNLL-2003 + the upsampled target (the CrossNER "
                                                      "paper's baseline); target: the target alone.",
                                                      "choices": ["joint", "target"]})
-    oversample_factor: int = field(default=100, metadata={"help": "joint: copies of the target per epoch (by index)."})
-    batch_size: int = field(default=10, metadata={"help": "Sentences per batch (NCRF++: 10)."})
+    oversample_factor: int | None = field(default=None, metadata={
+        "help": "joint: copies of the target per epoch, by index (default: 100; crossner 10 as its release)."})
+    num_layers: int | None = field(default=None, metadata={"help": "BiLSTM layers (default: 1; crossner 2)."})
+    char_ngram_vectors: str | None = field(default=None, metadata={
+        "help": "crossner: a file of character n-gram vectors ('2gram-#BEGIN#a v1 ... v100' lines: torchtext's "
+                "CharNGram, Hashimoto et al. 2017); default: random vectors."})
+    char_ngram_dim: int = field(default=100, metadata={"help": "crossner: size of the character n-gram embedding."})
+
+    def __post_init__(self):
+        shape = ARCHITECTURES[self.architecture]
+        self._fill({k: shape[k] for k in ("word_dim", "hidden_size", "num_layers", "loss_reduction")})
+        self._fill(BILSTM_TRAINING[self.architecture])
+        if self.char_ngram_vectors and self.architecture != "crossner":
+            raise ValueError("--char_ngram_vectors belongs to --architecture crossner (lample uses a character CNN).")
+
+
+# CDLM loss weights in our order (LM-source, NER-source, LM-target, NER-target), from the two releases
+CDLM_WEIGHTS_SHARED_TEXT = [1.0, 1.0, 1.0, 2.0]   # supervised_domain_adaptation/main.py: LM on the NER sentences
+CDLM_WEIGHTS_RAW_TEXT = [0.5, 0.8, 0.5, 1.0]      # combined_SDA_and_UDA/main.py, supervised: raw domain corpora
+CDLM_WEIGHTS_ZERO_SHOT = [1.0, 1.0, 1.0, 0.0]     # combined_SDA_and_UDA/main.py, unsupervised: no target NER
 
 
 @dataclass
 class CDLMArguments(RNNTaggerArguments):
     mode: str = field(default="supervised", metadata={"help": "supervised (target NER labels used) or zero-shot "
                                                       "(never reads target labels).", "choices": ["supervised", "zero-shot"]})
-    loss_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0, 2.0],
-                                      metadata={"help": "Weights of LM-source, NER-source, LM-target, NER-target."})
+    loss_weights: list[float] | None = field(default=None, metadata={
+        "help": "Weights of LM-source, NER-source, LM-target, NER-target (default: the release's: 1 1 1 2 when the LM "
+                "reads the NER sentences; 0.5 0.8 0.5 1 when --source_text/--target_text give raw corpora; zero-shot "
+                "1 1 1 0)."})
     target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
-    lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives (log-uniform)."})
+    lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives: distinct ids, log-uniform."})
     source_text: list[str] | None = field(default=None, metadata={
         "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
     target_text: list[str] | None = field(default=None, metadata={
@@ -95,12 +141,18 @@ class CDLMArguments(RNNTaggerArguments):
     sgd_switch_f1: float = field(default=0.72, metadata={"help": "zero-shot: switch RMSprop -> SGD at this source dev F1."})
 
     def __post_init__(self):
+        zero_shot = self.mode == "zero-shot"
+        self._fill({"word_dim": 100, "hidden_size": 100, "loss_reduction": "sum", "num_train_epochs": 100,
+                    "early_stopping_patience": 10, "learning_rate": 0.015, "weight_decay": 1e-8,
+                    "max_grad_norm": 0.0,  # the release clips nothing
+                    # the release's zero-shot run: batch 10, RMSprop until source dev F1 passes the switch
+                    "batch_size": 10 if zero_shot else 30, "initial_optimizer": "rmsprop" if zero_shot else "sgd"})
+        if self.loss_weights is None:
+            raw = bool(self.source_text or self.target_text)
+            self.loss_weights = list(CDLM_WEIGHTS_ZERO_SHOT if zero_shot
+                                     else CDLM_WEIGHTS_RAW_TEXT if raw else CDLM_WEIGHTS_SHARED_TEXT)
         if len(self.loss_weights) != 4:
             raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
-        if self.mode == "zero-shot" and self.batch_size == 30:
-            self.batch_size = 10  # the release's zero-shot batch
-        if self.mode == "zero-shot" and self.initial_optimizer == "sgd":
-            self.initial_optimizer = "rmsprop"
 
 
 def _examples(dataset, with_tags: bool = True) -> list[Example]:
@@ -175,8 +227,8 @@ def _card(out: Path, results: dict[str, Any], model_cls) -> None:
             f"{100 * results['test']['overall_f1']:.2f} (CRF Viterbi decoding, conlleval convention) at the best dev "
             f"epoch {results['best_epoch']} of {results['epochs']}. Word vectors: "
             f"{args['word_vectors'] or 'random (no pre-trained vectors)'}.\n\nLoad with "
-            f"`crossner_hf.cdlm.{model_cls.__name__}.from_pretrained(PATH)` and "
-            f"`crossner_hf.cdlm.WordCharVocab.load(PATH)`.\n\n## Citation\n\n```bibtex\n{CITATIONS['crossner']}\n```\n")
+            f"`crossner_hf.rnn.{model_cls.__name__}.from_pretrained(PATH)` and "
+            f"`crossner_hf.rnn.WordCharVocab.load(PATH)`.\n\n## Citation\n\n```bibtex\n{CITATIONS['crossner']}\n```\n")
     write_model_card(out, data, body)
 
 
@@ -197,13 +249,19 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         train_stream = train
     vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] if args.schedule == "joint"
                                         else [e.tokens for e in train], [])
+    shape = ARCHITECTURES[args.architecture]
     config = BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                              char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
-                             dropout=args.dropout, loss_reduction=args.loss_reduction, num_labels=len(labels),
+                             dropout=args.dropout, loss_reduction=args.loss_reduction, num_layers=args.num_layers,
+                             char_encoder=shape["char_encoder"], char_ngram_dim=args.char_ngram_dim,
+                             dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
                              id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
     model = BiLSTMCRFForTokenClassification(config)
     if vectors is not None:
         model.embed.words.weight.data.copy_(vectors)
+    if config.char_encoder == "ngram":
+        model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
+                                                                     args.char_ngram_dim, seed=args.seed))
     stream = Stream(train_stream, args.batch_size, args.seed)
     dev, test = _examples(target["validation"]), _examples(target["test"])
     out = Path(args.output_dir)
@@ -212,7 +270,7 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         return m(**tensors(vocab, batches["train"], device)).loss
 
     state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=step,
-                     make_optimizer=make_sgd_or_rmsprop(args), args=args,
+                     make_optimizer=make_optimizer_factory(args), args=args,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=stream.batches_per_pass())
     return _finish(BiLSTMCRFForTokenClassification, args, vocab, labels, test, out, state, started,
@@ -266,7 +324,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
         return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
 
     state = run_loop(model=model, vocab=vocab, streams=streams,
-                     step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_sgd_or_rmsprop(args),
+                     step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
                      args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
                                                             crf_domain=dev_domain)["overall_f1"],
                      output_dir=out, steps_per_epoch=streams["source_ner"].batches_per_pass(), switch_optimizer=switch)

@@ -8,12 +8,13 @@ rate decays per epoch as lr / (1 + decay x epoch). Trainer's one-batch-one-loss 
 fixed optimiser does not fit, so this is a plain loop: ``Accelerator`` places the model and
 runs ``backward``; one process (the models are small; a second process would not help on CPU).
 
-Defaults are the released code's (NCRF++): SGD lr 0.015, decay 0.05, weight decay 1e-8,
-batch 30 (zero-shot 10), loss weights LM-source 1, NER-source 1, LM-target 1, NER-target 2,
-model selection on the target dev F1 (zero-shot: source dev F1). Documented deviations: the
-target NER set is *cycled* with its own batch size (the release's N_target / n_batches is 0
-for 100-200 sentences); training stops after ``early_stopping_patience`` epochs without a
-better dev F1 (the release ran all epochs and kept the best, which this keeps too).
+Defaults are the releases' (see ``docs/fidelity.md``): CDLM as NCRF++ runs it (SGD lr 0.015,
+decay 0.05, weight decay 1e-8, batch 30, zero-shot 10 starting with RMSprop, no clipping, loss
+weights by LM text source), the CrossNER BiLSTM-CRF with Adam 1e-3; model selection on the
+target dev F1 (zero-shot: source dev F1). Documented deviations: the target NER set is *cycled*
+with its own batch size (the release's N_target / n_batches is 0 for 100-200 sentences);
+training stops after ``early_stopping_patience`` epochs without a better dev F1 (the CDLM
+release ran all epochs and kept the best, which this keeps too); ``max_steps`` caps the total.
 
 Checkpoints: ``OUT/checkpoint/`` after every epoch (model, optimiser, RNG states, history);
 ``resume_from_checkpoint`` continues from there and reaches the same result as an
@@ -35,7 +36,7 @@ import numpy as np
 import torch
 
 from ..metrics import compute_ner_metrics
-from .modeling import LM, NER, SOURCE, TARGET
+from .cdlm import LM, NER, SOURCE, TARGET
 from .vocab import WordCharVocab
 
 logger = logging.getLogger(__name__)
@@ -127,6 +128,7 @@ class LoopState:
     bad_epochs: int = 0
     optimizer_name: str = "sgd"
     history: list | None = None
+    global_step: int = 0
 
 
 def run_loop(
@@ -157,12 +159,14 @@ def run_loop(
         _set_rng_state(saved["rng"])
         logger.info("Resumed at epoch %d from %s", state.epoch, ckpt)
     model.train()
-    while state.epoch < args.num_train_epochs and state.bad_epochs < (args.early_stopping_patience or 10**9):
+    while (state.epoch < args.num_train_epochs and state.bad_epochs < (args.early_stopping_patience or 10**9)
+           and (args.max_steps <= 0 or state.global_step < args.max_steps)):
         started = time.perf_counter()
-        set_lr(optimizer, args.learning_rate / (1 + args.lr_decay * state.epoch) if state.optimizer_name == "sgd"
-               else args.rmsprop_learning_rate)
+        set_lr(optimizer, epoch_learning_rate(args, state.optimizer_name, state.epoch))
         total = 0.0
         steps = steps_per_epoch if args.max_steps_per_epoch is None else min(steps_per_epoch, args.max_steps_per_epoch)
+        if args.max_steps > 0:  # the last epoch of a --max_steps budget may be partial
+            steps = min(steps, args.max_steps - state.global_step)
         for _ in range(steps):
             batches = {name: s.next() for name, s in streams.items()}
             optimizer.zero_grad()
@@ -171,6 +175,7 @@ def run_loop(
             if args.max_grad_norm:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
             optimizer.step()
+            state.global_step += 1
             total += float(loss.detach())
         f1 = dev_eval(model)
         state.epoch += 1
@@ -197,17 +202,28 @@ def run_loop(
     return state
 
 
-def make_sgd_or_rmsprop(args):
+def make_optimizer_factory(args):
+    """``make(model, name)`` for sgd (NCRF++), adam (the CrossNER release) and rmsprop (CDLM zero-shot start)."""
+
     def make(model, name: str):
         params = [p for p in model.parameters() if p.requires_grad]
         if name == "rmsprop":
             return torch.optim.RMSprop(params, lr=args.rmsprop_learning_rate, weight_decay=args.weight_decay)
+        if name == "adam":
+            return torch.optim.Adam(params, lr=args.learning_rate, weight_decay=args.weight_decay)
         return torch.optim.SGD(params, lr=args.learning_rate, weight_decay=args.weight_decay)
 
     return make
 
 
-def cdlm_step(weights: Sequence[float], zero_shot: bool, vocab: WordCharVocab, reduction_batches: bool = False):
+def epoch_learning_rate(args, optimizer_name: str, epoch: int) -> float:
+    """SGD decays as lr / (1 + decay x epoch) (NCRF++); Adam and RMSprop keep a constant rate."""
+    if optimizer_name == "sgd":
+        return args.learning_rate / (1 + args.lr_decay * epoch)
+    return args.rmsprop_learning_rate if optimizer_name == "rmsprop" else args.learning_rate
+
+
+def cdlm_step(weights: Sequence[float], zero_shot: bool, vocab: WordCharVocab):
     """One CDLM step: LM-source, NER-source, LM-target (and NER-target unless zero-shot), weighted."""
     w_lm_src, w_ner_src, w_lm_tgt, w_ner_tgt = weights
 

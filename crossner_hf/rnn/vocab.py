@@ -133,3 +133,50 @@ def load_word_vectors(path: str | Path, vocab: WordCharVocab, dim: int, seed: in
                     matrix[i] = vec
                 found += 1
     return matrix
+
+
+def char_ngrams(word: str) -> list[str]:
+    """The keys torchtext's ``CharNGram`` averages for a word: ``{n}gram-{chars}`` for n = 2, 3, 4 over
+    ``#BEGIN#`` + the characters + ``#END#`` (the boundary markers count as one character each)."""
+    chars = ["#BEGIN#", *word, "#END#"]
+    return [f"{n}gram-{''.join(chars[i:i + n])}" for n in (2, 3, 4) for i in range(len(chars) - n + 1)]
+
+
+def load_char_ngram_vectors(path: str | Path | None, vocab: WordCharVocab, dim: int = 100, seed: int = 0) -> torch.Tensor:
+    """Per-word character n-gram vectors, as the CrossNER release built them with ``torchtext.vocab.CharNGram``.
+
+    ``path`` is a text file of ``{n}gram-{chars} v1 ... vdim`` lines (the ``jmt_pre-trained_embeddings``
+    file of Hashimoto et al. 2017 that torchtext downloads; any file of that format works). A
+    word's vector is the mean of the vectors of its n-grams found in the file, zeros when none is
+    (torchtext's ``unk_init``). Without a file (none can be had offline) every word gets a random
+    normal vector, as the release's other embeddings start; ``<pad>`` stays zeros.
+    """
+    g = torch.Generator().manual_seed(seed)
+    matrix = torch.randn(len(vocab), dim, generator=g)
+    matrix[0] = 0
+    if path is None:
+        return matrix
+    wanted: dict[str, list[int]] = {}
+    for i, word in enumerate(vocab.words[3:], start=3):
+        for key in char_ngrams(word):
+            wanted.setdefault(key, []).append(i)
+    sums = torch.zeros(len(vocab), dim, dtype=torch.float64)
+    counts = torch.zeros(len(vocab), dtype=torch.float64)
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            parts = line.rstrip().split(" ")
+            if len(parts) != dim + 1:
+                if lineno == 1 and len(parts) == 2:  # word2vec-style header "count dim"
+                    continue
+                raise ValueError(f"{path}, line {lineno}: expected an n-gram key and {dim} numbers, "
+                                 f"got {len(parts) - 1}; set --char_ngram_dim to the file's size.")
+            ids = wanted.get(parts[0])
+            if ids:
+                vec = torch.tensor([float(x) for x in parts[1:]], dtype=torch.float64)
+                for i in ids:  # a word containing the same n-gram twice counts it twice, as torchtext does
+                    sums[i] += vec
+                    counts[i] += 1
+    matrix[3:] = 0
+    found = counts > 0
+    matrix[found] = (sums[found] / counts[found].unsqueeze(1)).float()
+    return matrix
