@@ -231,3 +231,66 @@ def test_lm_text_from_files_and_corpus_folders(tmp_path):
     folder = write_hub_dataset_folder({"politics-domain": Dataset.from_dict({"text": ["a b", "c"]})}, tmp_path / "c")
     got = _text_file_examples([f"{folder}:politics-domain"])
     assert [e.tokens for e in got] == [["a", "b"], ["c"]] and all(e.tags is None for e in got)
+
+
+def test_stacked_bilstm_equals_a_two_layer_packed_nn_lstm():
+    from crossner_hf.rnn.layers import StackedBiLSTM
+
+    torch.manual_seed(0)
+    stacked = StackedBiLSTM(5, 4, num_layers=2, dropout=0.5).eval()  # dropout off in eval, as nn.LSTM's
+    x, lengths = torch.randn(3, 6, 5), torch.tensor([6, 4, 1])
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    ref, _ = torch.nn.utils.rnn.pad_packed_sequence(stacked.lstm(packed)[0], batch_first=True, total_length=6)
+    real = torch.arange(6)[None] < lengths[:, None]
+    assert torch.allclose(stacked(x, lengths)[real], ref[real], atol=1e-6)
+
+
+def test_char_ngram_vectors_average_torchtext_keys(tmp_path):
+    from crossner_hf.rnn.vocab import char_ngrams, load_char_ngram_vectors
+
+    assert char_ngrams("ab") == ["2gram-#BEGIN#a", "2gram-ab", "2gram-b#END#", "3gram-#BEGIN#ab", "3gram-ab#END#",
+                                 "4gram-#BEGIN#ab#END#"]
+    vocab = WordCharVocab.build([["ab", "zz"]])
+    path = tmp_path / "charNgram.txt"
+    path.write_text("2gram-#BEGIN#a 1 0\n2gram-ab 0 2\nunrelated 5 5\n")
+    m = load_char_ngram_vectors(path, vocab, dim=2)
+    assert m[vocab.word_id("ab")].tolist() == [0.5, 1.0]       # the mean of the two n-grams found
+    assert m[vocab.word_id("zz")].tolist() == [0.0, 0.0]       # none found: zeros, as torchtext
+    with pytest.raises(ValueError, match="char_ngram_dim"):
+        load_char_ngram_vectors(path, vocab, dim=3)
+
+
+def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    lample = BiLSTMCRFArguments()
+    assert (lample.word_dim, lample.hidden_size, lample.num_layers, lample.initial_optimizer, lample.batch_size,
+            lample.max_grad_norm, lample.oversample_factor) == (100, 100, 1, "sgd", 10, 5.0, 100)
+    crossner = BiLSTMCRFArguments(architecture="crossner", batch_size=7)
+    assert (crossner.word_dim, crossner.hidden_size, crossner.num_layers, crossner.initial_optimizer,
+            crossner.learning_rate, crossner.loss_reduction, crossner.oversample_factor, crossner.batch_size,
+            crossner.early_stopping_patience) == (300, 256, 2, "adam", 1e-3, "mean", 10, 7, 8)
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    args = BiLSTMCRFArguments(architecture="crossner", domain="politics", schedule="joint", word_dim=12, hidden_size=8,
+                              char_ngram_dim=6, output_dir=str(tmp_path / "out"), data_dir=str(crossner_data_dir),
+                              source_subsample=40, max_steps=7, use_cpu=True, seed=1)
+    results = train_bilstm_crf(args)
+    assert sum(1 for _ in results["history"]) == 1 and results["history"][0]["optimizer"] == "adam"
+    model = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "out")
+    assert model.config.num_layers == 2 and model.embed.ngrams.weight.shape[1] == 6
+    assert "encoder.lstm.weight_ih_l1_reverse" in model.state_dict()
+
+
+def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
+
+    assert CDLMArguments().loss_weights == [1.0, 1.0, 1.0, 2.0]
+    assert CDLMArguments(target_text=["x.txt"]).loss_weights == [0.5, 0.8, 0.5, 1.0]
+    assert CDLMArguments(mode="zero-shot").loss_weights == [1.0, 1.0, 1.0, 0.0]
+    assert CDLMArguments(loss_weights=[1, 2, 3, 4], target_text=["x.txt"]).loss_weights == [1, 2, 3, 4]
+    zs = CDLMArguments(mode="zero-shot", batch_size=16, initial_optimizer="sgd")  # explicit values win
+    assert (zs.batch_size, zs.initial_optimizer, zs.max_grad_norm) == (16, "sgd", 0.0)
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, max_steps=5, num_train_epochs=5,
+                            source_subsample=60, lm_negatives=10, early_stopping_patience=0))
+    assert len(res["history"]) == 3 and res["steps"] == 5  # 60 sentences / batch 30: 2 + 2 + the 1 left

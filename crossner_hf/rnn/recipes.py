@@ -200,6 +200,7 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
     vocab.save(out)
     results = {
         "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        "steps": state.global_step,
         "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
         "total_seconds": time.perf_counter() - started, **extra,
     }
