@@ -152,7 +152,7 @@ def runs_table(args) -> None:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=20, help="repeats of the CRF timings (median)")
     parser.add_argument("--train_repeats", type=int, default=3, help="epochs timed for the training table (median)")
     parser.add_argument("--epochs", type=int, default=3, help="epochs of each politics run")

@@ -124,7 +124,7 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", type=Path, default=DEFAULT_DATA, help="CrossNER data folder.")
     parser.add_argument("--entities", type=int, default=100_000, help="Entity list size.")
     parser.add_argument("--sentences", type=int, default=50_000, help="Corpus size.")

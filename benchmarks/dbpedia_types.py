@@ -172,7 +172,7 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entities", type=int, default=20_000, help="synthetic entities (default 20000)")
     parser.add_argument("--workdir", default=None, help="where files and the DB go (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir's files")

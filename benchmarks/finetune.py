@@ -87,7 +87,7 @@ def _inference_throughput(model_path: str, repeats: int) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", default="555,666,777")
     parser.add_argument("--throughput_epochs", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)

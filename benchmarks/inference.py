@@ -50,7 +50,7 @@ def _model(path: str | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=3, help="runs per method (median reported)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for every method")
     parser.add_argument("--model", default=None, help="a trained model folder (default: MiniLM + fresh head)")

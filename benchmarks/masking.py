@@ -137,7 +137,7 @@ def verdict(ok: bool) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few batches and repeats: a smoke run")
     parser.add_argument("--batches", type=int, default=None, help="distinct batches (default 10, quick 2)")
     parser.add_argument("--repeats", type=int, default=None, help="passes over the batches (default 5, quick 1)")

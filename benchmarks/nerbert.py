@@ -171,7 +171,7 @@ def scoring_times(opts) -> dict[str, float]:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tiny", action="store_true", help="a random 2-layer BERT instead of the packaged MiniLM")
     parser.add_argument("--train_sentences", type=int, default=1024, help="synthetic train sentences per run")
     parser.add_argument("--per_device_train_batch_size", type=int, default=32, help="sentences per forward pass")

@@ -77,7 +77,7 @@ def hf_course_tokenize(tokenizer, sentences, tags):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(allow_abbrev=False, )
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "crossner"))
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--hidden", type=int, default=256)

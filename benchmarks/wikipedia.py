@@ -87,7 +87,7 @@ def builder(dump: Path, out: Path, types_db: Path, workers: int, index: Path | N
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=4, help="copies of the sample's pages in the input")
     parser.add_argument("--runs", type=int, default=3, help="runs per method (median reported)")
     parser.add_argument("--entities", type=int, default=5_000_000, help="synthetic entities for the DBpedia build "

@@ -83,6 +83,8 @@ class CrossNERParser(HfArgumentParser):
         self.show_all = show_all
         self._short = False
         kwargs.setdefault("formatter_class", HelpFormatter)
+        # a prefix must never stand for a longer flag: --max_steps must not silently mean --max_steps_per_epoch
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(dataclass_types, **kwargs)
         # commands whose own --config names a CrossNER config (report --config politics) take YAML as --config_file
         taken = any(f.name == "config" for d in self.dataclass_types for f in dataclasses.fields(d))

@@ -49,7 +49,7 @@ def _modules() -> dict[str, object]:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object], dict[str, CrossNERParser]]:
-    parser = argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(allow_abbrev=False, 
         prog="crossner-hf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CrossNERParser)

@@ -47,8 +47,9 @@ logger = logging.getLogger(__name__)
 PRETRAINING_ATTRIBUTE = "crossner_pretraining"
 """``config.json`` key of the marker a NER-BERT output carries (and its fine-tuned models keep)."""
 
-NERBERT_CONFIGS = ("all", "4types")
-"""Configs of the NER-BERT corpus: every DBpedia category, or person/location/organisation/misc."""
+NERBERT_CONFIGS = ("all", "4types", "212types")
+"""Configs of the NER-BERT corpus: every DBpedia category, person/location/organisation/ENTITY, or the
+categories merged into their parents until 212 remain (``--merged_categories`` names other counts)."""
 
 _LATEST = ("true", "latest", "yes", "1")
 
@@ -63,8 +64,8 @@ class NERBERTArguments(TrainingArguments):
     )
     dataset_config: str | None = field(
         default="all",
-        metadata={"help": f"Config of --dataset_name; the NER-BERT corpus has {' and '.join(NERBERT_CONFIGS)} "
-                  "(4 coarse types). 'none' for a dataset without configs."},
+        metadata={"help": f"Config of --dataset_name; the NER-BERT corpus has {', '.join(NERBERT_CONFIGS)} "
+                  "(every category, 4 coarse types, categories merged to 212). 'none' for a dataset without configs."},
     )
     train_split: str = field(default="train", metadata={"help": "Split to train on."})
     validation_split: str = field(
@@ -102,7 +103,8 @@ class NERBERTArguments(TrainingArguments):
     max_seq_length: int = field(
         default=128,
         metadata={"help": "Sub-words per window, special tokens included; longer sentences are split into "
-                  "overlapping windows, so every word is trained and scored."},
+                  "overlapping windows, so every word is trained and scored. This project's choice: the paper "
+                  "does not state a maximum length."},
     )
     stride: int = field(default=32, metadata={"help": "Overlap (sub-words) between consecutive windows."})
     label_all_subwords: bool = field(
@@ -124,7 +126,8 @@ class NERBERTArguments(TrainingArguments):
     )
     per_device_eval_batch_size: int = field(default=64, metadata={"help": "Validation batch size."})
     num_train_epochs: float = field(
-        default=1.0, metadata={"help": "Passes over the train split (or cap the run with --max_steps)."}
+        default=1.0, metadata={"help": "Passes over the train split (or cap the run with --max_steps). This "
+                               "project's choice: the paper does not state how long it pre-trained."}
     )
     eval_strategy: str = field(
         default="steps", metadata={"help": "When to compute validation F1 (steps, epoch or no).",

@@ -149,12 +149,16 @@ def plot_category_counts(
     """Entities per category before and after balancing, as the NER-BERT paper's Figure 8.
 
     Bars sorted by the count before balancing, on a log scale (counts span orders of
-    magnitude); the ``top`` largest categories are drawn and the title says how many more.
+    magnitude). With more than ``top`` categories, ``top`` of them evenly spread over the
+    ranks are drawn, the largest and the rarest included, so both ends of the balancing
+    show: rare categories go up, frequent ones down; the title says so.
     """
     import numpy as np
 
     plt = _pyplot()
-    names = [c for c, _ in sorted(before.items(), key=lambda kv: (-kv[1], kv[0]))][:top]
+    ranked = [c for c, _ in sorted(before.items(), key=lambda kv: (-kv[1], kv[0]))]
+    picks = sorted({int(round(i)) for i in np.linspace(0, len(ranked) - 1, top)}) if len(ranked) > top else range(len(ranked))
+    names = [ranked[i] for i in picks]
     x = np.arange(len(names))
     fig, ax = plt.subplots(figsize=(max(6.0, 0.22 * len(names) + 2), 4.2))
     ax.bar(x - 0.2, [before.get(n, 0) for n in names], width=0.4, label="before balancing", color="#4c72b0")
@@ -162,7 +166,7 @@ def plot_category_counts(
     ax.set_yscale("log")
     ax.set_xticks(x, labels=names, rotation=90, fontsize=7)
     ax.set_ylabel("entities")
-    more = len(before) - len(names)
-    ax.set_title(f"Entities per category{f' (largest {len(names)}; {more} more)' if more > 0 else ''}", fontsize=10)
+    spread = f" ({len(names)} of {len(ranked)}, spread over the ranks)" if len(ranked) > len(names) else ""
+    ax.set_title(f"Entities per category, largest to rarest{spread}", fontsize=10)
     ax.legend()
     return _save(plt, fig, path)

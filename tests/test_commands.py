@@ -123,3 +123,26 @@ def test_config_flag_of_commands_that_name_a_crossner_config(tmp_path):
     cfg.write_text("split: validation\nn_boot: 10\n")
     (args,) = make_parser().parse_args_and_config(["--model", "m", "--config", "music", "--config_file", str(cfg)])
     assert (args.config, args.split, args.n_boot) == ("music", "validation", 10)
+
+
+TRAINING_COMMANDS = ("train", "dapt", "nerbert", "bilstm-crf", "cdlm")
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_no_flag_is_abbreviated(command):
+    """A prefix never stands for a longer flag (``--max_steps`` must not mean ``--max_steps_per_epoch``)."""
+    import importlib
+
+    parser = importlib.import_module(f"crossner_hf.commands.{COMMANDS[command]}").make_parser()
+    assert parser.allow_abbrev is False
+    longest = max((s for a in parser._actions for s in a.option_strings if s.startswith("--")), key=len)
+    with pytest.raises((SystemExit, ValueError)):  # argparse exits, or HfArgumentParser refuses the leftover
+        parser.parse_args_and_config([longest[:-2], "1"])  # a strict prefix of a real flag is an error
+
+
+@pytest.mark.parametrize("command", TRAINING_COMMANDS)
+def test_every_training_recipe_takes_max_steps(command):
+    import importlib
+
+    parser = importlib.import_module(f"crossner_hf.commands.{COMMANDS[command]}").make_parser()
+    assert "--max_steps" in {s for a in parser._actions for s in a.option_strings}

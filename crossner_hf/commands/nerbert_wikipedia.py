@@ -105,7 +105,18 @@ class NERBERTCorpusArguments(WikipediaSourceArguments):
                   "mentions (paper: 0.3 0.5 0.7)."},
     )
     alpha: float = field(default=0.7, metadata={"help": "Balancing: category E drawn in proportion to |E|^alpha."})
-    no_balance: bool = field(default=False, metadata={"help": "Skip the balancing step."})
+    balancing: str = field(default="sample", metadata={
+        "help": "sample: categories drawn from a multinomial over |E|^alpha with replacement, rare categories "
+                "repeated (the paper, as XLM/mT5); downsample: sentences of frequent categories dropped, the corpus "
+                "shrinks; none.", "choices": ["sample", "downsample", "none"]})
+    target_size: int | None = field(default=None, metadata={
+        "help": "sample: sentences after balancing (default: as many as before it)."})
+    scarce_count: str = field(default="entities", metadata={
+        "help": "Step 1 counts a category's distinct linked entities (the paper) or its mentions.",
+        "choices": ["entities", "mentions"]})
+    merged_categories: int = field(default=212, metadata={
+        "help": "Build config '<N>types' with the most fine-grained categories merged into their parent class until "
+                "N remain (paper section 4.3: 212); 0: no merged config. What is reachable depends on the ontology."})
     validation_fraction: float = field(default=0.1, metadata={"help": "Share of sentences in the validation split."})
     seed: int = field(default=42, metadata={"help": "Seed of every random draw (filtering, balancing, split)."})
 
@@ -172,10 +183,13 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     corpus_options = CorpusOptions(
         min_category_entities=args.min_category_entities, top_categories=args.top_categories,
         drop_probabilities=tuple(args.drop_probabilities), alpha=args.alpha,
-        validation_fraction=args.validation_fraction, seed=args.seed, balance=not args.no_balance,
+        validation_fraction=args.validation_fraction, seed=args.seed, balancing=args.balancing,
+        target_size=args.target_size, scarce_count=args.scarce_count, merged_categories=args.merged_categories,
     )
     work, stats = prepare_typed_sentences(args)
-    builder = CorpusBuilder(work, corpus_options)
+    from ..wikipedia.dbpedia import DBpediaTypes
+
+    builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology)
     builder.count()
     paths = write_selection(builder, work / "selection")
     configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))
@@ -224,7 +238,8 @@ of crossner_hf.
   pages skipped, {pages['skipped_pages']:,} pages skipped by the parser guard (listed in the work folder).
 - Typing: DBpedia Ontology (`{Path(args.ontology).name}`, {report['ontology_classes']} classes) and instance types
   {', '.join(f'`{Path(f).name}`' for f in args.instance_types)}; most specific class, deepest first, ties by name.
-- Categories: {n_categories} in config `all` (plus `ENTITY`); config `4types`: person, location, organisation, ENTITY.
+- Categories: {n_categories} in config `all` (plus `ENTITY`); config `4types`: person, location, organisation, ENTITY;
+  {'no merged config' if not args.merged_categories else f"config `{args.merged_categories}types`: {report['merged_categories']} categories after merging into parent classes (table in `report.json`)"}.
 - Sizes: {', '.join(f"`{c}` train {s.get('train', 0):,} / validation {s.get('validation', 0):,}" for c, s in sizes.items())}.
 
 ## Counts after every step
@@ -232,8 +247,9 @@ of crossner_hf.
 {steps_table}
 
 Parameters: minimum entities per category {args.min_category_entities}, top categories {args.top_categories},
-drop probabilities {' / '.join(str(p) for p in args.drop_probabilities)}, alpha {args.alpha}
-{'(balancing off)' if args.no_balance else ''}, validation fraction {args.validation_fraction}, seed {args.seed}.
+drop probabilities {' / '.join(str(p) for p in args.drop_probabilities)}, alpha {args.alpha}, balancing
+`{args.balancing}`, scarce categories counted by {args.scarce_count}, validation fraction {args.validation_fraction},
+seed {args.seed}.
 `categories.png` shows the entities per category before and after balancing; `report.json` has every count.
 
 ```python

@@ -5,24 +5,36 @@ lower-cased most specific DBpedia class of its link target, or ``ENTITY`` when t
 target is untyped. Then, with the paper's values as defaults:
 
 1. categories with fewer than ``min_category_entities`` (10) entities become ``ENTITY``
-   (the entity stays an entity; its class is too rare to learn);
+   (the entity stays an entity; its class is too rare to learn). Entities are counted as
+   the paper says, as distinct linked entities (link targets); ``scarce_count="mentions"``
+   counts mentions instead;
 2. sentences with no entity, or only ``ENTITY`` entities, are dropped;
 3. a sentence whose entities all belong to the ``top_categories`` (20) most frequent
    categories (``ENTITY`` counted among them) and that has 3 / 4 / more than 4 ``ENTITY``
    mentions is dropped with probability 0.3 / 0.5 / 0.7;
-4. balancing, as in XLM: category E should be drawn with probability proportional to
-   |E|^alpha (alpha 0.7, |E| its entity count after step 3). A sentence is kept with
-   probability max over its typed categories of r_E = (|E| / |E_min|)^(alpha - 1): the
-   rarest category keeps every sentence, a category 10^4 times larger keeps 6% of its
-   sentences at alpha 0.7 (a sentence is kept if *any* of its rarer categories needs it);
-5. a ``validation_fraction`` (10%) of the sentences forms the validation split.
+4. balancing, as in XLM / mT5 (``balancing="sample"``, the paper's): categories are drawn
+   from a multinomial with q_E proportional to |E|^alpha (alpha 0.7, |E| the category's
+   mentions after step 3), ``target_size`` draws in all (default: the number of sentences
+   before balancing, so the corpus does not shrink), and each draw of E picks a sentence
+   containing E uniformly, with replacement: rare categories are repeated, frequent ones
+   thinned. Streamed, each (sentence, category) pair gets Poisson(target x q_E / m_E)
+   copies (m_E: the sentences containing E), the per-sentence law of that multinomial in
+   the limit, so the expected size is ``target_size`` exactly. ``balancing="downsample"``
+   (this project's earlier choice) keeps a sentence with probability max over its
+   categories of (|E| / |E_min|)^(alpha - 1), so the corpus only shrinks; ``"none"`` skips it;
+5. a ``validation_fraction`` (10%) of the sentences forms the validation split (every copy
+   of a sentence lands in the same split).
 
 Every random draw is a hash of ``(seed, step, page id, sentence number)``: the corpus is
 the same for a seed whatever the number of tasks, their order, or an interrupted run.
 
 The ``4types`` config (NER-BERT-4types) has the same sentences; each entity is
 ``person`` (class under dbo:Person), ``location`` (dbo:Place), ``organisation``
-(dbo:Organisation) or ``ENTITY``.
+(dbo:Organisation) or ``ENTITY``. The ``212types`` config (paper section 4.3; the name
+follows ``merged_categories``) has the same sentences too, with the most fine-grained
+categories merged into their parent class (tennis / soccer / golf tournament -> sports
+tournament) until ``merged_categories`` remain: the deepest category, fewest mentions first,
+joins its parent, one at a time; the merge table goes to the report.
 
 Passes over the typed shards stream one Parquet batch at a time, so memory does not grow
 with the corpus; the final folder is written through ``datasets`` (memory-mapped Arrow).
@@ -33,9 +45,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import struct
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,8 +61,8 @@ from .sentences import bio_tags
 
 logger = logging.getLogger(__name__)
 
-CONFIGS = ("all", "4types")
-COARSE_TYPES = ("location", "organisation", "person")
+BASE_CONFIGS = ("all", "4types")
+BALANCING = ("sample", "downsample", "none")
 
 
 @dataclass
@@ -62,7 +75,10 @@ class CorpusOptions:
     alpha: float = 0.7
     validation_fraction: float = 0.1
     seed: int = 42
-    balance: bool = True
+    balancing: str = "sample"
+    target_size: int | None = None
+    scarce_count: str = "entities"
+    merged_categories: int = 212
 
     def __post_init__(self) -> None:
         if len(self.drop_probabilities) != 3 or not all(0 <= p <= 1 for p in self.drop_probabilities):
@@ -74,6 +90,57 @@ class CorpusOptions:
             raise ValueError(f"--alpha must be in (0, 1] (1 = no balancing), got {self.alpha}.")
         if not 0 <= self.validation_fraction < 1:
             raise ValueError(f"--validation_fraction must be in [0, 1), got {self.validation_fraction}.")
+        if self.balancing not in BALANCING:
+            raise ValueError(f"--balancing {self.balancing!r}: choose one of {', '.join(BALANCING)}.")
+        if self.scarce_count not in ("entities", "mentions"):
+            raise ValueError(f"--scarce_count {self.scarce_count!r}: choose entities (the paper) or mentions.")
+        if self.target_size is not None and self.target_size < 1:
+            raise ValueError(f"--target_size {self.target_size}: give a positive number of sentences.")
+        if self.merged_categories < 0:
+            raise ValueError(f"--merged_categories {self.merged_categories}: 0 (no merged config) or a positive count.")
+
+    @property
+    def configs(self) -> tuple[str, ...]:
+        """The corpus configs: ``all``, ``4types`` and, unless off, ``<merged_categories>types``."""
+        return BASE_CONFIGS + ((f"{self.merged_categories}types",) if self.merged_categories else ())
+
+
+def poisson_quantile(u: float, lam: float) -> int:
+    """The smallest k with P(Poisson(lam) <= k) > u: a Poisson draw from one uniform number."""
+    if lam <= 0:
+        return 0
+    if lam > 500:  # exp(-lam) underflows; the normal approximation is exact to well under one count there
+        from statistics import NormalDist
+
+        return max(0, round(NormalDist(lam, lam ** 0.5).inv_cdf(min(max(u, 1e-12), 1 - 1e-12))))
+    k, p = 0, math.exp(-lam)
+    cumulative = p
+    while u >= cumulative and k < lam + 50 * lam ** 0.5 + 50:
+        k += 1
+        p *= lam / k
+        cumulative += p
+    return k
+
+
+def merge_categories(counts: Mapping[str, int], ontology: Any, target: int) -> dict[str, str]:
+    """Category -> merged category, merging the deepest (fewest mentions, then name) into its parent until
+    ``target`` categories remain or every category is a root. Categories are lower-cased class names;
+    ones the ontology does not know stay as they are."""
+    names = {c.lower(): c for c in ontology.classes}
+    current = {c: c for c in counts if c != ENTITY}
+    mentions = Counter({c: n for c, n in counts.items() if c != ENTITY})
+    while len(set(current.values())) > target:
+        live = sorted({v for v in current.values() if v in names and ontology.parent(names[v]) is not None},
+                      key=lambda c: (-ontology.depth(names[c]), mentions[c], c))
+        if not live:
+            logger.warning("Merging stops at %d categories: the rest are ontology roots or unknown classes.",
+                           len(set(current.values())))
+            break
+        child = live[0]
+        parent = ontology.parent(names[child]).lower()
+        mentions[parent] += mentions.pop(child)
+        current = {c: (parent if v == child else v) for c, v in current.items()}
+    return current
 
 
 def uniform(seed: int, step: str, page_id: int, sentence: int) -> float:
@@ -123,18 +190,27 @@ class _Decision:
 
 
 class CorpusBuilder:
-    """Counts, filters, balances and splits the typed sentences of a work folder."""
+    """Counts, filters, balances and splits the typed sentences of a work folder.
 
-    def __init__(self, work_dir: str | Path, options: CorpusOptions):
+    ``ontology`` (a :class:`~crossner_hf.wikipedia.dbpedia.Ontology`) is needed for the merged
+    config; without one only ``all`` and ``4types`` are built.
+    """
+
+    def __init__(self, work_dir: str | Path, options: CorpusOptions, ontology: Any = None):
         self.work_dir = Path(work_dir)
         self.options = options
+        self.ontology = ontology
+        self.configs = options.configs if ontology is not None else BASE_CONFIGS
         self.shards = typed_shards(work_dir)
         if not self.shards:
             raise ValueError(f"{self.work_dir}/stage2/typed has no shards: run the extract and type stages first.")
         self.steps: list[dict[str, Any]] = []
         self.rare: set[str] = set()
         self.top: set[str] = set()
-        self.rates: dict[str, float] = {}
+        self.rates: dict[str, float] = {}       # downsampling: keep probability per category
+        self.poisson: dict[str, float] = {}     # sampling: expected copies per (sentence, category)
+        self.merge: dict[str, str] = {}
+        self.target_size = 0
         self.before_balancing: Counter = Counter()
         self.after_balancing: Counter = Counter()
 
@@ -150,29 +226,48 @@ class CorpusBuilder:
                 return _Decision(False, categories, "frequent categories, many ENTITY")
         return _Decision(True, categories)
 
-    def _balanced(self, row: dict[str, Any], categories: list[str]) -> bool:
-        if not self.options.balance:
-            return True
-        rate = max((self.rates[c] for c in categories if c != ENTITY), default=1.0)
-        return uniform(self.options.seed, "balance", row["page_id"], row["sentence"]) < rate
+    def _copies(self, row: dict[str, Any], categories: list[str]) -> int:
+        """How many times the sentence enters the corpus (0: dropped) under the balancing option."""
+        seed, page, sentence = self.options.seed, row["page_id"], row["sentence"]
+        if self.options.balancing == "none":
+            return 1
+        typed = sorted({c for c in categories if c != ENTITY})
+        if self.options.balancing == "downsample":
+            rate = max((self.rates[c] for c in typed), default=1.0)
+            return int(uniform(seed, "balance", page, sentence) < rate)
+        return sum(poisson_quantile(uniform(seed, f"sample:{c}", page, sentence), self.poisson[c]) for c in typed)
 
     def count(self) -> None:
-        """Passes 1 and 2: the counts of steps 1-3, rare and top categories, balancing rates."""
+        """Passes 1 and 2: the counts of steps 1-3, rare and top categories, the merge table, balancing rates."""
         raw = StepCounts()
+        distinct: dict[str, set[str]] = {}  # capped at the threshold: memory stays flat on any corpus
+        cap = self.options.min_category_entities
         for row in _rows(self.shards):
             raw.add(len(row["tokens"]), _fine(row["span_category"]))
+            for category, target in zip(row["span_category"], row.get("span_target") or ()):
+                seen = distinct.setdefault(category, set())
+                if len(seen) < cap:
+                    seen.add(target)
         self.steps.append(raw.row("typed sentences (every anchor an entity)"))
-        self.rare = {c for c, n in raw.categories.items() if c != ENTITY and n < self.options.min_category_entities}
+        if self.options.scarce_count == "mentions":
+            size = raw.categories
+        else:
+            size = Counter({c: len(distinct.get(c, ())) for c in raw.categories})
+        self.rare = {c for c in raw.categories if c != ENTITY and size[c] < cap}
         relabelled = Counter()
         for category, n in raw.categories.items():
             relabelled[ENTITY if category in self.rare else category] += n
-        self.steps.append({**raw.row(f"1. categories with < {self.options.min_category_entities} entities -> ENTITY"),
+        unit = "distinct entities" if self.options.scarce_count == "entities" else "mentions"
+        self.steps.append({**raw.row(f"1. categories with < {cap} {unit} -> ENTITY"),
                            "categories": len([c for c in relabelled if c != ENTITY]),
                            "entity_mentions": relabelled.get(ENTITY, 0)})
+        if self.ontology is not None and self.options.merged_categories:
+            self.merge = merge_categories(relabelled, self.ontology, self.options.merged_categories)
         # the most frequent categories, ENTITY counted, after rare ones became ENTITY
         self.top = {c for c, _ in sorted(relabelled.items(), key=lambda kv: (-kv[1], kv[0]))
                     [: self.options.top_categories]}
         with_entity, filtered = StepCounts(), StepCounts()
+        sentences_with: Counter = Counter()
         for row in _rows(self.shards):
             categories = _fine(row["span_category"], self.rare)
             if not categories or all(c == ENTITY for c in categories):
@@ -180,6 +275,7 @@ class CorpusBuilder:
             with_entity.add(len(row["tokens"]), categories)
             if self._filter(row).keep:
                 filtered.add(len(row["tokens"]), categories)
+                sentences_with.update({c for c in categories if c != ENTITY})
         self.steps.append(with_entity.row("2. sentences with at least one typed entity"))
         self.steps.append(filtered.row(
             f"3. ENTITY-heavy sentences of the top-{self.options.top_categories} categories dropped "
@@ -188,31 +284,46 @@ class CorpusBuilder:
         typed = {c: n for c, n in filtered.categories.items() if c != ENTITY}
         smallest = min(typed.values(), default=1)
         self.rates = {c: (n / smallest) ** (self.options.alpha - 1.0) for c, n in typed.items()}
+        self.target_size = self.options.target_size or filtered.sentences
+        weights = {c: n ** self.options.alpha for c, n in typed.items()}
+        total = sum(weights.values()) or 1.0
+        self.poisson = {c: self.target_size * w / total / sentences_with[c] for c, w in weights.items()}
 
-    def _tags(self, row: dict[str, Any], categories: list[str], coarse: bool) -> list[str]:
-        if coarse:
+    def _tags(self, row: dict[str, Any], categories: list[str], config: str) -> list[str]:
+        if config == "4types":
             categories = row["span_coarse"]
+        elif config != "all":
+            categories = [self.merge.get(c, c) for c in categories]
         return bio_tags(len(row["tokens"]), list(zip(row["span_start"], row["span_end"], categories)))
 
+    def _balancing_step(self) -> str:
+        o = self.options
+        if o.balancing == "sample":
+            return f"4. balanced: sampled with replacement, q_E ~ |E|^{o.alpha}, target {self.target_size:,} sentences"
+        return f"4. balanced: downsampled (alpha {o.alpha})" if o.balancing == "downsample" else "4. balancing off"
+
     def select(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Pass 3: ``(split, row)`` for every kept sentence, with ``tags_all`` and ``tags_4types``."""
-        if not self.rates and not self.steps:
+        """Pass 3: ``(split, row)`` for every kept sentence (once per copy), with ``tags`` per config."""
+        if not self.steps:
             self.count()
         balanced = StepCounts()
         splits = {"train": StepCounts(), "validation": StepCounts()}
         for row in _rows(self.shards):
             decision = self._filter(row)
-            if not decision.keep or not self._balanced(row, decision.categories):
+            if not decision.keep:
                 continue
-            balanced.add(len(row["tokens"]), decision.categories)
+            copies = self._copies(row, decision.categories)
+            if not copies:
+                continue
             draw = uniform(self.options.seed, "split", row["page_id"], row["sentence"])
             split = "validation" if draw < self.options.validation_fraction else "train"
-            splits[split].add(len(row["tokens"]), decision.categories)
-            yield split, {"tokens": row["tokens"], "title": row["title"],
-                          "tags_all": self._tags(row, decision.categories, coarse=False),
-                          "tags_4types": self._tags(row, decision.categories, coarse=True)}
-        self.steps.append(balanced.row(f"4. balanced (alpha {self.options.alpha})" if self.options.balance
-                                       else "4. balancing off"))
+            out = {"tokens": row["tokens"], "title": row["title"],
+                   "tags": {config: self._tags(row, decision.categories, config) for config in self.configs}}
+            for _ in range(copies):
+                balanced.add(len(row["tokens"]), decision.categories)
+                splits[split].add(len(row["tokens"]), decision.categories)
+                yield split, out
+        self.steps.append(balanced.row(self._balancing_step()))
         for name, counts in splits.items():
             self.steps.append(counts.row(f"5. {name} split"))
         self.after_balancing = balanced.categories
@@ -231,19 +342,19 @@ def write_selection(builder: CorpusBuilder, folder: Path) -> dict[str, dict[str,
     schema = pa.schema([("tokens", pa.list_(pa.string())), ("ner_tags", pa.list_(pa.string())),
                         ("title", pa.string())])
     paths = {config: {split: folder / config / f"{split}.parquet" for split in ("train", "validation")}
-             for config in CONFIGS}
+             for config in builder.configs}
     writers = {}
     buffers: dict[tuple[str, str], list[dict]] = {}
     try:
-        for config in CONFIGS:
+        for config in builder.configs:
             for split, path in paths[config].items():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 writers[config, split] = pq.ParquetWriter(path, schema)
                 buffers[config, split] = []
         for split, row in builder.select():
-            for config in CONFIGS:
+            for config in builder.configs:
                 buffer = buffers[config, split]
-                buffer.append({"tokens": row["tokens"], "ner_tags": row[f"tags_{config}"], "title": row["title"]})
+                buffer.append({"tokens": row["tokens"], "ner_tags": row["tags"][config], "title": row["title"]})
                 if len(buffer) >= 4096:
                     writers[config, split].write_batch(pa.RecordBatch.from_pylist(buffer, schema=schema))
                     buffer.clear()
@@ -286,6 +397,9 @@ def write_report(builder: CorpusBuilder, folder: Path, extra: dict[str, Any]) ->
 
     report = {"options": asdict(builder.options), "steps": builder.steps, **extra,
               "rare_categories": sorted(builder.rare), "top_categories": sorted(builder.top),
+              "configs": list(builder.configs), "target_size": builder.target_size,
+              "merge_table": {c: m for c, m in sorted(builder.merge.items()) if c != m},
+              "merged_categories": len(set(builder.merge.values())),
               "entities_per_category": {"before_balancing": dict(builder.before_balancing.most_common()),
                                         "after_balancing": dict(builder.after_balancing.most_common())}}
     folder.mkdir(parents=True, exist_ok=True)
