@@ -35,9 +35,14 @@ class CDLMConfig(BiLSTMCRFConfig):
     model_type = "crossner_cdlm"
 
     def __init__(self, domain_dim: int = 8, task_dim: int = 8, lm_negatives: int = 50,
-                 target_num_labels: int | None = None, target_id2label: dict | None = None, **kwargs):
+                 target_num_labels: int | None = None, target_id2label: dict | None = None,
+                 lm_loss_reduction: str = "word", **kwargs):
         super().__init__(**kwargs)
+        if lm_loss_reduction not in ("word", "sentence"):
+            raise ValueError(f"lm_loss_reduction={lm_loss_reduction!r}: choose word (a mean per word) or sentence "
+                             "(summed over words, divided by sentences: the release's ave_batch_loss).")
         self.domain_dim, self.task_dim, self.lm_negatives = domain_dim, task_dim, lm_negatives
+        self.lm_loss_reduction = lm_loss_reduction
         self.target_num_labels = target_num_labels if target_num_labels is not None else self.num_labels
         self.target_id2label = ({int(k): v for k, v in target_id2label.items()} if target_id2label
                                 else dict(self.id2label))
@@ -132,7 +137,8 @@ class CDLMForTokenClassification(PreTrainedModel):
     # ------------------------------------------------------------------ language model
 
     def lm_loss(self, word_ids, char_ids, attention_mask, domain: int) -> torch.Tensor:
-        """0.5 x (forward + backward) LM loss per word; sampled softmax when training, full softmax in eval."""
+        """0.5 x (forward + backward) LM loss, per word or per sentence (``lm_loss_reduction``); sampled
+        softmax when training, full softmax in eval."""
         h = self.encode(word_ids, char_ids, attention_mask, domain, LM)
         hidden = self.config.hidden_size
         fwd, bwd = h[..., :hidden], h[..., hidden:]
@@ -145,7 +151,8 @@ class CDLMForTokenClassification(PreTrainedModel):
                           torch.full_like(nxt, BOUNDARY_ID), nxt)
         prev = torch.full_like(word_ids, BOUNDARY_ID)
         prev[:, 1:] = word_ids[:, :-1]
-        n = mask.sum().clamp(min=1)  # per-word mean: a summed LM loss over ~700 words swamps the NER losses
+        # per word (default: a summed LM loss over ~700 words swamps the NER losses) or per sentence (the release)
+        n = mask.sum().clamp(min=1) if self.config.lm_loss_reduction == "word" else word_ids.size(0)
         loss_f = self._softmax_loss(fwd[mask], nxt[mask]) / n
         loss_b = self._softmax_loss(bwd[mask], prev[mask]) / n
         return 0.5 * (loss_f + loss_b)

@@ -130,6 +130,9 @@ class CDLMArguments(RNNTaggerArguments):
                 "1 1 1 0)."})
     target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
     lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives: distinct ids, log-uniform."})
+    lm_loss_reduction: str = field(default="word", metadata={
+        "help": "LM loss per word (this project: keeps the LM from swamping the NER losses) or per sentence (summed "
+                "over words, divided by sentences: the release's ave_batch_loss).", "choices": ["word", "sentence"]})
     source_text: list[str] | None = field(default=None, metadata={
         "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
     target_text: list[str] | None = field(default=None, metadata={
@@ -186,9 +189,18 @@ def _text_file_examples(paths: list[str]) -> list[Example]:
     return out
 
 
-def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]]):
+def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
+    """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
+    release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
     vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
-    vectors = load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed) if args.word_vectors else None
+    if args.word_vectors:
+        return vocab, load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed)
+    g = torch.Generator().manual_seed(args.seed)
+    if uniform_init:
+        vectors = (torch.rand(len(vocab), args.word_dim, generator=g) * 2 - 1) * (3.0 / args.word_dim) ** 0.5
+    else:
+        vectors = torch.randn(len(vocab), args.word_dim, generator=g)
+    vectors[0] = 0
     return vocab, vectors
 
 
@@ -249,7 +261,7 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
     else:
         train_stream = train
     vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] if args.schedule == "joint"
-                                        else [e.tokens for e in train], [])
+                                        else [e.tokens for e in train], [], uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     config = BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                              char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -258,8 +270,7 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                              dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
                              id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
     model = BiLSTMCRFForTokenClassification(config)
-    if vectors is not None:
-        model.embed.words.weight.data.copy_(vectors)
+    model.embed.words.weight.data.copy_(vectors)
     if config.char_encoder == "ngram":
         model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
                                                                      args.char_ngram_dim, seed=args.seed))
@@ -302,12 +313,12 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                         char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
                         dropout=args.dropout, loss_reduction=args.loss_reduction, lm_negatives=args.lm_negatives,
+                        lm_loss_reduction=args.lm_loss_reduction,
                         num_labels=len(src_labels), id2label=dict(enumerate(src_labels)),
                         label2id={t: i for i, t in enumerate(src_labels)}, target_num_labels=len(tgt_labels),
                         target_id2label=dict(enumerate(tgt_labels)))
     model = CDLMForTokenClassification(config)
-    if vectors is not None:
-        model.embed.words.weight.data.copy_(vectors)
+    model.embed.words.weight.data.copy_(vectors)
     streams = {"source_ner": Stream(source_ner, args.batch_size, args.seed),
                "source_text": Stream(source_text, args.batch_size, args.seed + 1),
                "target_text": Stream(target_text, args.batch_size, args.seed + 2)}
