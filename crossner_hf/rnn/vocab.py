@@ -119,20 +119,28 @@ def load_word_vectors(path: str | Path, vocab: WordCharVocab, dim: int, seed: in
     lower = {}
     for w, i in wanted.items():
         lower.setdefault(w.lower(), []).append(i)
+    for key, values in iter_vector_file(path, dim, what="a word", hint="set --word_dim to the file's size"):
+        ids = [wanted[key]] if key in wanted else lower.get(key, [])
+        if ids:
+            vec = torch.tensor([float(x) for x in values])
+            for i in ids:
+                matrix[i] = vec
+            found += 1
+    return matrix
+
+
+def iter_vector_file(path: str | Path, dim: int, *, what: str, hint: str):
+    """``(key, [dim number strings])`` per line of a GloVe-format text file; a word2vec-style header
+    ("count dim") is skipped, any other line of the wrong width is an error naming file and line."""
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             parts = line.rstrip().split(" ")
             if len(parts) != dim + 1:
-                if lineno == 1 and len(parts) == 2:  # word2vec-style header "count dim"
+                if lineno == 1 and len(parts) == 2:
                     continue
-                raise ValueError(f"{path}, line {lineno}: expected a word and {dim} numbers, got {len(parts) - 1}.")
-            ids = [wanted[parts[0]]] if parts[0] in wanted else lower.get(parts[0], [])
-            if ids:
-                vec = torch.tensor([float(x) for x in parts[1:]])
-                for i in ids:
-                    matrix[i] = vec
-                found += 1
-    return matrix
+                raise ValueError(f"{path}, line {lineno}: expected {what} and {dim} numbers, got {len(parts) - 1}; "
+                                 f"{hint}.")
+            yield parts[0], parts[1:]
 
 
 def char_ngrams(word: str) -> list[str]:
@@ -162,20 +170,13 @@ def load_char_ngram_vectors(path: str | Path | None, vocab: WordCharVocab, dim: 
             wanted.setdefault(key, []).append(i)
     sums = torch.zeros(len(vocab), dim, dtype=torch.float64)
     counts = torch.zeros(len(vocab), dtype=torch.float64)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, line in enumerate(fh, 1):
-            parts = line.rstrip().split(" ")
-            if len(parts) != dim + 1:
-                if lineno == 1 and len(parts) == 2:  # word2vec-style header "count dim"
-                    continue
-                raise ValueError(f"{path}, line {lineno}: expected an n-gram key and {dim} numbers, "
-                                 f"got {len(parts) - 1}; set --char_ngram_dim to the file's size.")
-            ids = wanted.get(parts[0])
-            if ids:
-                vec = torch.tensor([float(x) for x in parts[1:]], dtype=torch.float64)
-                for i in ids:  # a word containing the same n-gram twice counts it twice, as torchtext does
-                    sums[i] += vec
-                    counts[i] += 1
+    for key, values in iter_vector_file(path, dim, what="an n-gram key", hint="set --char_ngram_dim to the file's size"):
+        ids = wanted.get(key)
+        if ids:
+            vec = torch.tensor([float(x) for x in values], dtype=torch.float64)
+            for i in ids:  # a word containing the same n-gram twice counts it twice, as torchtext does
+                sums[i] += vec
+                counts[i] += 1
     matrix[3:] = 0
     found = counts > 0
     matrix[found] = (sums[found] / counts[found].unsqueeze(1)).float()
