@@ -242,6 +242,86 @@ def predict_tags(
     return [[names[i] for i in ids] for ids in decode(scores, names, model_decoding(model, decoding))]
 
 
+Span = tuple[int, int]
+
+
+def split_input(
+    item: str | Sequence[str], *, pretokenized: bool = False, delimiter: str = " ", nltk_data: str | None = None
+) -> tuple[str, list[list[tuple[str, Span]]]]:
+    """One input as ``(text, sentences)``, each sentence a list of ``(word, (start, end))`` into ``text``.
+
+    - a list of words: one sentence, shown as ``delimiter.join(words)``;
+    - a string with ``pretokenized=True``: one sentence of its white-space separated words, offsets
+      into the string as given;
+    - a string: sentences (NLTK punkt) and CrossNER-style words (:mod:`crossner_hf.words`).
+
+    The one home of this step for :func:`tag_texts`, the pipeline class and ``crossner-hf predict``.
+    """
+    from .words import join_words, split_sentences
+
+    if not isinstance(item, str):
+        words = list(item)
+        if not all(isinstance(w, str) for w in words):
+            raise ValueError("A pre-split input must be a list of words (str).")
+        text, spans = join_words(words, delimiter)
+        return text, ([list(zip(words, spans))] if words else [])
+    if pretokenized:
+        sentence, pos = [], 0
+        for word in item.split():
+            start = item.index(word, pos)
+            pos = start + len(word)
+            sentence.append((word, (start, pos)))
+        return item, ([sentence] if sentence else [])
+    return item, [[(w, (s, e)) for w, s, e in sent] for sent in split_sentences(item, nltk_data)]
+
+
+def decode_entities(
+    scores: Sequence[np.ndarray], names: Sequence[str], decoding: str, spans: Sequence[Sequence[Span]], text: str
+) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """Decode each sentence's per-word log-probabilities and read its entities (offsets into ``text``).
+
+    Returns the tags per sentence and the entities of all of them, in the ``pipeline`` shape
+    (``entity_group``, ``score``, ``word``, ``start``, ``end``). The one home of this step.
+    """
+    index = {n: i for i, n in enumerate(names)}
+    all_tags, entities = [], []
+    for sent_scores, ids, sent_spans in zip(scores, decode(scores, names, decoding), spans):
+        tags = [names[i] for i in ids]
+        all_tags.append(tags)
+        entities.extend(entities_from_tags(tags, sent_spans, text, sent_scores, index))
+    return all_tags, entities
+
+
+def tag_texts(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    inputs: Sequence[str | Sequence[str]],
+    *,
+    pretokenized: bool = False,
+    delimiter: str = " ",
+    decoding: str | None = None,
+    nltk_data: str | None = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Tag many inputs in one length-sorted batched run: ``{"text", "words", "tags", "entities"}`` per input.
+
+    ``words`` are ``(word, start, end)`` and ``tags`` one per word (sentences concatenated);
+    ``entities`` as the pipeline returns them. Keyword arguments go to :func:`predict_word_scores`.
+    """
+    split = [split_input(item, pretokenized=pretokenized, delimiter=delimiter, nltk_data=nltk_data)
+             for item in inputs]
+    sentences = [[w for w, _ in sent] for _, sents in split for sent in sents]
+    scores = iter(predict_word_scores(model, tokenizer, sentences, **kwargs))
+    names, chosen = label_names(model), model_decoding(model, decoding)
+    out = []
+    for text, sents in split:
+        own = [next(scores) for _ in sents]
+        tags, entities = decode_entities(own, names, chosen, [[span for _, span in s] for s in sents], text)
+        out.append({"text": text, "words": [(w, a, b) for sent in sents for w, (a, b) in sent],
+                    "tags": [t for sent_tags in tags for t in sent_tags], "entities": entities})
+    return out
+
+
 def entities_from_tags(
     tags: Sequence[str],
     spans: Sequence[tuple[int, int]],

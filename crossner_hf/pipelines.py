@@ -5,13 +5,14 @@ sub-words one by one (so ``Berlin,`` can become one entity with its comma), deco
 argmax (so ``I-x`` may follow ``O``), and truncates inputs beyond the model's maximum
 length. :class:`CrossNERTokenClassificationPipeline` instead
 
-1. splits raw text into sentences and words as the CrossNER files do
-   (:mod:`crossner_hf.words`), or takes word lists (``is_split_into_words=True``);
+1. splits raw text into sentences and words as the CrossNER files do, or takes word lists
+   (``is_split_into_words=True``), through :func:`crossner_hf.inference.split_input`;
 2. runs every window of every sentence (long sentences are windowed with overlap and
    stitched, :mod:`crossner_hf.tokenization`), one chunk per window, so batching works;
 3. scores each word at its first sub-word, decodes each sentence with the model's
    recorded decoding (``config.crossner_decoding``; BIO-constrained Viterbi for models
-   trained by crossner_hf) or the ``decoding=`` argument;
+   trained by crossner_hf) or the ``decoding=`` argument, through
+   :func:`crossner_hf.inference.decode_entities`, the step every predictor shares;
 4. returns entities like ``aggregation_strategy="simple"``: ``entity_group``, ``score``
    (mean probability of the chosen tags), ``word`` and character ``start``/``end``.
 
@@ -31,10 +32,8 @@ from typing import Any
 import numpy as np
 from transformers import TokenClassificationPipeline
 
-from .decoding import decode
-from .inference import entities_from_tags, label_names, model_decoding
+from .inference import decode_entities, label_names, model_decoding, split_input
 from .tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
-from .words import join_words, split_sentences
 
 
 class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
@@ -91,16 +90,11 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
     def preprocess(self, sentence, **params):  # noqa: D401 - the parent's name for one input
         import torch
 
-        if params["is_split_into_words"]:
-            if not isinstance(sentence, list) or not all(isinstance(w, str) for w in sentence):
-                raise ValueError("With is_split_into_words=True each input must be a list of words (str).")
-            text, spans = join_words(sentence, params["delimiter"])
-            sentences = [list(zip(sentence, spans))] if sentence else []
-        else:
-            if not isinstance(sentence, str):
-                raise ValueError("Inputs must be strings (or word lists with is_split_into_words=True).")
-            text = sentence
-            sentences = [[(w, (s, e)) for w, s, e in sent] for sent in split_sentences(text, params["nltk_data"])]
+        if params["is_split_into_words"] and not isinstance(sentence, list):
+            raise ValueError("With is_split_into_words=True each input must be a list of words (str).")
+        if not params["is_split_into_words"] and not isinstance(sentence, str):
+            raise ValueError("Inputs must be strings (or word lists with is_split_into_words=True).")
+        text, sentences = split_input(sentence, delimiter=params["delimiter"], nltk_data=params["nltk_data"])
         words = [[w for w, _ in sent] for sent in sentences]
         length = resolve_max_length(self.tokenizer, params["max_length"], self.model)
         enc = tokenize_and_align({"tokens": words}, self.tokenizer, max_length=length, stride=params["stride"])
@@ -137,17 +131,13 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
         context = next(o["context"] for o in all_outputs if o["context"] is not None)
         rows = [o for o in all_outputs if o["row"] is not None]
         names = label_names(self.model)
-        index = {n: i for i, n in enumerate(names)}
         per_window = [o["scores"][0, : o["row"]["n_tokens"]].cpu().numpy() for o in rows]
         stitched = stitch_word_predictions(
             per_window, [o["row"]["word_ids"] for o in rows], [o["row"]["example_index"] for o in rows],
             context["n_words"],
         )
         scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
-        entities = []
-        for sent_scores, ids, spans in zip(scores, decode(scores, names, decoding), context["spans"]):
-            tags = [names[i] for i in ids]
-            entities.extend(entities_from_tags(tags, spans, context["text"], sent_scores, index))
+        _, entities = decode_entities(scores, names, decoding, context["spans"], context["text"])
         skip = set(ignore_labels or ())
         return [e for e in entities if e["entity_group"] not in skip]
 

@@ -148,7 +148,14 @@ def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path):
     assert records[1]["entities"] == []
     for r in records:
         for e in r["entities"]:
-            assert r["text"][e["start"]:e["end"]] == e["text"] and not e["text"].endswith((",", "."))
+            assert r["text"][e["start"]:e["end"]] == e["word"] and not e["word"].endswith((",", "."))
+            assert set(e) == {"entity_group", "score", "word", "start", "end"}  # the pipeline's record shape
+    # the command line and the pipeline class give the same entities for the same text
+    from crossner_hf.pipelines import load_tagger
+
+    tagger = load_tagger(str(out))
+    for r in records:
+        assert r["entities"] == [{**e, "score": round(e["score"], 4)} for e in tagger(r["text"])]
 
     # pre-tokenised input to CoNLL output: one block per line, words as given
     res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(out), "--pretokenized",

@@ -10,7 +10,8 @@ Inputs come from the arguments, ``--input_file`` or standard input, one text a l
 text is split into sentences (NLTK punkt) and words the way the CrossNER files are
 (``Berlin , Germany .``); ``--pretokenized`` takes space-separated words as they are.
 Output is one JSON record per input line, empty lines included (``{"text", "entities":
-[{"text", "type", "start", "end", "score"}]}``, offsets into the line), or CoNLL
+[{"entity_group", "score", "word", "start", "end"}]}``: the entities exactly as
+``CrossNERTokenClassificationPipeline`` returns them, offsets into the line), or CoNLL
 (``--format conll``: ``word<TAB>tag``, a blank line after each input line). With
 ``--conll FILE`` (``word<TAB>gold`` lines) the output has ``word<TAB>gold<TAB>predicted``
 columns, and the conlleval-convention scores and the per-type table go to standard error.
@@ -120,56 +121,19 @@ def _read_lines(args: PredictArguments) -> list[str]:
 
 
 def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str], out: TextIO) -> None:
-    from ..decoding import decode
-    from ..inference import entities_from_tags, label_names, model_decoding, predict_word_scores
-    from ..words import join_words, split_sentences
+    from ..inference import tag_texts
 
     # every sentence of every line goes into one length-sorted batched run
-    sentences: list[list[str]] = []
-    owners: list[tuple[int, list[tuple[int, int]]]] = []
-    for n, line in enumerate(lines):
-        if args.pretokenized:
-            words = line.split()
-            if words:
-                text, spans = join_words(words)
-                if text != line:  # offsets must point into the line as given
-                    spans = _spans_in_line(line, words)
-                sentences.append(words)
-                owners.append((n, spans))
-            continue
-        for sent in split_sentences(line, args.nltk_data):
-            sentences.append([w for w, _, _ in sent])
-            owners.append((n, [(s, e) for _, s, e in sent]))
-    names = label_names(model)
-    index = {name: i for i, name in enumerate(names)}
-    scores = predict_word_scores(
-        model, tokenizer, sentences, batch_size=args.batch_size, progress=len(sentences) > 200
-    )
-    decoded = decode(scores, names, model_decoding(model, args.decoding))
-    per_line: list[list[dict[str, Any]]] = [[] for _ in lines]
-    tags_per_line: list[list[tuple[str, str]]] = [[] for _ in lines]
-    for (n, spans), words, sent_scores, ids in zip(owners, sentences, scores, decoded):
-        tags = [names[i] for i in ids]
-        for e in entities_from_tags(tags, spans, lines[n], sent_scores, index):
-            per_line[n].append({"text": e["word"], "type": e["entity_group"], "start": e["start"],
-                                "end": e["end"], "score": round(e["score"], 4)})
-        tags_per_line[n].extend(zip(words, tags))
+    tagged = tag_texts(model, tokenizer, lines, pretokenized=args.pretokenized, decoding=args.decoding,
+                       nltk_data=args.nltk_data, batch_size=args.batch_size, progress=len(lines) > 200)
     if (args.format or "jsonl") == "conll":
         from ..conll import write_conll
 
-        write_conll(out, [{"tokens": [w for w, _ in wt], "ner_tags": [t for _, t in wt]} for wt in tags_per_line])
+        write_conll(out, [{"tokens": [w for w, _, _ in t["words"]], "ner_tags": t["tags"]} for t in tagged])
         return
-    for n, line in enumerate(lines):
-        out.write(json.dumps({"text": line, "entities": per_line[n]}, ensure_ascii=False) + "\n")
-
-
-def _spans_in_line(line: str, words: list[str]) -> list[tuple[int, int]]:
-    spans, pos = [], 0
-    for word in words:
-        start = line.index(word, pos)
-        spans.append((start, start + len(word)))
-        pos = start + len(word)
-    return spans
+    for t in tagged:
+        entities = [{**e, "score": round(e["score"], 4)} for e in t["entities"]]
+        out.write(json.dumps({"text": t["text"], "entities": entities}, ensure_ascii=False) + "\n")
 
 
 def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: TextIO) -> None:
