@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import json
 import re
-import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from .encoders import OFFLINE_ENCODER, resolve_model_path
 from .labels import CONFIGS, labels_for
+from .modeling import read_provenance
 
 OFFLINE_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 KNOWN_LICENSES = {OFFLINE_ENCODER_HUB_ID: "apache-2.0", "bert-base-cased": "apache-2.0",
@@ -44,6 +44,12 @@ CITATIONS = {
   author  = {Liu, Zihan and Jiang, Feijun and Hu, Yuxiang and Shi, Chen and Fung, Pascale},
   journal = {arXiv preprint arXiv:2112.00405}, year = {2021}
 }""",
+    "cdlm": """@inproceedings{jia2019cross,
+  title     = {Cross-Domain {NER} using Cross-Domain Language Modeling},
+  author    = {Jia, Chen and Liang, Xiaobo and Zhang, Yue},
+  booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
+  pages     = {2464--2474}, year = {2019}
+}""",
 }
 
 METRIC_NAMES = {"precision": "precision", "recall": "recall", "f1": "F1"}
@@ -54,18 +60,33 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 # ---------------------------------------------------------------------------- templates
 
 
-def load_template(name: str) -> string.Template:
-    """The template ``model_cards/<name>.md``."""
+def citation(key: str) -> str:
+    """The BibTeX entry ``key`` (crossner, nerbert, cdlm) as a fenced block: the one home of citations."""
+    return "```bibtex\n" + CITATIONS[key] + "\n```"
+
+
+def _environment():
+    import jinja2
+
     try:
-        text = resources.files("crossner_hf.model_cards").joinpath(f"{name}.md").read_text("utf-8")
+        folder = resources.files("crossner_hf.model_cards")
+        loader: jinja2.BaseLoader = jinja2.FunctionLoader(lambda name: folder.joinpath(name).read_text("utf-8"))
     except ModuleNotFoundError:  # running from a source checkout that is not installed
-        text = (Path(__file__).resolve().parents[1] / "model_cards" / f"{name}.md").read_text("utf-8")
-    return string.Template(text)
+        loader = jinja2.FileSystemLoader(Path(__file__).resolve().parents[1] / "model_cards")
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)  # Markdown cards, not HTML
+    env.globals["citation"] = citation
+    return env
 
 
 def render(name: str, values: Mapping[str, Any]) -> str:
-    """Fill template ``name`` with ``values`` (every placeholder must be given)."""
-    return load_template(name).substitute({k: str(v) for k, v in values.items()})
+    """Fill the Jinja template ``model_cards/<name>.md`` with ``values`` (a missing one is an error).
+
+    Every card of the project (models, datasets, corpora) is rendered here, with the citations
+    of :data:`CITATIONS` through the template function ``citation(key)``; the HTML report
+    uses the same engine (Jinja).
+    """
+    return _environment().get_template(f"{name}.md").render(**values)
 
 
 def render_crossner_dataset_card(
@@ -90,24 +111,23 @@ def render_crossner_dataset_card(
 def base_model_card_data(name_or_path: str) -> dict[str, Any]:
     """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
 
-    ``pretraining`` is the base folder's ``dapt_results.json`` content, or the
-    ``crossner_pretraining`` marker of its ``config.json`` (a NER-BERT output and the models
-    fine-tuned from it), when it is a crossner_hf pre-training output. A NER-BERT output
-    that was pushed is its own base (``hub_id`` = the repo it was pushed to).
+    ``pretraining`` is the chain of crossner_hf pre-training steps (DAPT, NER-BERT) the base's
+    provenance record holds (:func:`crossner_hf.modeling.read_provenance`; ``[]`` for any other
+    encoder). A NER-BERT output that was pushed is its own base (``hub_id`` = its repo).
     """
     if name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
         return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
-                "pretraining": None}
+                "pretraining": []}
     folder = Path(name_or_path).expanduser()
     if not folder.is_dir():
         hub_id = name_or_path if _REPO_ID.match(name_or_path) else None
-        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": None}
+        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": []}
     try:  # the packaged encoder given by its folder
         if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
             return base_model_card_data(OFFLINE_ENCODER)
     except ValueError:
         pass
-    info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": None}
+    info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": read_provenance(folder)["pretraining"]}
     if (folder / "README.md").is_file():
         from huggingface_hub import ModelCard
 
@@ -115,14 +135,9 @@ def base_model_card_data(name_or_path: str) -> dict[str, Any]:
         base = data.base_model[0] if isinstance(data.base_model, list) and data.base_model else data.base_model
         info["hub_id"] = base if isinstance(base, str) and _REPO_ID.match(base) else None
         info["license"] = data.license
-    if (folder / "dapt_results.json").is_file():
-        info["pretraining"] = {"kind": "dapt", **json.loads((folder / "dapt_results.json").read_text())}
-    marker = json.loads((folder / "config.json").read_text()).get("crossner_pretraining") if (
-        folder / "config.json").is_file() else None
-    if isinstance(marker, dict) and marker.get("kind") == "nerbert":
-        info["pretraining"] = marker
-        if marker.get("repo_id"):
-            info["hub_id"] = marker["repo_id"]
+    pushed = [step["repo_id"] for step in info["pretraining"] if step.get("repo_id")]
+    if pushed:
+        info["hub_id"] = pushed[-1]
     return info
 
 
@@ -213,24 +228,26 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
         "n_labels": len(labels_for(domain)),
         "labels": ", ".join(f"`{t}`" for t in labels_for(domain)),
-        "citations": "```bibtex\n" + CITATIONS["crossner"] + "\n```",
     }
     return write_model_card(folder, card_data, render("ner_model", values))
 
 
-def _pretraining_text(pretraining: Mapping[str, Any] | None) -> str:
-    if not pretraining:
-        return ""
-    if pretraining["kind"] == "dapt":
-        return (f"\n\nThe encoder was first adapted to the domain by masked-LM pre-training (DAPT) on the "
-                f"`{pretraining.get('corpus_level')}` corpus level with {pretraining.get('masking')} masking "
-                f"(p = {pretraining.get('mlm_probability')}, {pretraining.get('global_step')} steps).")
-    return (f"\n\nThe encoder was first trained as an entity tagger (NER-BERT pre-training, Liu et al., 2021) on "
-            f"the NER-BERT corpus `{pretraining.get('corpus')}` (config `{pretraining.get('config')}`: "
-            f"{pretraining.get('n_categories')} entity categories, {pretraining.get('train_sentences')} sentences) "
-            f"for {pretraining.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
-            f"({_pct(pretraining.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
-            "one for this model's labels.")
+def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per pre-training step of the base model, oldest first."""
+    text = ""
+    for step in chain:
+        if step.get("kind") == "dapt":
+            text += (f"\n\nThe encoder was adapted to the domain by masked-LM pre-training (DAPT) on the "
+                     f"`{step.get('corpus_level')}` corpus level with {step.get('masking')} masking "
+                     f"(p = {step.get('mlm_probability')}, {step.get('global_step')} steps).")
+        elif step.get("kind") == "nerbert":
+            text += (f"\n\nThe encoder was trained as an entity tagger (NER-BERT pre-training, Liu et al., 2021) on "
+                     f"the NER-BERT corpus `{step.get('corpus')}` (config `{step.get('config')}`: "
+                     f"{step.get('n_categories')} entity categories, {step.get('train_sentences')} sentences) "
+                     f"for {step.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
+                     f"({_pct(step.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
+                     "one for this model's labels.")
+    return text
 
 
 def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
@@ -245,8 +262,7 @@ def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Pat
               f"corpus-level-{results['corpus_level']}", f"masking-{results['masking']}"],
     )
     values = {**results, "base_model": base["hub_id"] or "a local encoder",
-              "perplexity": results.get("perplexity", "not measured"),
-              "citations": "```bibtex\n" + CITATIONS["crossner"] + "\n```"}
+              "perplexity": results.get("perplexity", "not measured")}
     return write_model_card(folder, card_data, render("dapt_model", values))
 
 
@@ -291,41 +307,32 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
         "validation precision / recall / F1": f"{100 * best['precision']:.2f} / {100 * best['recall']:.2f} / "
                                               f"{100 * best['f1']:.2f}",
     }
-    encoder = f"`{base['hub_id']}`" if base["hub_id"] else "A local encoder"
-    body = f"""# NER-BERT pre-trained {base['hub_id'] or 'encoder'} ({config} categories)
-
-{encoder} further trained as an **entity tagger** on the tagged corpus `{corpus['path']}`
-(the NER-BERT corpus: Wikipedia anchors typed by DBpedia), as in *NER-BERT: A Pre-trained
-Model for Low-Resource Entity Tagging* (Liu et al., 2021), by `crossner_hf`: its LM head
-replaced by a linear tagging head over all {corpus['n_labels']} labels, and the checkpoint
-with the best entity-level validation F1 kept.
-
-| setting | value |
-|---|---|
-{chr(10).join(f"| {k} | {v} |" for k, v in rows.items())}
-
-Categories: {shown}.
-
-## Fine-tuning
-
-The tagging head is for the corpus's categories; fine-tuning replaces it with a fresh head
-for the target labels (with a warning naming the dropped head) and keeps the encoder:
-
-```bash
-crossner-hf train --model_name_or_path {repo_id or 'THIS_FOLDER'} --domain politics --schedule direct
-```
-
-Validation scores are entity-level micro precision/recall/F1 in the conlleval convention
-over word-level tags (the first sub-word of each word), argmax decoding.
-
-## Citation
-
-```bibtex
-{CITATIONS['nerbert']}
-```
-
-```bibtex
-{CITATIONS['crossner']}
-```
-"""
+    values = {"base_name": base["hub_id"] or "encoder", "config": config, "corpus_path": corpus["path"],
+              "encoder": f"`{base['hub_id']}`" if base["hub_id"] else "A local encoder",
+              "n_labels": corpus["n_labels"], "rows": rows, "shown": shown, "repo": repo_id or "THIS_FOLDER"}
+    body = render("nerbert_model", values)
     return write_model_card(folder, card_data, body)
+
+
+def write_rnn_model_card(out: str | Path, results: Mapping[str, Any], cdlm: bool) -> Path:
+    """``README.md`` of a BiLSTM-CRF or CDLM output (``crossner_hf.rnn``)."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    args = results["args"]
+    name = "CDLM" if cdlm else "BiLSTM-CRF"
+    mode = args.get("mode") or args.get("schedule")
+    f1 = round(100 * results["test"]["overall_f1"], 2)
+    evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
+                        dataset_config=args["domain"], dataset_split="test", metric_type="f1", metric_value=f1,
+                        metric_config="crf-viterbi")]
+    data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
+                         tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
+                         model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
+    values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}",
+              "paper": "Jia, Liang & Zhang, ACL 2019" if cdlm else (
+                  "the CrossNER paper's baseline" if args.get("architecture") == "crossner" else "Lample et al. 2016"),
+              "best_epoch": results["best_epoch"], "epochs": results["epochs"],
+              "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
+              "class_name": "CDLMForTokenClassification" if cdlm else "BiLSTMCRFForTokenClassification",
+              "citations": ["cdlm", "crossner"] if cdlm else ["crossner"]}
+    return write_model_card(out, data, render("rnn_model", values))

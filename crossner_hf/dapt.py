@@ -28,6 +28,7 @@ from transformers.trainer_utils import get_last_checkpoint
 
 from .encoders import OFFLINE_ENCODER, resolve_model_path
 from .masking import MASKING_CHOICES, make_mlm_collator
+from .modeling import record_pretraining
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +156,6 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         resume = (args.resume_from_checkpoint if Path(str(args.resume_from_checkpoint)).is_dir()
                   else get_last_checkpoint(args.output_dir))
     output = trainer.train(resume_from_checkpoint=resume)
-    trainer.save_model()
     results: dict[str, Any] = {
         "model_name_or_path": args.model_name_or_path,
         "corpus": ",".join(args.train_file) if args.train_file else f"{args.dataset_name}:{args.dataset_config}",
@@ -172,6 +172,11 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         "train_loss": output.training_loss,
         "seconds": time.perf_counter() - started,
     }
+    # the step fine-tuning runs and their cards read (kept by every model built from this one)
+    record_pretraining(trainer.model, {"kind": "dapt", **{k: results[k] for k in (
+        "model_name_or_path", "corpus", "corpus_level", "masking", "mlm_probability", "block_size", "global_step",
+        "epochs")}})
+    trainer.save_model()
     if evaluation is not None:
         metrics = trainer.evaluate()
         results["eval_loss"] = metrics["eval_loss"]

@@ -1,8 +1,8 @@
 """Tagging with a trained model exactly as it was evaluated: windows, stitching, its own decoding.
 
 A model trained by ``crossner-hf train`` records the decoding its reported F1 used in its
-``config.json`` (``crossner_decoding``: ``"bio-viterbi"`` or ``"argmax"``; see
-:func:`model_decoding`). Everything here uses it by default, so the figure on the card is
+provenance record (:mod:`crossner_hf.modeling`: ``"bio-viterbi"`` or ``"argmax"``; see
+:func:`~crossner_hf.modeling.model_decoding`). Everything here uses it by default, so the figure on the card is
 the figure a user gets:
 
 - :func:`predict_word_scores` / :func:`predict_tags`: word lists in, per-word
@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decoding import DECODINGS, decode
+from .decoding import decode
 from .labels import entity_spans
+from .modeling import model_decoding
 from .tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
 
 if TYPE_CHECKING:
@@ -41,30 +42,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DECODING_ATTRIBUTE = "crossner_decoding"
-"""``config.json`` key holding the decoding a model was evaluated with."""
-
-DEFAULT_DECODING = "argmax"
-"""Decoding of models that record none (any other token-classification model): what ``pipeline`` does."""
-
 _PLACEHOLDER_LABEL = re.compile(r"^LABEL_\d+$")
-
-
-def model_decoding(model_or_config: Any, override: str | None = None) -> str:
-    """The decoding to use: ``override`` if given, else the model's recorded one, else argmax."""
-    if override is not None:
-        if override not in DECODINGS:
-            raise ValueError(f"decoding={override!r}: choose one of {', '.join(DECODINGS)}.")
-        return override
-    config = getattr(model_or_config, "config", model_or_config)
-    recorded = getattr(config, DECODING_ATTRIBUTE, None)
-    if recorded is None:
-        return DEFAULT_DECODING
-    if recorded not in DECODINGS:
-        raise ValueError(
-            f"The model's config has {DECODING_ATTRIBUTE}={recorded!r}; expected one of {', '.join(DECODINGS)}."
-        )
-    return recorded
 
 
 def label_names(model: PreTrainedModel) -> list[str]:

@@ -5,7 +5,7 @@ Instead of (or after) masked-LM pre-training, the encoder learns to tag the NER-
 linear tagging head over all the corpus's labels, trained with Adam at 5e-5 and 960
 sentences per step, and the checkpoint with the best entity F1 on the validation split is
 kept. Fine-tuning (:mod:`crossner_hf.schedules`) then replaces the tagging head by a fresh
-one for the target labels (:func:`token_classifier_from_pretrained`, with a warning).
+one for the target labels (:func:`crossner_hf.modeling.token_classifier_from_pretrained`, with a warning).
 
 Any token-classification dataset with a ``ClassLabel`` tag schema works (a folder written
 by :func:`crossner_hf.publish.write_hub_dataset_folder` or a Hub id; column names as flags).
@@ -14,8 +14,8 @@ overlapping windows, so no word is lost). Validation F1 is the conlleval/seqeval
 over word-level tags, computed in numpy (:func:`entity_scores`): argmax on the device, first
 sub-words picked by the label mask, entities extracted with array operations.
 
-Outputs in ``output_dir``: the best model and tokenizer, its config marked
-``crossner_pretraining = {"kind": "nerbert", ...}`` (what fine-tuning cards read),
+Outputs in ``output_dir``: the best model and tokenizer, a ``{"kind": "nerbert", ...}`` step appended
+to its provenance record (:mod:`crossner_hf.modeling`; what fine-tuning cards read),
 ``results.json`` and a model card (:func:`crossner_hf.cards.write_nerbert_model_card`).
 
 Example:
@@ -40,12 +40,10 @@ import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from .encoders import OFFLINE_ENCODER
+from .modeling import record_head, record_pretraining, token_classifier_from_pretrained
 from .tokenization import IGNORE_INDEX
 
 logger = logging.getLogger(__name__)
-
-PRETRAINING_ATTRIBUTE = "crossner_pretraining"
-"""``config.json`` key of the marker a NER-BERT output carries (and its fine-tuned models keep)."""
 
 NERBERT_CONFIGS = ("all", "4types", "212types")
 """Configs of the NER-BERT corpus: every DBpedia category, person/location/organisation/ENTITY, or the
@@ -332,54 +330,6 @@ def make_compute_metrics(example_index: Sequence[int], label_names: Sequence[str
 # ---------------------------------------------------------------------------- models
 
 
-def _head_labels(config: Any) -> list[str] | None:
-    """The labels of a checkpoint's token-classification head, or None if it has none."""
-    if not any(str(a).endswith("ForTokenClassification") for a in (getattr(config, "architectures", None) or [])):
-        return None
-    return [config.id2label[i] for i in range(config.num_labels)]
-
-
-def token_classifier_from_pretrained(path: str, labels: Sequence[str], **kwargs: Any):
-    """``AutoModelForTokenClassification`` for ``labels``; a head trained for other labels is replaced.
-
-    A checkpoint that already tags other labels (a NER-BERT output with its corpus's
-    categories, a model fine-tuned on another domain) gets a freshly initialised head,
-    with a warning naming the dropped head and its size. A head with the same labels in
-    the same order is kept (e.g. the source stage of pretrain-finetune), and an encoder
-    without one (a masked-LM checkpoint) gets a new head as usual.
-    """
-    from transformers import AutoConfig, AutoModelForTokenClassification
-
-    from .trainer import HEAD_PREFIXES
-
-    old = _head_labels(AutoConfig.from_pretrained(path))
-    replace = old is not None and list(old) != list(labels)
-    model = AutoModelForTokenClassification.from_pretrained(
-        path, id2label=dict(enumerate(labels)),  # num_labels follows id2label
-        label2id={t: i for i, t in enumerate(labels)}, ignore_mismatched_sizes=replace, **kwargs,
-    )
-    if not replace:
-        return model
-    heads = [p.rstrip(".") for p in HEAD_PREFIXES if hasattr(model, p.rstrip("."))]
-    marker = getattr(model.config, PRETRAINING_ATTRIBUTE, None) or {}
-    # models fine-tuned from a NER-BERT output keep its marker; only the output itself has its head
-    nerbert_head = marker.get("kind") == "nerbert" and marker.get("n_labels") == len(old)
-    kind = "NER-BERT entity-tagging head" if nerbert_head else "token-classification head"
-    logger.warning(
-        "%s: dropping its %s `%s` (%d labels) trained for other labels; a freshly initialised %d-label head "
-        "for the target labels takes its place.", path, kind, "/".join(heads), len(old), len(labels),
-    )
-    if len(old) == len(labels):
-        # Same shape: from_pretrained loaded the old weights, so initialise them as a new layer would be.
-        std = getattr(model.config, "initializer_range", 0.02)
-        with torch.no_grad():
-            for module in (m for h in heads for m in getattr(model, h).modules() if isinstance(m, torch.nn.Linear)):
-                module.weight.normal_(0.0, std)
-                if module.bias is not None:
-                    module.bias.zero_()
-    return model
-
-
 # ------------------------------------------------------------------------------ trainer
 
 
@@ -585,13 +535,14 @@ def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = (
         "seconds": time.perf_counter() - started,
     }
     repo_id = hub_repo_id(args)
-    # the marker fine-tuning runs and their cards read (kept in every model fine-tuned from this one)
-    setattr(trainer.model.config, PRETRAINING_ATTRIBUTE, {
+    # the provenance fine-tuning runs and their cards read (kept in every model fine-tuned from this one)
+    record_pretraining(trainer.model, {
         "kind": "nerbert", "corpus": args.dataset_name, "config": args.dataset_config,
         "n_categories": len(corpus.categories), "n_labels": len(corpus.label_names),
         "train_sentences": len(corpus.train), "global_step": trainer.state.global_step, "best_validation_f1": best["f1"],
         "base_model": args.model_name_or_path, "repo_id": repo_id,
     })
+    record_head(trainer.model, "nerbert", labels=len(corpus.label_names))
     trainer.save_model()
     if args.process_index == 0:
         out = Path(args.output_dir)

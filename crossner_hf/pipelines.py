@@ -10,7 +10,7 @@ length. :class:`CrossNERTokenClassificationPipeline` instead
 2. runs every window of every sentence (long sentences are windowed with overlap and
    stitched, :mod:`crossner_hf.tokenization`), one chunk per window, so batching works;
 3. scores each word at its first sub-word, decodes each sentence with the model's
-   recorded decoding (``config.crossner_decoding``; BIO-constrained Viterbi for models
+   recorded decoding (its provenance record, :mod:`crossner_hf.modeling`; BIO-constrained Viterbi for models
    trained by crossner_hf) or the ``decoding=`` argument, through
    :func:`crossner_hf.inference.decode_entities`, the step every predictor shares;
 4. returns entities like ``aggregation_strategy="simple"``: ``entity_group``, ``score``
@@ -32,7 +32,8 @@ from typing import Any
 import numpy as np
 from transformers import TokenClassificationPipeline
 
-from .inference import decode_entities, label_names, model_decoding, split_input
+from .inference import decode_entities, label_names, split_input
+from .modeling import model_decoding
 from .tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
 
 

@@ -47,7 +47,7 @@ from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
 from .data import load_crossner
 from .encoders import resolve_model_path
-from .inference import DECODING_ATTRIBUTE
+from .modeling import record_decoding, record_head
 from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from .tokenization import prepare_split as _prepare_split
 from .trainer import CrossNERTrainer, JointTrainer
@@ -133,7 +133,7 @@ def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArgumen
     # A checkpoint whose head tags other labels (a NER-BERT output's corpus categories, another
     # domain) gets a fresh head for `labels`, with a warning naming the dropped head; the head of
     # the pretrain-finetune source stage (same labels) is kept.
-    from .nerbert import token_classifier_from_pretrained
+    from .modeling import token_classifier_from_pretrained
 
     kwargs: dict[str, Any] = {}
     if args.classifier_dropout is not None:
@@ -232,7 +232,8 @@ def run_seed(
     test_metrics = trainer.evaluate(test, eval_examples=target["test"], metric_key_prefix="test")
     test_seconds = time.perf_counter() - test_started
     # the saved model carries the decoding its scores used, so every predictor reproduces them
-    setattr(trainer.model.config, DECODING_ATTRIBUTE, args.decoding)
+    record_decoding(trainer.model, args.decoding)
+    record_head(trainer.model, "train", domain=args.domain, schedule=args.schedule)
     trainer.save_model(str(seed_dir))
     result = {
         "seed": seed,

@@ -24,11 +24,10 @@ from transformers import Trainer
 
 from .decoding import DECODINGS, decode
 from .metrics import compute_ner_metrics
+from .modeling import HEAD_PREFIXES
 from .tokenization import stitch_word_predictions
 
 logger = logging.getLogger(__name__)
-
-HEAD_PREFIXES = ("classifier.", "score.")
 
 
 class CrossNERTrainer(Trainer):

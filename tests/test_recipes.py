@@ -148,4 +148,4 @@ def test_cli_train_and_predict(tiny_bert_dir, tmp_path, env, monkeypatch, capsys
     assert main(["predict", "--model", str(out), "the band played a song"]) == 0
     record = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert record["text"] == "the band played a song"
-    assert all(record["text"][e["start"]:e["end"]] == e["text"] for e in record["entities"])
+    assert all(record["text"][e["start"]:e["end"]] == e["word"] for e in record["entities"])

@@ -78,7 +78,7 @@ def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
     assert f1["bio-viterbi"] == round(100 * statistics.fmean(f1s), 2)
     dev = [r["dev"]["overall_f1"] for r in saved["per_seed"]]
     assert results["best_seed"] == saved["per_seed"][dev.index(max(dev))]["seed"]
-    assert config["crossner_decoding"] == "bio-viterbi"
+    assert config["crossner_provenance"]["decoding"] == "bio-viterbi"
 
 
 def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):

@@ -196,49 +196,18 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
 
 
 def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
-    d = args.domain
-    files = ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump))
-    rows = "\n".join(
-        f"| `{d}-{level}` | {counts[level]} | {how} |"
-        for level, how in (
-            ("domain", "every non-blank line of the corpus, in source order"),
-            ("entity", f"lines with at least k={args.k} entity mentions, in source order"),
-            ("task", f"lines with a mention of a specialised type ({', '.join(types)}), in source order"),
-            ("integrated", f"the task level twice plus the entity level, shuffled with seed {args.seed}"),
-        )
-    )
-    return f"""# CrossNER {d} corpora for domain-adaptive pre-training
+    from ..cards import render
 
-Unlabeled {d} text at the four corpus levels of CrossNER (Liu et al., AAAI 2021), built by
-`dataset_scripts/crossner_corpora.py` of crossner_hf from {files}.
-
-Mentions: {source}. Overlapping matches keep the leftmost-longest one; a match never
-starts or ends inside a word.
-
-| config | rows | content |
-|---|---|---|
-{rows}
-
-Columns: `text`; `idx`, the line's row in the `{d}-domain` config; `n_mentions`; `types`,
-the distinct mention types; `mentions`, each with character `start`/`end`, `surface` and `type`.
-
-```python
-from datasets import load_dataset
-corpus = load_dataset("{args.push_to_hub or args.output_dir}", "{d}-integrated", split="train")
-```
-
-## Citation
-
-```bibtex
-@inproceedings{{liu2021crossner,
-  title={{CrossNER: Evaluating Cross-Domain Named Entity Recognition}},
-  author={{Liu, Zihan and Xu, Yan and Yu, Tiezheng and Dai, Wenliang and Ji, Ziwei and
-          Cahyawijaya, Samuel and Madotto, Andrea and Fung, Pascale}},
-  booktitle={{Proceedings of the AAAI Conference on Artificial Intelligence}},
-  year={{2021}}
-}}
-```
-"""
+    levels = [
+        ("domain", counts["domain"], "every non-blank line of the corpus, in source order"),
+        ("entity", counts["entity"], f"lines with at least k={args.k} entity mentions, in source order"),
+        ("task", counts["task"], f"lines with a mention of a specialised type ({', '.join(types)}), in source order"),
+        ("integrated", counts["integrated"], f"the task level twice plus the entity level, shuffled with seed {args.seed}"),
+    ]
+    return render("domain_corpora", {
+        "domain": args.domain, "files": ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump)),
+        "source": source, "levels": levels, "repo": args.push_to_hub or args.output_dir,
+    })
 
 
 def make_parser(subparsers: Any | None = None):

@@ -108,7 +108,8 @@ def main(args: ConfusionArguments) -> int:
 def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
     from ..conll import write_conll
     from ..data import load_crossner
-    from ..inference import load_token_classifier, model_decoding, predict_tags
+    from ..inference import load_token_classifier, predict_tags
+    from ..modeling import model_decoding
 
     data = load_crossner(args.config, args.data_dir)[args.split]
     names = data.features["ner_tags"].feature.names

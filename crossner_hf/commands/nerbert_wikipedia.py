@@ -224,52 +224,21 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
 
 def _card_body(args: NERBERTCorpusArguments, report: dict[str, Any], sizes: dict, n_categories: int,
                steps_table: str) -> str:
-    pages = report["pages"]
-    repo = args.push_to_hub or args.output_dir
-    return f"""# NER-BERT Wikipedia entity-tagging corpus
+    from ..cards import render
 
-Sentences of English Wikipedia in which every anchor (a run of words carrying a wiki link)
-is an entity, typed by the DBpedia Ontology class of its link target, or `ENTITY` when the
-target has no class (Liu et al., 2021, *NER-BERT*). Built by `dataset_scripts/nerbert_wikipedia.py`
-of crossner_hf.
-
-- Dump: {', '.join(f'`{d}`' for d in report['dumps'])}, dated {report['dump_date']}; {pages['pages']:,} pages read,
-  {pages['articles']:,} articles, {pages['redirects']:,} redirects, {pages['disambiguation_pages']:,} disambiguation
-  pages skipped, {pages['skipped_pages']:,} pages skipped by the parser guard (listed in the work folder).
-- Typing: DBpedia Ontology (`{Path(args.ontology).name}`, {report['ontology_classes']} classes) and instance types
-  {', '.join(f'`{Path(f).name}`' for f in args.instance_types)}; most specific class, deepest first, ties by name.
-- Categories: {n_categories} in config `all` (plus `ENTITY`); config `4types`: person, location, organisation, ENTITY;
-  {'no merged config' if not args.merged_categories else f"config `{args.merged_categories}types`: {report['merged_categories']} categories after merging into parent classes (table in `report.json`)"}.
-- Sizes: {', '.join(f"`{c}` train {s.get('train', 0):,} / validation {s.get('validation', 0):,}" for c, s in sizes.items())}.
-
-## Counts after every step
-
-{steps_table}
-
-Parameters: minimum entities per category {args.min_category_entities}, top categories {args.top_categories},
-drop probabilities {' / '.join(str(p) for p in args.drop_probabilities)}, alpha {args.alpha}, balancing
-`{args.balancing}`, scarce categories counted by {args.scarce_count}, validation fraction {args.validation_fraction},
-seed {args.seed}.
-`categories.png` shows the entities per category before and after balancing; `report.json` has every count.
-
-```python
-from datasets import load_dataset
-corpus = load_dataset("{repo}", "all")
-```
-
-## Licenses
-
-Wikipedia text: CC BY-SA 3.0 (and GFDL) as published by the Wikimedia Foundation; DBpedia
-ontology and types: CC BY-SA 3.0. This corpus is a derivative and is shared under CC BY-SA 3.0.
-
-## Citation
-
-```bibtex
-@article{{liu2021nerbert,
-  title={{NER-BERT: A Pre-trained Model for Low-Resource Entity Tagging}},
-  author={{Liu, Zihan and Jiang, Feijun and Hu, Yuxiang and Shi, Chen and Fung, Pascale}},
-  journal={{arXiv preprint arXiv:2112.00405}},
-  year={{2021}}
-}}
-```
-"""
+    merged = ("no merged config" if not args.merged_categories else
+              f"config `{args.merged_categories}types`: {report['merged_categories']} categories after merging into "
+              "parent classes (table in `report.json`)")
+    parameters = (f"minimum distinct entities per category {args.min_category_entities} (counted by "
+                  f"{args.scarce_count}), top categories {args.top_categories}, drop probabilities "
+                  f"{' / '.join(str(p) for p in args.drop_probabilities)}, alpha {args.alpha}, balancing "
+                  f"`{args.balancing}`, validation fraction {args.validation_fraction}, seed {args.seed}")
+    return render("nerbert_corpus", {
+        "dumps": ", ".join(f"`{d}`" for d in report["dumps"]), "dump_date": report["dump_date"],
+        "pages": report["pages"], "ontology": Path(args.ontology).name, "ontology_classes": report["ontology_classes"],
+        "instance_types": ", ".join(f"`{Path(f).name}`" for f in args.instance_types),
+        "n_categories": n_categories, "merged": merged, "steps_table": steps_table, "parameters": parameters,
+        "sizes": ", ".join(f"`{c}` train {s.get('train', 0):,} / validation {s.get('validation', 0):,}"
+                           for c, s in sizes.items()),
+        "repo": args.push_to_hub or args.output_dir,
+    })

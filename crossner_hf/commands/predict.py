@@ -1,4 +1,4 @@
-"""Tag text with a trained model, decoded the way its reported F1 was (``config.crossner_decoding``).
+"""Tag text with a trained model, decoded the way its reported F1 was (its provenance record).
 
 Usage:
     crossner-hf predict --model OUT "Obama visited Berlin, Germany."        # raw text, JSON lines
@@ -62,7 +62,7 @@ class PredictArguments:
     )
     decoding: str | None = field(
         default=None,
-        metadata={"help": "Override the decoding the model records (its config's crossner_decoding).",
+        metadata={"help": "Override the decoding the model records (its config's crossner_provenance).",
                   "choices": list(DECODINGS)},
     )
     batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})

@@ -53,7 +53,8 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: ReportArguments) -> int:
     from ..data import load_crossner
-    from ..inference import load_token_classifier, model_decoding, predict_tags
+    from ..inference import load_token_classifier, predict_tags
+    from ..modeling import model_decoding
     from ..report import write_report
 
     data = load_crossner(args.config, args.data_dir)

@@ -217,32 +217,10 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
         "total_seconds": time.perf_counter() - started, **extra,
     }
     write_results(out, results)
-    _card(out, results, model_cls)
+    from ..cards import write_rnn_model_card
+
+    write_rnn_model_card(out, results, cdlm=model_cls is CDLMForTokenClassification)
     return results
-
-
-def _card(out: Path, results: dict[str, Any], model_cls) -> None:
-    from huggingface_hub import EvalResult, ModelCardData
-
-    from ..cards import CITATIONS, write_model_card
-
-    args = results["args"]
-    name = "CDLM" if model_cls is CDLMForTokenClassification else "BiLSTM-CRF"
-    mode = args.get("mode") or args.get("schedule")
-    evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
-                        dataset_config=args["domain"], dataset_split="test", metric_type="f1",
-                        metric_value=round(100 * results["test"]["overall_f1"], 2), metric_config="crf-viterbi")]
-    data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
-                         tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
-                         model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
-    body = (f"# {name} for CrossNER {args['domain']} ({mode})\n\nTrained by `crossner_hf` "
-            f"({'Jia, Liang & Zhang, ACL 2019' if name == 'CDLM' else 'Lample et al. 2016'}). Test F1 "
-            f"{100 * results['test']['overall_f1']:.2f} (CRF Viterbi decoding, conlleval convention) at the best dev "
-            f"epoch {results['best_epoch']} of {results['epochs']}. Word vectors: "
-            f"{args['word_vectors'] or 'random (no pre-trained vectors)'}.\n\nLoad with "
-            f"`crossner_hf.rnn.{model_cls.__name__}.from_pretrained(PATH)` and "
-            f"`crossner_hf.rnn.WordCharVocab.load(PATH)`.\n\n## Citation\n\n```bibtex\n{CITATIONS['crossner']}\n```\n")
-    write_model_card(out, data, body)
 
 
 def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:

@@ -21,14 +21,9 @@ import evaluate
 
 from crossner_hf.metrics import compute_ner_metrics
 
-_CITATION = """\
-@inproceedings{liu2021crossner,
-  title={CrossNER: Evaluating Cross-Domain Named Entity Recognition},
-  author={Liu, Zihan and Xu, Yan and Yu, Tiezheng and Dai, Wenliang and Ji, Ziwei and
-          Cahyawijaya, Samuel and Madotto, Andrea and Fung, Pascale},
-  booktitle={Proceedings of the AAAI Conference on Artificial Intelligence},
-  year={2021}
-}
+from crossner_hf.cards import CITATIONS
+
+_CITATION = CITATIONS["crossner"] + """
 @misc{seqeval,
   title={{seqeval}: A Python framework for sequence labeling evaluation},
   author={Hiroki Nakayama},
