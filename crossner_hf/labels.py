@@ -67,6 +67,18 @@ LABELS: dict[str, list[str]] = {
 }
 
 
+NERBERT_BASE_CONFIGS: tuple[str, ...] = ("all", "4types")
+"""Configs every NER-BERT corpus has: every DBpedia category, or person / location / organisation / ENTITY."""
+
+NERBERT_MERGED_CATEGORIES = 212
+"""The paper's merged config (section 4.3): categories merged into their parents until 212 remain."""
+
+
+def nerbert_merged_config(n: int = NERBERT_MERGED_CATEGORIES) -> str:
+    """The config name of the corpus with its categories merged down to ``n``: ``212types``."""
+    return f"{n}types"
+
+
 def tag_type(tag: str) -> str | None:
     """``'B-person' -> 'person'``; ``'O' -> None``. The one place a prefix is stripped."""
     return None if tag == "O" else tag[2:]

@@ -30,7 +30,6 @@ from typing import Any
 EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metric" / "seqeval_crossner.py")
 """Path of the ``evaluate`` module script: ``evaluate.load(EVALUATE_MODULE_PATH)`` works offline."""
 
-_TYPE_KEYS = ("precision", "recall", "f1", "support")
 
 
 def _check_inputs(
@@ -48,7 +47,7 @@ def _check_inputs(
         if len(g) != len(p):
             raise ValueError(
                 f"Sentence {i}: gold has {len(g)} tags but pred has {len(p)}; every word needs "
-                "exactly one predicted tag (use crossner_hf.tokenization.predict_tags for word-level "
+                "exactly one predicted tag (use crossner_hf.inference.predict_tags for word-level "
                 "predictions)."
             )
         gold_l.append(list(g))

@@ -157,3 +157,45 @@ def token_classifier_from_pretrained(path: str, labels: Sequence[str], **kwargs:
                 if module.bias is not None:
                     module.bias.zero_()
     return model
+
+
+def load_checked(name_or_path: str, auto_class: Any, *, hint: str, device: str | None = None):
+    """``(model, tokenizer)`` of a folder, the packaged encoder's name or a Hub id, in eval mode.
+
+    A folder that does not exist (when the name cannot be a Hub id, or the Hub is offline) or
+    has no ``config.json`` is a one-line ``FileNotFoundError`` naming the path and ``hint``
+    (what to pass instead). The load report (missing/unexpected keys) is silenced: dropping or
+    adding a head is what callers ask for, and they check the result themselves.
+    """
+    import re
+
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from .encoders import hub_offline, resolve_model_path
+
+    path = resolve_model_path(name_or_path)
+    local = Path(path).expanduser()
+    looks_like_repo = re.fullmatch(r"[\w.-]+/[\w.-]+", path) is not None and not path.startswith(".")
+    if not local.exists() and (not looks_like_repo or hub_offline()):
+        why = " (HF_HUB_OFFLINE is set, so the Hub was not asked)" if looks_like_repo else ""
+        raise FileNotFoundError(f"No model folder at {path}{why}; {hint}")
+    if local.is_dir() and not (local / "config.json").is_file():
+        raise FileNotFoundError(f"{local} has no config.json; {hint}")
+    source = str(local) if local.exists() else path
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        model = auto_class.from_pretrained(source)
+    except OSError as err:
+        raise FileNotFoundError(f"Could not load a model from {path}: {str(err).splitlines()[0]}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    if device is not None:
+        model.to(device)
+    model.eval()
+    return model, tokenizer

@@ -40,12 +40,14 @@ import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from .encoders import OFFLINE_ENCODER
+from .labels import NERBERT_BASE_CONFIGS, nerbert_merged_config
 from .modeling import record_head, record_pretraining, token_classifier_from_pretrained
 from .tokenization import IGNORE_INDEX
+from .trainer import SequentialEvalMixin, checkpoint_step
 
 logger = logging.getLogger(__name__)
 
-NERBERT_CONFIGS = ("all", "4types", "212types")
+NERBERT_CONFIGS = (*NERBERT_BASE_CONFIGS, nerbert_merged_config())
 """Configs of the NER-BERT corpus: every DBpedia category, person/location/organisation/ENTITY, or the
 categories merged into their parents until 212 remain (``--merged_categories`` names other counts)."""
 
@@ -333,7 +335,7 @@ def make_compute_metrics(example_index: Sequence[int], label_names: Sequence[str
 # ------------------------------------------------------------------------------ trainer
 
 
-class NERBERTTrainer(Trainer):
+class NERBERTTrainer(SequentialEvalMixin, Trainer):
     """``Trainer`` whose samplers fit a large tagged corpus and order-sensitive validation scoring."""
 
     def _get_train_sampler(self, train_dataset=None):
@@ -349,12 +351,6 @@ class NERBERTTrainer(Trainer):
         return LengthGroupedSampler(self.args.train_batch_size * self.args.gradient_accumulation_steps,
                                     lengths=np.asarray(lengths).tolist())
 
-    def _get_eval_sampler(self, eval_dataset):
-        # Overridden because with group_by_length Trainer shuffles validation rows too, while
-        # the word-level scoring needs them in dataset order (they are already length-sorted).
-        if self.args.world_size <= 1:
-            return torch.utils.data.SequentialSampler(eval_dataset)
-        return None  # accelerate shards sequentially and gather_for_metrics restores the order
 
 
 # ------------------------------------------------------------------------------- corpus
@@ -491,7 +487,7 @@ def _validation_of_saved_model(trainer: Trainer, args: NERBERTArguments) -> dict
     """Validation scores of the model being saved: the best checkpoint's, else the last step's."""
     state = trainer.state
     best = state.best_model_checkpoint if args.load_best_model_at_end else None
-    step = int(Path(best).name.rsplit("-", 1)[-1]) if best else state.global_step
+    step = checkpoint_step(best) if best else state.global_step
     entry = next((e for e in reversed(state.log_history) if "eval_f1" in e and e.get("step") == step), None)
     if entry is None:  # never evaluated at that step (eval_strategy no, or a final partial interval)
         entry = trainer.evaluate()

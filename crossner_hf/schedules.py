@@ -50,7 +50,7 @@ from .encoders import resolve_model_path
 from .modeling import record_decoding, record_head
 from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from .tokenization import prepare_split as _prepare_split
-from .trainer import CrossNERTrainer, JointTrainer
+from .trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from .training_args import CrossNERTrainingArguments
 
 logger = logging.getLogger(__name__)
@@ -238,7 +238,7 @@ def run_seed(
     result = {
         "seed": seed,
         "best_checkpoint": trainer.state.best_model_checkpoint,
-        "best_dev_step": _step_of(trainer.state.best_model_checkpoint),
+        "best_dev_step": checkpoint_step(trainer.state.best_model_checkpoint),
         "global_step": trainer.state.global_step,
         "epochs": trainer.state.epoch,
         "dev": trainer.last_eval_details["dev"],
@@ -256,12 +256,6 @@ def run_seed(
     _drop_checkpoints(args, seed_dir)
     trainer.accelerator.wait_for_everyone()
     return result
-
-
-def _step_of(checkpoint: str | None) -> int | None:
-    if not checkpoint:
-        return None
-    return int(Path(checkpoint).name.split("-")[-1])
 
 
 def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from pathlib import Path
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -30,7 +31,27 @@ from .tokenization import stitch_word_predictions
 logger = logging.getLogger(__name__)
 
 
-class CrossNERTrainer(Trainer):
+def checkpoint_step(checkpoint: str | None) -> int | None:
+    """The step of a ``checkpoint-<step>`` folder (None for None)."""
+    if not checkpoint:
+        return None
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+
+
+class SequentialEvalMixin:
+    """Evaluation in dataset order, for word-level scoring that stitches windows back to sentences."""
+
+    def _get_eval_sampler(self, eval_dataset):
+        # Overridden because with group_by_length Trainer shuffles evaluation rows too, while the
+        # word-level scoring needs them in dataset order (rows are already length-sorted when a
+        # split is prepared, so padding stays small). Several processes: accelerate shards
+        # sequentially and gather_for_metrics restores the order.
+        if self.args.world_size <= 1:
+            return torch.utils.data.SequentialSampler(eval_dataset)
+        return None
+
+
+class CrossNERTrainer(SequentialEvalMixin, Trainer):
     """A ``Trainer`` whose evaluation is exact word-level entity F1.
 
     As transformers' ``QuestionAnsweringTrainer`` does, evaluation takes the *examples*
@@ -75,14 +96,6 @@ class CrossNERTrainer(Trainer):
             return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
         finally:
             self.compute_metrics = None
-
-    def _get_eval_sampler(self, eval_dataset):
-        # Overridden because the default length-grouped eval sampler shuffles rows, and the
-        # stitching in word_level_metrics needs predictions in dataset order. Rows are
-        # sorted by length when the split is prepared, so padding stays small anyway.
-        if self.args.world_size <= 1:
-            return torch.utils.data.SequentialSampler(eval_dataset)
-        return None
 
     def word_level_metrics(self, eval_pred, *, features, examples, prefix: str = "eval") -> dict[str, float]:
         """Entity-level scores with one prediction per word (see the module docstring)."""

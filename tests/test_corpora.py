@@ -444,7 +444,9 @@ def test_build_script_from_crossner_yaml(tmp_path, crossner_data_dir, mixed_corp
     )
     (args,) = script.make_parser().parse_args_and_config(["--config", str(config), "--k", "4"])
     assert args.k == 4 and args.text_file == [str(corpus)] and args.specialised_types == ["election"]
-    folder = script.build_corpora(args)
+    from crossner_hf.corpora.build import build_corpora
+
+    folder = build_corpora(args)
     # The script must select exactly what the library selects with the same settings.
     expected = build_corpus_levels(
         mixed_corpus, entity_list_from_conll(_sentences(crossner_data_dir, "politics", "train")),

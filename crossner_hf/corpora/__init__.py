@@ -44,6 +44,8 @@ _LAZY = {
     "load_text_corpus": "text",
     "pack_sequences": "text",
     "tokenize_corpus": "text",
+    "CorporaArguments": "build",
+    "build_corpora": "build",
 }
 
 __all__ = sorted(_LAZY)

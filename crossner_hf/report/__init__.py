@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..hierarchy import COARSE_TYPES, NO_ENTITY, entity_confusion
+from ..hierarchy import COARSE_TYPES, ERROR_KINDS, NO_ENTITY, entity_confusion
 from ..metrics import compute_ner_metrics
 from . import analysis
 
@@ -77,7 +77,7 @@ def build_report(
         "cells": {f"{g}|{p}": [{"sentence": i.sentence, "kind": i.kind} for i in items if i.kind != "correct"]
                   for (g, p), items in cells.items() if any(i.kind != "correct" for i in items)},
         "errors": analysis.error_sentences(tokens, gold, pred),
-        "kinds": analysis.ERROR_KINDS,
+        "kinds": ERROR_KINDS,
         "hierarchy": analysis.hierarchy_scores(gold, pred, n_boot=n_boot, seed=seed),
         "coarse_map": sorted(COARSE_TYPES.items(), key=lambda kv: (kv[1], kv[0])),
         "buckets": analysis.buckets(tokens, gold, pred, train_surfaces, n_boot=n_boot, seed=seed),

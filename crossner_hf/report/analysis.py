@@ -18,7 +18,6 @@ import numpy as np
 from ..hierarchy import NO_ENTITY, coarse_type, entity_confusion, to_coarse_tags
 from ..labels import entity_spans
 
-ERROR_KINDS = ("missed", "spurious", "wrong-type", "wrong-boundary")
 
 
 def _entities(tags: Sequence[str]) -> set[tuple[str, int, int]]:

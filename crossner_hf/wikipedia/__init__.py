@@ -48,6 +48,9 @@ _LAZY = {
     "bio_tags": "sentences",
     "CorpusOptions": "nerbert_corpus",
     "CorpusBuilder": "nerbert_corpus",
+    "NERBERTCorpusArguments": "build",
+    "build_nerbert_corpus": "build",
+    "prepare_typed_sentences": "build",
 }
 
 __all__ = sorted(_LAZY)

@@ -144,14 +144,6 @@ def category_children(parent_pairs: Iterable[tuple[str, Sequence[str]]]) -> dict
     return children
 
 
-def check_domains(domains: Iterable[str]) -> list[str]:
-    domains = list(domains)
-    unknown = [d for d in domains if d not in DOMAINS]
-    if unknown:
-        raise ValueError(f"unknown domain(s) {unknown}; choose from {', '.join(DOMAINS)}.")
-    return domains
-
-
 def _stage1_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]:
     import pyarrow.parquet as pq
 

@@ -56,12 +56,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..labels import NERBERT_BASE_CONFIGS as BASE_CONFIGS
+from ..labels import NERBERT_MERGED_CATEGORIES, nerbert_merged_config
 from .dbpedia import ENTITY
 from .sentences import bio_tags
 
 logger = logging.getLogger(__name__)
 
-BASE_CONFIGS = ("all", "4types")
 BALANCING = ("sample", "downsample", "none")
 
 
@@ -78,7 +79,7 @@ class CorpusOptions:
     balancing: str = "sample"
     target_size: int | None = None
     scarce_count: str = "entities"
-    merged_categories: int = 212
+    merged_categories: int = NERBERT_MERGED_CATEGORIES
 
     def __post_init__(self) -> None:
         if len(self.drop_probabilities) != 3 or not all(0 <= p <= 1 for p in self.drop_probabilities):
@@ -102,7 +103,7 @@ class CorpusOptions:
     @property
     def configs(self) -> tuple[str, ...]:
         """The corpus configs: ``all``, ``4types`` and, unless off, ``<merged_categories>types``."""
-        return BASE_CONFIGS + ((f"{self.merged_categories}types",) if self.merged_categories else ())
+        return BASE_CONFIGS + ((nerbert_merged_config(self.merged_categories),) if self.merged_categories else ())
 
 
 def poisson_quantile(u: float, lam: float) -> int:
@@ -329,7 +330,7 @@ class CorpusBuilder:
         self.after_balancing = balanced.categories
 
 
-def label_names(categories: Sequence[str]) -> list[str]:
+def bio_label_names(categories: Sequence[str]) -> list[str]:
     """``O``, then ``B-``/``I-`` per category, categories in alphabetical order."""
     names = ["O"]
     for category in sorted(categories):
@@ -379,7 +380,7 @@ def to_datasets(paths: dict[str, dict[str, Path]], cache_dir: str | None = None)
             for batch in ds.select_columns(["ner_tags"]).iter(batch_size=10_000):
                 for sentence in batch["ner_tags"]:
                     tags.update(t[2:] for t in sentence if t != "O")
-        names = label_names(tags)
+        names = bio_label_names(tags)
         features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names)),
                              "title": Value("string")})
         index = {name: i for i, name in enumerate(names)}

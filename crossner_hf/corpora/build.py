@@ -1,0 +1,249 @@
+"""Building a domain's DAPT corpus levels (domain / entity / task / integrated) as a dataset folder.
+
+From text files plus an entity list (or a NER model), or from a Wikipedia dump through the
+category graph and DBpedia types. ``crossner-hf build-corpora``
+(:mod:`crossner_hf.commands.build_corpora`) parses :class:`CorporaArguments` and calls
+:func:`build_corpora`.
+"""
+
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import (
+    EntityMatcher,
+    ModelMentionFinder,
+    build_corpus_levels,
+    entity_list_from_conll,
+    load_entity_list,
+    load_text_corpus,
+    save_entity_list,
+    specialised_types,
+)
+from ..data import SPLIT_FILES as DATA_SPLIT_FILES
+from ..labels import DOMAINS, LABELS
+from ..publish import write_hub_dataset_folder
+
+logger = logging.getLogger(__name__)
+
+SPLIT_FILES = {**DATA_SPLIT_FILES, "dev": DATA_SPLIT_FILES["validation"]}  # the release's split name too
+
+
+@dataclass
+class CorporaArguments:
+    domain: str = field(metadata={"help": "CrossNER domain.", "choices": list(DOMAINS)})
+    output_dir: str = field(metadata={"help": "Folder to write the Parquet files and README.md to."})
+    text_file: list[str] | None = field(
+        default=None,
+        metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line. "
+                  "Or build it from Wikipedia with --wikipedia_dump."},
+    )
+    wikipedia_dump: list[str] | None = field(
+        default=None,
+        metadata={"help": "Wikipedia pages-articles dump(s): the domain corpus is the pages of the domain's "
+                  "categories (and sub-categories), the mentions their anchors typed through DBpedia."},
+    )
+    wikipedia_index: list[str] | None = field(
+        default=None, metadata={"help": "Multistream index file(s), one per --wikipedia_dump."}
+    )
+    ontology: str | None = field(default=None, metadata={"help": "DBpedia Ontology OWL/TSV (with --wikipedia_dump)."})
+    instance_types: list[str] | None = field(
+        default=None, metadata={"help": "DBpedia instance-types N-Triples/Turtle file(s) (with --wikipedia_dump)."}
+    )
+    seed_categories: list[str] | None = field(
+        default=None, metadata={"help": "Wikipedia categories the domain grows from (default: the domain's "
+                                "built-in list, crossner_hf.wikipedia.domains.SEED_CATEGORIES)."}
+    )
+    category_depth: int = field(
+        default=2, metadata={"help": "Sub-category levels walked below the seed categories (breadth-first)."}
+    )
+    category_links: list[str] | None = field(
+        default=None, metadata={"help": "categorylinks table(s): the MySQL dump (.sql/.sql.gz) or child<TAB>parent "
+                                "TSV, added to the category graph of the dump's category pages."}
+    )
+    work_dir: str | None = field(
+        default=None, metadata={"help": "Wikipedia work folder (resume state); default OUTPUT_DIR.work"}
+    )
+    nltk_data: str | None = field(default=None, metadata={"help": "Folder holding tokenizers/punkt_tab."})
+    executor: str = field(default="local", metadata={"help": "datatrove executor for the Wikipedia stages.",
+                                                     "choices": ["local", "ray", "slurm"]})
+    workers: int = field(default=-1, metadata={"help": "Wikipedia tasks run at once (-1: all cores)."})
+    entity_list: str | None = field(
+        default=None, metadata={"help": "Entity list TSV, one 'surface<TAB>type' a line."}
+    )
+    entity_list_from_crossner: str | None = field(
+        default=None,
+        metadata={"help": "CrossNER data folder (<domain>/{train,dev,test}.txt) to take the entity list "
+                  "from the labeled spans of --crossner_splits."},
+    )
+    crossner_splits: list[str] = field(
+        default_factory=lambda: ["train"],
+        metadata={"help": "Labeled splits for --entity_list_from_crossner. The default 'train' keeps "
+                  "dev/test entities out of pre-training data selection.",
+                  "choices": ["train", "dev", "validation", "test"]},
+    )
+    ner_model: str | None = field(
+        default=None,
+        metadata={"help": "Local token-classification model folder: tag the corpus with it instead of "
+                  "an entity list (the paper's appendix variant)."},
+    )
+    ner_batch_size: int = field(default=32, metadata={"help": "Texts per forward pass with --ner_model."})
+    k: int = field(default=2, metadata={"help": "Entity level: minimum number of mentions in a sentence."})
+    specialised_types: list[str] | None = field(
+        default=None,
+        metadata={"help": "Task-level types. Default: the domain's types found in no other CrossNER domain."},
+    )
+    case_insensitive: bool = field(
+        default=False, metadata={"help": "Match the entity list ignoring case (default: case-sensitive)."}
+    )
+    seed: int = field(default=42, metadata={"help": "Shuffle seed of the integrated level."})
+    num_proc: int | None = field(default=None, metadata={"help": "Processes for mention finding."})
+    license: str | None = field(
+        default=None, metadata={"help": "License of the corpus text for the card (e.g. cc-by-sa-3.0)."}
+    )
+    push_to_hub: str | None = field(
+        default=None, metadata={"help": "Dataset repo id (user/name) to upload the folder to."}
+    )
+    private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
+
+
+def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
+    """The mention finder and a sentence describing it for the card."""
+    if args.wikipedia_dump:
+        return None, "the anchors of the pages, typed by their link targets' DBpedia classes"
+    given = [n for n in ("entity_list", "entity_list_from_crossner", "ner_model") if getattr(args, n)]
+    if len(given) != 1:
+        raise ValueError(
+            f"crossner_corpora: pass exactly one of --entity_list, --entity_list_from_crossner, "
+            f"--ner_model (got {', '.join('--' + g for g in given) or 'none'})."
+        )
+    if args.ner_model:
+        finder = ModelMentionFinder(args.ner_model, batch_size=args.ner_batch_size)
+        return finder, (
+            f"mentions predicted by the NER model `{Path(args.ner_model).name}` "
+            f"(types: {', '.join(finder.entity_types)})"
+        )
+    if args.entity_list:
+        entities = load_entity_list(args.entity_list)
+        origin = f"the entity list `{Path(args.entity_list).name}`"
+    else:
+        entities = _entities_from_crossner(Path(args.entity_list_from_crossner), args.domain, args.crossner_splits)
+        origin = f"the labeled CrossNER {args.domain} {','.join(args.crossner_splits)} split(s)"
+    matcher = EntityMatcher(entities, case_sensitive=not args.case_insensitive)
+    case = "case-insensitive" if args.case_insensitive else "case-sensitive"
+    return matcher, f"{len(entities)} entities from {origin}, matched {case} on word boundaries"
+
+
+def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> dict[str, str]:
+    from ..conll import read_conll
+
+    sentences: list[dict] = []
+    for split in splits:
+        path = data_dir / domain / SPLIT_FILES[split]
+        if not path.is_file():
+            raise ValueError(f"--entity_list_from_crossner: {path} not found; pass the CrossNER data folder.")
+        sentences.extend(read_conll(path, LABELS[domain], strict=True))
+    return entity_list_from_conll(sentences)
+
+
+def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str]:
+    """The levels from a Wikipedia dump: domain pages by category, anchors as mentions."""
+    from . import select_levels
+    from ..wikipedia.dbpedia import DBpediaTypes
+    from ..wikipedia.domains import domain_corpus, domain_pages
+    from ..wikipedia.build import WikipediaSourceArguments, prepare_typed_sentences
+
+    if not (args.ontology and args.instance_types):
+        raise ValueError("--wikipedia_dump needs --ontology and --instance_types (DBpedia) to type the anchors.")
+    source_args = WikipediaSourceArguments(
+        dump=args.wikipedia_dump, index=args.wikipedia_index, ontology=args.ontology,
+        instance_types=args.instance_types, output_dir=args.output_dir, work_dir=args.work_dir,
+        nltk_data=args.nltk_data, executor=args.executor, workers=args.workers,
+    )
+    work, stats = prepare_typed_sentences(source_args)
+    members, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
+                                    category_links=args.category_links or ())
+    if not members:
+        raise ValueError(
+            f"no page of the dump is in a {args.domain} category within depth {args.category_depth} of the seeds "
+            f"{args.seed_categories or 'built in'}; pass --seed_categories, a larger --category_depth or "
+            "--category_links."
+        )
+    types_db = DBpediaTypes(stats["types_db"])
+    ontology = types_db.ontology
+    class_of = {cls.lower(): cls for cls in ontology.classes}
+    annotated = domain_corpus(work, args.domain, members, ontology.ancestors, class_of,
+                              cache_dir=str(work / "hf_cache"))
+    source = (f"the anchors of {len(members)} pages in {len(reached)} {args.domain} categories (depth "
+              f"{args.category_depth}), typed by their link targets' DBpedia classes and mapped to CrossNER types "
+              "(crossner_hf.wikipedia.domains.CLASS_TO_TYPE)")
+    return select_levels(annotated, types, k=args.k, seed=args.seed), source
+
+
+def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
+    from ..cards import render
+
+    levels = [
+        ("domain", counts["domain"], "every non-blank line of the corpus, in source order"),
+        ("entity", counts["entity"], f"lines with at least k={args.k} entity mentions, in source order"),
+        ("task", counts["task"], f"lines with a mention of a specialised type ({', '.join(types)}), in source order"),
+        ("integrated", counts["integrated"], f"the task level twice plus the entity level, shuffled with seed {args.seed}"),
+    ]
+    return render("domain_corpora", {
+        "domain": args.domain, "files": ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump)),
+        "source": source, "levels": levels, "repo": args.push_to_hub or args.output_dir,
+    })
+
+
+def build_corpora(args: CorporaArguments) -> Path:
+    """Build and write the four levels; returns the dataset folder."""
+    if bool(args.text_file) == bool(args.wikipedia_dump):
+        raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump (with --ontology and "
+                         "--instance_types), not both or neither.")
+    mention_fn, source = _mention_source(args)
+    types = list(args.specialised_types) if args.specialised_types else specialised_types(args.domain)
+    if args.wikipedia_dump:
+        levels, source = _wikipedia_levels(args, types)
+    else:
+        corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
+        levels = build_corpus_levels(
+            corpus, mention_fn, args.domain, k=args.k, specialised_types=types, seed=args.seed,
+            num_proc=args.num_proc,
+        )
+    counts = {level: len(ds) for level, ds in levels.items()}
+    metadata: dict[str, Any] = {
+        "language": ["en"],
+        "task_categories": ["fill-mask"],
+        "task_ids": ["masked-language-modeling"],
+        "pretty_name": f"CrossNER {args.domain} DAPT corpora",
+        "tags": ["crossner", "domain-adaptive-pretraining", args.domain],
+        "crossner_corpora": {
+            "domain": args.domain, "k": args.k, "specialised_types": types, "seed": args.seed,
+            "case_sensitive": not args.case_insensitive, "source": source,
+            "text_files": [Path(f).name for f in (args.text_file or args.wikipedia_dump)], "counts": counts,
+        },
+    }
+    if args.license:
+        metadata["license"] = args.license
+    folder = write_hub_dataset_folder(
+        {f"{args.domain}-{level}": ds for level, ds in levels.items()},
+        args.output_dir,
+        metadata,
+        _card_body(args, counts, types, source),
+        default_config=f"{args.domain}-integrated",
+    )
+    if isinstance(mention_fn, EntityMatcher):
+        # The list itself makes the selection reproducible and inspectable.
+        save_entity_list(mention_fn.entities, folder / "entity_list.tsv")
+    for level, n in counts.items():
+        logger.info("%s-%s: %d rows", args.domain, level, n)
+    if args.push_to_hub:
+        from ..hub import push_to_hub
+
+        push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
+    return folder
+

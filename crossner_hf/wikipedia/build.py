@@ -1,0 +1,215 @@
+"""Building the NER-BERT corpus from Wikipedia dumps and DBpedia types: arguments and the build itself.
+
+:func:`prepare_typed_sentences` runs the datatrove stages (extract, redirects, DBpedia lookup,
+typing) over a work folder; :func:`build_nerbert_corpus` adds the corpus steps
+(:mod:`.nerbert_corpus`), writes the Hub-ready dataset folder with its card and report, and
+pushes it when asked. ``crossner-hf build-nerbert-corpus`` (:mod:`crossner_hf.commands.nerbert_wikipedia`)
+parses the arguments and calls it; ``crossner-hf build-corpora`` reuses the stages for the
+domain corpora.
+"""
+
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .pipeline import EXECUTORS
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class WikipediaSourceArguments:
+    """Flags shared by the two Wikipedia builders (NER-BERT corpus, CrossNER domain corpora)."""
+
+    dump: list[str] = field(metadata={"help": "pages-articles XML dump file(s): .xml, .xml.bz2 or multistream .bz2."})
+    ontology: str = field(metadata={"help": "DBpedia Ontology: OWL (RDF/XML) file or the type/depth/parent TSV."})
+    instance_types: list[str] = field(
+        metadata={"help": "DBpedia instance types: N-Triples or Turtle files, plain, .bz2 or .gz."}
+    )
+    output_dir: str = field(metadata={"help": "Folder to write the dataset (Parquet + README.md card) to."})
+    index: list[str] | None = field(
+        default=None,
+        metadata={"help": "Multistream index file(s) (offset:page_id:title lines), one per --dump, in order; "
+                  "lets several tasks share one dump file."},
+    )
+    work_dir: str | None = field(
+        default=None, metadata={"help": "Intermediate files, logs and resume state. Default: OUTPUT_DIR.work"}
+    )
+    types_db: str | None = field(
+        default=None,
+        metadata={"help": "The DBpedia lookup file (SQLite) to build or reuse. Default: WORK_DIR/dbpedia_types.sqlite"},
+    )
+    nltk_data: str | None = field(
+        default=None, metadata={"help": "Folder holding tokenizers/punkt_tab (default: the NLTK_DATA variable)."}
+    )
+    executor: str = field(
+        default="local",
+        metadata={"help": "Where the datatrove pipelines run: this machine, a Ray cluster, or Slurm.",
+                  "choices": list(EXECUTORS)},
+    )
+    workers: int = field(default=-1, metadata={"help": "Tasks run at once (-1: all cores)."})
+    unit_mb: int = field(
+        default=64, metadata={"help": "Size of one task's share of the dump in MB (multistream and plain XML)."}
+    )
+    page_timeout: float = field(
+        default=60.0, metadata={"help": "Seconds one page may take before it is skipped and listed (0: no limit)."}
+    )
+    max_page_chars: int = field(
+        default=4_000_000, metadata={"help": "Longer pages are skipped and listed (characters of wikitext)."}
+    )
+    slurm_partition: str | None = field(default=None, metadata={"help": "Slurm partition (--executor slurm)."})
+    slurm_time: str = field(default="24:00:00", metadata={"help": "Slurm time limit per job (--executor slurm)."})
+    dump_date: str | None = field(
+        default=None, metadata={"help": "The dump's date for the card (default: taken from the file name)."}
+    )
+    push_to_hub: str | None = field(
+        default=None, metadata={"help": "Dataset repo id (user/name) to upload the finished folder to."}
+    )
+    private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
+
+
+@dataclass
+class NERBERTCorpusArguments(WikipediaSourceArguments):
+    min_category_entities: int = field(
+        default=10, metadata={"help": "Categories with fewer entities become ENTITY (paper: 10)."}
+    )
+    top_categories: int = field(
+        default=20, metadata={"help": "How many most frequent categories (ENTITY counted) step 3 looks at (paper: 20)."}
+    )
+    drop_probabilities: list[float] = field(
+        default_factory=lambda: [0.3, 0.5, 0.7],
+        metadata={"help": "Step 3: drop probability of a top-category sentence with 3 / 4 / more than 4 ENTITY "
+                  "mentions (paper: 0.3 0.5 0.7)."},
+    )
+    alpha: float = field(default=0.7, metadata={"help": "Balancing: category E drawn in proportion to |E|^alpha."})
+    balancing: str = field(default="sample", metadata={
+        "help": "sample: categories drawn from a multinomial over |E|^alpha with replacement, rare categories "
+                "repeated (the paper, as XLM/mT5); downsample: sentences of frequent categories dropped, the corpus "
+                "shrinks; none.", "choices": ["sample", "downsample", "none"]})
+    target_size: int | None = field(default=None, metadata={
+        "help": "sample: sentences after balancing (default: as many as before it)."})
+    scarce_count: str = field(default="entities", metadata={
+        "help": "Step 1 counts a category's distinct linked entities (the paper) or its mentions.",
+        "choices": ["entities", "mentions"]})
+    merged_categories: int = field(default=212, metadata={
+        "help": "Build config '<N>types' with the most fine-grained categories merged into their parent class until "
+                "N remain (paper section 4.3: 212); 0: no merged config. What is reachable depends on the ontology."})
+    validation_fraction: float = field(default=0.1, metadata={"help": "Share of sentences in the validation split."})
+    seed: int = field(default=42, metadata={"help": "Seed of every random draw (filtering, balancing, split)."})
+
+
+def dump_date(args: WikipediaSourceArguments) -> str:
+    if args.dump_date:
+        return args.dump_date
+    for dump in args.dump:
+        match = re.search(r"(20\d{6})", Path(dump).name)
+        if match:
+            d = match.group(1)
+            return f"{d[:4]}-{d[4:6]}-{d[6:]}"
+    return "unknown (pass --dump_date)"
+
+
+def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
+    """Stages 1-2 (extract, redirects, DBpedia lookup, typing); returns the work folder and stats."""
+    from .dbpedia import DBpediaTypes, build_types_db, load_ontology
+    from .pipeline import (
+        ExecutorOptions, build_redirects, make_manifest, run_extract, run_typing, stage_stats,
+    )
+
+    work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
+    nltk_data = args.nltk_data or os.environ.get("NLTK_DATA")
+    options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
+                              slurm_time=args.slurm_time)
+    started = time.monotonic()
+    tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20)
+    logger.info("%d task(s) over %d dump file(s); work folder %s", len(tasks), len(args.dump), work)
+    run_extract(work, tasks, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
+                max_page_chars=args.max_page_chars)
+    build_redirects(work)
+    types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
+    if not types_db.is_file():
+        build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
+    run_typing(work, len(tasks), types_db, options)
+    stats = {"extract": stage_stats(work, "extract"), "type": stage_stats(work, "type"),
+             "tasks": len(tasks), "seconds": round(time.monotonic() - started, 1),
+             "types_db": str(types_db)}
+    stats["ontology_classes"] = len(DBpediaTypes(types_db).ontology)
+    return work, stats
+
+
+def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
+    """Build (or finish) the corpus; returns the dataset folder."""
+    from ..publish import write_hub_dataset_folder
+    from .nerbert_corpus import (
+        CorpusBuilder, CorpusOptions, format_steps, to_datasets, write_report, write_selection,
+    )
+
+    corpus_options = CorpusOptions(
+        min_category_entities=args.min_category_entities, top_categories=args.top_categories,
+        drop_probabilities=tuple(args.drop_probabilities), alpha=args.alpha,
+        validation_fraction=args.validation_fraction, seed=args.seed, balancing=args.balancing,
+        target_size=args.target_size, scarce_count=args.scarce_count, merged_categories=args.merged_categories,
+    )
+    work, stats = prepare_typed_sentences(args)
+    from .dbpedia import DBpediaTypes
+
+    builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology)
+    builder.count()
+    paths = write_selection(builder, work / "selection")
+    configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))
+    out = Path(args.output_dir)
+    extract = stats["extract"]
+    report = write_report(builder, out, {
+        "pages": {k: extract.get(k, 0) for k in ("pages", "articles", "redirects", "disambiguation_pages",
+                                                  "category_pages", "skipped_pages")},
+        "anchors": {k: extract.get(k, 0) for k in ("anchors", "boundary_inside_word", "sentences_joined",
+                                                    "overlapping_anchors", "anchors_without_words")},
+        "typing": {k: stats["type"].get(k, 0) for k in ("typed_anchors", "untyped_anchors")},
+        "dump_date": dump_date(args), "dumps": [Path(d).name for d in args.dump], "tasks": stats["tasks"],
+        "ontology_classes": stats["ontology_classes"], "stage_seconds": stats["seconds"],
+    })
+    sizes = {config: {split: len(ds) for split, ds in dd.items()} for config, dd in configs.items()}
+    n_categories = (len(configs["all"]["train"].features["ner_tags"].feature.names) - 1) // 2
+    metadata = {
+        "language": ["en"], "license": "cc-by-sa-3.0", "task_categories": ["token-classification"],
+        "task_ids": ["named-entity-recognition"], "pretty_name": "NER-BERT Wikipedia entity-tagging corpus",
+        "tags": ["crossner", "ner-bert", "wikipedia", "dbpedia"],
+        "source_datasets": ["original"],
+    }
+    body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
+    write_hub_dataset_folder(configs, out, metadata, body, default_config="all")
+    logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
+    if args.push_to_hub:
+        from ..hub import push_to_hub
+
+        push_to_hub(out, args.push_to_hub, repo_type="dataset", private=args.private)
+    return out
+
+
+def _card_body(args: NERBERTCorpusArguments, report: dict[str, Any], sizes: dict, n_categories: int,
+               steps_table: str) -> str:
+    from ..cards import render
+
+    merged = ("no merged config" if not args.merged_categories else
+              f"config `{args.merged_categories}types`: {report['merged_categories']} categories after merging into "
+              "parent classes (table in `report.json`)")
+    parameters = (f"minimum distinct entities per category {args.min_category_entities} (counted by "
+                  f"{args.scarce_count}), top categories {args.top_categories}, drop probabilities "
+                  f"{' / '.join(str(p) for p in args.drop_probabilities)}, alpha {args.alpha}, balancing "
+                  f"`{args.balancing}`, validation fraction {args.validation_fraction}, seed {args.seed}")
+    return render("nerbert_corpus", {
+        "dumps": ", ".join(f"`{d}`" for d in report["dumps"]), "dump_date": report["dump_date"],
+        "pages": report["pages"], "ontology": Path(args.ontology).name, "ontology_classes": report["ontology_classes"],
+        "instance_types": ", ".join(f"`{Path(f).name}`" for f in args.instance_types),
+        "n_categories": n_categories, "merged": merged, "steps_table": steps_table, "parameters": parameters,
+        "sizes": ", ".join(f"`{c}` train {s.get('train', 0):,} / validation {s.get('validation', 0):,}"
+                           for c, s in sizes.items()),
+        "repo": args.push_to_hub or args.output_dir,
+    })
