@@ -6,8 +6,8 @@ The public names below are imported lazily so that ``import crossner_hf`` stays 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from crossner_hf._lazy import lazy_attributes
+
 
 from .labels import CONFIGS, DOMAINS, LABELS, MERGED_LABELS, SOURCE_DOMAIN
 
@@ -43,8 +43,4 @@ _LAZY = {
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'crossner_hf' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())

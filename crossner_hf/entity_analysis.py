@@ -89,13 +89,12 @@ def word_representations(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[Sequence[str]],
-    *,
-    batch_size: int = 32,
-    max_length: int | None = None,
-    stride: int = 32,
-    progress: bool = False,
+    **kwargs: Any,
 ) -> list[np.ndarray]:
     """Last hidden layer at each word's first sub-word: one ``n_words x hidden`` float32 array per sentence.
+
+    Keyword arguments (``batch_size``, ``max_length``, ``stride``, ``progress``) go to
+    :func:`crossner_hf.inference.run_windows`, the batching loop every predictor shares.
 
     ``model`` may carry a head (its ``base_model`` is run) or be a bare encoder. Windows
     are sorted by length and run in padded batches under ``torch.inference_mode``, as in
@@ -110,8 +109,7 @@ def word_representations(
         return encoder(**inputs).last_hidden_state.float().cpu().numpy()
 
     return run_windows(model, tokenizer, sentences, last_hidden, int(encoder.config.hidden_size),
-                       batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
-                       desc="Encoding")
+                       **{"desc": "Encoding", **kwargs})
 
 
 def entity_representations(

@@ -23,8 +23,8 @@ or ``transformers`` until they are used.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from crossner_hf._lazy import lazy_attributes
+
 
 _LAZY = {
     "EntityMatcher": "matcher",
@@ -50,12 +50,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'crossner_hf.corpora' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())

@@ -252,17 +252,8 @@ def tokenize_corpus(
             ]
         return out
 
-    tokenized = dataset.map(
-        tokenize,
-        batched=True,
-        batch_size=batch_size,
-        remove_columns=dataset.column_names,
-        num_proc=num_proc,
-        new_fingerprint=Hasher.hash(
-            ["tokenize_corpus/ids/v1", dataset._fingerprint, key, text_column, return_word_ids]
-        ),
-        desc="Tokenising",
-    )
+    tokenized = _map_batches(dataset, tokenize, batch_size, num_proc,
+                             ["tokenize_corpus/ids/v1", key, text_column, return_word_ids], "Tokenising")
 
     def pack(batch: dict[str, list]) -> dict[str, list]:
         return pack_sequences(
@@ -274,15 +265,8 @@ def tokenize_corpus(
             pad_id=pad_id,
         )
 
-    packed = tokenized.map(
-        pack,
-        batched=True,
-        batch_size=pack_batch_size,
-        remove_columns=tokenized.column_names,
-        num_proc=num_proc,
-        new_fingerprint=Hasher.hash(["tokenize_corpus/pack/v1", tokenized._fingerprint, block_size, pack_batch_size]),
-        desc=f"Packing into blocks of {block_size}",
-    )
+    packed = _map_batches(tokenized, pack, pack_batch_size, num_proc,
+                          ["tokenize_corpus/pack/v1", block_size, pack_batch_size], f"Packing into blocks of {block_size}")
     logger.info("Packed %d texts into %d blocks of %d tokens.", len(dataset), len(packed), block_size)
     return packed
 
@@ -312,16 +296,18 @@ def _tokenize_lines(
             out["word_ids"] = [[PAD_WORD if w is None else w for w in enc.word_ids(i)] for i in keep]
         return out
 
-    lines = dataset.map(
-        tokenize,
-        batched=True,
-        batch_size=batch_size,
-        remove_columns=dataset.column_names,
-        num_proc=num_proc,
-        new_fingerprint=Hasher.hash(
-            ["tokenize_corpus/line/v1", dataset._fingerprint, key, text_column, block_size, return_word_ids]
-        ),
-        desc="Tokenising line by line",
-    )
+    lines = _map_batches(dataset, tokenize, batch_size, num_proc,
+                         ["tokenize_corpus/line/v1", key, text_column, block_size, return_word_ids],
+                         "Tokenising line by line")
     logger.info("Tokenised %d texts into %d examples (max %d tokens).", len(dataset), len(lines), block_size)
     return lines
+
+
+def _map_batches(dataset: Dataset, fn: Any, batch_size: int, num_proc: int | None, key: list[Any], desc: str) -> Dataset:
+    """``dataset.map(fn)`` in batches, replacing every column, cached under ``key`` + the input's fingerprint.
+
+    The fingerprint is ``Dataset._fingerprint``: datasets has no public accessor, and a hash of the
+    function alone would miss the tokenizer and block size (pinned by the cache tests).
+    """
+    return dataset.map(fn, batched=True, batch_size=batch_size, remove_columns=dataset.column_names,
+                       num_proc=num_proc, new_fingerprint=Hasher.hash([*key, dataset._fingerprint]), desc=desc)

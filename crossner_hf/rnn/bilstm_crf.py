@@ -22,7 +22,7 @@ from torch import nn
 from transformers import PretrainedConfig, PreTrainedModel
 
 from .crf import CRF
-from .layers import StackedBiLSTM, TaggerOutput, WordCharEmbedding, WordNgramEmbedding, ner_loss
+from .layers import StackedBiLSTM, TaggerOutput, WordCharEmbedding, WordNgramEmbedding, tagger_output
 
 # the network shape of each architecture; the recipe's arguments hold the training settings
 ARCHITECTURES: dict[str, dict] = {
@@ -54,12 +54,20 @@ class BiLSTMCRFConfig(PretrainedConfig):
         self.dropout_after_lstm = dropout_after_lstm
 
 
-class BiLSTMCRFForTokenClassification(PreTrainedModel):
+class RNNTaggerPreTrainedModel(PreTrainedModel):
+    """What both RNN taggers share as ``transformers`` models: word ids in, PyTorch's own initialisation."""
+
+    main_input_name = "word_ids"
+
+    def _init_weights(self, module):  # keep PyTorch's own initialisation (NCRF++ and the CrossNER release do)
+        pass
+
+
+class BiLSTMCRFForTokenClassification(RNNTaggerPreTrainedModel):
     """The BiLSTM-CRF baseline; ``decode`` gives Viterbi tag ids per sentence."""
 
     config_class = BiLSTMCRFConfig
     base_model_prefix = "bilstm_crf"
-    main_input_name = "word_ids"
 
     def __init__(self, config: BiLSTMCRFConfig):
         super().__init__(config)
@@ -70,19 +78,13 @@ class BiLSTMCRFForTokenClassification(PreTrainedModel):
         self.crf = CRF(config.num_labels)
         self.post_init()
 
-    def _init_weights(self, module):  # keep PyTorch's own initialisation (NCRF++ and the CrossNER release do)
-        pass
-
     def emissions(self, word_ids, char_ids, attention_mask) -> torch.Tensor:
         out = self.encoder(self.embed(word_ids, char_ids), attention_mask.sum(1))
         return self.classifier(self.dropout(out))
 
     def forward(self, word_ids, char_ids, attention_mask, labels=None, **kwargs) -> TaggerOutput:
         emissions = self.emissions(word_ids, char_ids, attention_mask)
-        loss = None
-        if labels is not None:
-            loss = ner_loss(self.crf, emissions, labels, attention_mask.bool(), self.config.loss_reduction)
-        return TaggerOutput(loss=loss, logits=emissions)
+        return tagger_output(self.crf, emissions, labels, attention_mask, self.config.loss_reduction)
 
     @torch.no_grad()
     def decode(self, word_ids, char_ids, attention_mask) -> list[list[int]]:

@@ -19,11 +19,10 @@ import math
 
 import torch
 from torch import nn
-from transformers import PreTrainedModel
 
-from .bilstm_crf import BiLSTMCRFConfig
+from .bilstm_crf import BiLSTMCRFConfig, RNNTaggerPreTrainedModel
 from .crf import CRF
-from .layers import TaggerOutput, WordCharEmbedding, bilstm, lstm_template, ner_loss
+from .layers import TaggerOutput, WordCharEmbedding, bilstm, lstm_template, tagger_output
 from .sampled_softmax import sampled_softmax_loss
 
 SOURCE, TARGET = 0, 1
@@ -65,12 +64,11 @@ class ParameterGenerator(nn.Module):
         return self.task[task] @ by_domain
 
 
-class CDLMForTokenClassification(PreTrainedModel):
+class CDLMForTokenClassification(RNNTaggerPreTrainedModel):
     """Cross-domain LM + NER with a generated BiLSTM (see the module docstring)."""
 
     config_class = CDLMConfig
     base_model_prefix = "cdlm"
-    main_input_name = "word_ids"
 
     def __init__(self, config: CDLMConfig):
         super().__init__(config)
@@ -88,9 +86,6 @@ class CDLMForTokenClassification(PreTrainedModel):
         self.crfs = nn.ModuleList([CRF(config.num_labels), CRF(config.target_num_labels)])
         self.lm_head = nn.Linear(config.hidden_size, config.vocab_size)
         self.post_init()
-
-    def _init_weights(self, module):
-        pass
 
     def _make_template(self, device) -> nn.LSTM:
         # only for the parameter names and shapes of a bidirectional nn.LSTM (on meta: no memory, no RNG)
@@ -122,10 +117,7 @@ class CDLMForTokenClassification(PreTrainedModel):
         if task == LM:
             return TaggerOutput(loss=self.lm_loss(word_ids, char_ids, attention_mask, domain))
         emissions = self.emissions(word_ids, char_ids, attention_mask, domain)
-        loss = None
-        if labels is not None:
-            loss = ner_loss(self.crfs[domain], emissions, labels, attention_mask.bool(), self.config.loss_reduction)
-        return TaggerOutput(loss=loss, logits=emissions)
+        return tagger_output(self.crfs[domain], emissions, labels, attention_mask, self.config.loss_reduction)
 
     @torch.no_grad()
     def decode(self, word_ids, char_ids, attention_mask, domain: int = TARGET, crf_domain: int | None = None):

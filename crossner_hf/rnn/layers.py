@@ -131,7 +131,12 @@ class StackedBiLSTM(nn.Module):
         return x
 
 
-def ner_loss(crf: CRF, emissions: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor, reduction: str) -> torch.Tensor:
-    """Negative CRF log-likelihood over a batch, summed (NCRF++) or averaged per sentence (CrossNER)."""
-    llh = crf(emissions, labels.clamp(min=0), mask)
-    return -(llh.sum() if reduction == "sum" else llh.mean())
+def tagger_output(crf: CRF, emissions: torch.Tensor, labels: torch.Tensor | None, attention_mask: torch.Tensor,
+                  reduction: str) -> TaggerOutput:
+    """Emissions as logits, with the negative CRF log-likelihood over the batch when ``labels`` are given,
+    summed (NCRF++) or averaged per sentence (CrossNER)."""
+    loss = None
+    if labels is not None:
+        llh = crf(emissions, labels.clamp(min=0), attention_mask.bool())
+        loss = -(llh.sum() if reduction == "sum" else llh.mean())
+    return TaggerOutput(loss=loss, logits=emissions)
