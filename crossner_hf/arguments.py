@@ -34,7 +34,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from transformers import HfArgumentParser, TrainingArguments
+
+# hf_argparser, not the package's top level: TrainingArguments (and through it torch) is imported
+# only by commands whose arguments extend it, so `crossner-hf predict --help` starts without torch
+from transformers.hf_argparser import HfArgumentParser
 
 
 def load_yaml_config(path: str | Path) -> dict[str, Any]:
@@ -47,9 +50,18 @@ def load_yaml_config(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def _training_arguments(dtype: type) -> type | None:
+    """``transformers.TrainingArguments`` if ``dtype`` extends it (then it is imported already), else None."""
+    for klass in getattr(dtype, "__mro__", ()):
+        if klass.__name__ == "TrainingArguments" and klass.__module__ == "transformers.training_args":
+            return klass
+    return None
+
+
 def _own_fields(dtype: type) -> set[str] | None:
     """Fields a ``TrainingArguments`` subclass declares itself (None for other dataclasses)."""
-    if not (isinstance(dtype, type) and issubclass(dtype, TrainingArguments)) or dtype is TrainingArguments:
+    TrainingArguments = _training_arguments(dtype)
+    if TrainingArguments is None or dtype is TrainingArguments:
         return None
     own: set[str] = set()
     for klass in dtype.__mro__:
@@ -110,7 +122,7 @@ class CrossNERParser(HfArgumentParser):
         # Same as the parent, but in three groups: the recipe's own flags first, then the
         # TrainingArguments whose defaults it changes, then (only with --help-all) the rest.
         self._short = not self.show_all
-        inherited = {f.name for f in dataclasses.fields(TrainingArguments)}
+        inherited = {f.name for f in dataclasses.fields(_training_arguments(dtype))}
         groups = {
             "own": self.add_argument_group(f"{dtype.__name__} options"),
             "changed": self.add_argument_group("TrainingArguments with changed defaults"),

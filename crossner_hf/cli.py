@@ -21,9 +21,6 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .arguments import CrossNERParser
-from .commands import run_command
-
 COMMANDS: dict[str, str] = {
     "stats": "stats",
     "build-dataset": "build_dataset",
@@ -42,35 +39,59 @@ COMMANDS: dict[str, str] = {
 }
 """Subcommand name -> module of :mod:`crossner_hf.commands`."""
 
+SUMMARIES: dict[str, str] = {
+    "stats": "Table 1 and the vocabulary overlap of the CrossNER files",
+    "build-dataset": "the CrossNER datasets as Parquet + card for load_dataset",
+    "build-corpora": "a domain's DAPT corpus levels (domain / entity / task / integrated)",
+    "build-nerbert-corpus": "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia",
+    "train": "fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)",
+    "dapt": "domain-adaptive pre-training: masked-LM training on domain text",
+    "nerbert": "NER-BERT pre-training: the encoder as an entity tagger over every corpus category",
+    "bilstm-crf": "the BiLSTM-CRF baseline (lample or crossner architecture)",
+    "cdlm": "cross-domain LM (parameter generation network), supervised or zero-shot",
+    "predict": "tag raw text, pre-tokenised text or CoNLL files with a trained model",
+    "report": "an offline HTML evaluation report of a trained model",
+    "confusion": "entity-level type confusion, with the fine-to-coarse branch share",
+    "plot-entities": "t-SNE of gold entity representations, silhouettes per type",
+    "push": "push a finished model or dataset folder to the Hub",
+}
+"""One line per command for ``crossner-hf --help``: listing commands imports none of them."""
 
-def _modules() -> dict[str, object]:
-    # command modules import their heavy dependencies inside main(), so this stays fast
-    return {name: importlib.import_module(f"crossner_hf.commands.{module}") for name, module in COMMANDS.items()}
 
-
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, object], dict[str, CrossNERParser]]:
-    parser = argparse.ArgumentParser(allow_abbrev=False, 
-        prog="crossner-hf", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser: command names and summaries only (a plain argparse parser, no imports)."""
+    parser = argparse.ArgumentParser(
+        allow_abbrev=False, prog="crossner-hf", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CrossNERParser)
-    modules = _modules()
-    parsers = {name: module.make_parser(sub) for name, module in modules.items()}
-    for name, p in parsers.items():
-        p.prog = f"crossner-hf {name}"
-    return parser, modules, parsers
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        sub.add_parser(name, help=SUMMARIES[name], add_help=False)
+    return parser
+
+
+def command_parser(name: str) -> tuple[object, object]:
+    """``(module, parser)`` of one command, its parser named ``crossner-hf NAME``; only that module is imported."""
+    from .arguments import CrossNERParser
+
+    module = importlib.import_module(f"crossner_hf.commands.{COMMANDS[name]}")
+    holder = argparse.ArgumentParser(prog="crossner-hf", allow_abbrev=False)
+    sub = holder.add_subparsers(parser_class=CrossNERParser)
+    return module, module.make_parser(sub)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser, modules, parsers = build_parser()
     if not argv or argv[0] in ("-h", "--help"):
-        parser.print_help()
+        build_parser().print_help()
         return 0 if argv else 2
     command = argv[0]
-    if command not in parsers:
-        parser.error(f"unknown command {command!r}; choose one of {', '.join(parsers)}.")
-    module = modules[command]
-    return run_command(module.make_parser, module.main, argv[1:], parser=parsers[command])
+    if command not in COMMANDS:
+        build_parser().error(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}.")
+    from .commands import run_command
+
+    module, parser = command_parser(command)
+    return run_command(module.make_parser, module.main, argv[1:], parser=parser)
 
 
 if __name__ == "__main__":

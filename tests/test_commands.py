@@ -146,3 +146,23 @@ def test_every_training_recipe_takes_max_steps(command):
 
     parser = importlib.import_module(f"crossner_hf.commands.{COMMANDS[command]}").make_parser()
     assert "--max_steps" in {s for a in parser._actions for s in a.option_strings}
+
+
+def test_listing_commands_imports_none_of_them():
+    """`crossner-hf --help` starts fast: it imports no command module, no transformers and no torch."""
+    from crossner_hf.cli import SUMMARIES
+
+    assert set(SUMMARIES) == set(COMMANDS)
+    code = ("import sys\nfrom crossner_hf.cli import main\nmain(['--help'])\n"
+            "heavy = sorted(m for m in sys.modules if m.startswith(('crossner_hf.commands', 'transformers', 'torch')))\n"
+            "print('HEAVY', heavy)")
+    res = _run([sys.executable, "-c", code])
+    assert res.returncode == 0 and "HEAVY []" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
+    assert all(name in res.stdout for name in COMMANDS)
+
+
+def test_predict_help_does_not_import_torch():
+    code = ("import sys\nfrom crossner_hf.cli import main\ntry:\n    main(['predict', '--help'])\n"
+            "except SystemExit:\n    pass\nprint('TORCH', 'torch' in sys.modules)")
+    res = _run([sys.executable, "-c", code])
+    assert "TORCH False" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
