@@ -89,8 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command not in COMMANDS:
         build_parser().error(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}.")
     from .commands import run_command
+    from .extras import MissingExtraError
 
-    module, parser = command_parser(command)
+    try:
+        module, parser = command_parser(command)
+    except MissingExtraError as err:  # a command module that needs an extra at import time
+        print(f"crossner-hf {command}: error: {err}", file=sys.stderr)
+        return 2
     return run_command(module.make_parser, module.main, argv[1:], parser=parser)
 
 

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .extras import require
 from .hierarchy import ENTITY_KINDS, NO_ENTITY, Confusion, coarse_type, entity_confusion
 from .labels import entity_spans
 
@@ -157,7 +158,7 @@ def silhouette_by_category(
     Returns ``{"metric", "overall", "per_category": {type: mean}, "counts": {type: n}}``.
     Scores are ``None`` when undefined (fewer than 2 types, or every entity its own type).
     """
-    from sklearn.metrics import silhouette_samples
+    silhouette_samples = require("sklearn.metrics", "plots").silhouette_samples
 
     vectors = np.asarray(vectors)
     if len(vectors) != len(categories):
@@ -195,7 +196,7 @@ def tsne_points(
     vectors: np.ndarray, *, seed: int = 0, perplexity: float = 30.0, metric: str = SILHOUETTE_METRIC
 ) -> np.ndarray:
     """2-D t-SNE (scikit-learn, ``random_state=seed``, PCA start) of ``vectors``: ``n x 2`` float32."""
-    from sklearn.manifold import TSNE
+    TSNE = require("sklearn.manifold", "plots").TSNE
 
     n = len(vectors)
     if n < 3:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from .extras import require
+
 
 def _pyplot():
-    import matplotlib
+    matplotlib = require("matplotlib", "plots")
 
     matplotlib.use("Agg")  # no display on servers and CI
     import matplotlib.pyplot as plt

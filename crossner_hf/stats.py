@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from .extras import require
 from .labels import entity_types
 
 SPLITS = ("train", "validation", "test")
@@ -44,7 +45,7 @@ def entity_counts(dataset_dict, config: str) -> dict[str, dict[str, int]]:
 
 def top_words(sentences: Iterable[Sequence[str]], top_k: int = 5000) -> set[str]:
     """The ``top_k`` most frequent lower-cased words, without stopwords or letterless tokens."""
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    ENGLISH_STOP_WORDS = require("sklearn.feature_extraction.text", "plots").ENGLISH_STOP_WORDS
 
     counts: Counter[str] = Counter()
     for tokens in sentences:

@@ -166,3 +166,13 @@ def test_predict_help_does_not_import_torch():
             "except SystemExit:\n    pass\nprint('TORCH', 'torch' in sys.modules)")
     res = _run([sys.executable, "-c", code])
     assert "TORCH False" in res.stdout, res.stdout[-500:] + res.stderr[-500:]
+
+
+def test_a_missing_extra_is_one_line_naming_the_pip_command(tmp_path):
+    """With datatrove hidden, the Wikipedia builder says which extra to install, in one line, exit 2."""
+    code = ("import sys\nsys.modules['datatrove'] = None\nfrom crossner_hf.cli import main\n"
+            "sys.exit(main(['build-nerbert-corpus', '--dump', 'd.xml', '--ontology', 'o.owl', '--instance_types', "
+            f"'t.nt', '--output_dir', {str(tmp_path / 'out')!r}]))")
+    res = _run([sys.executable, "-c", code])
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert res.stderr.strip().count("\n") == 0 and 'pip install "crossner_hf[wikipedia]"' in res.stderr

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..arguments import CrossNERParser
+from ..extras import MissingExtraError
 
 
 def make_command_parser(
@@ -29,7 +30,7 @@ def make_command_parser(
     return CrossNERParser(list(dataclass_types), prog=prog, description=description)
 
 
-USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError)
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, MissingExtraError)
 """Errors that mean "the input needs fixing": the CLI prints their one-line message, no traceback."""
 
 

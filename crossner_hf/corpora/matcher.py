@@ -36,7 +36,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import ahocorasick
+from ..extras import require
+
+ahocorasick = require("ahocorasick", "corpora")
 
 logger = logging.getLogger(__name__)
 

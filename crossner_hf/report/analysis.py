@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..extras import require
 from ..hierarchy import NO_ENTITY, coarse_type, entity_confusion, to_coarse_tags
 from ..labels import entity_spans
 
@@ -78,7 +79,7 @@ def per_type_scores(gold, pred, *, n_boot: int = 1000, seed: int = 0) -> dict[st
 
 def nervaluate_schemes(gold, pred) -> dict[str, dict[str, Any]]:
     """The four SemEval-2013 schemes (strict, exact, partial, type) computed by ``nervaluate``."""
-    from nervaluate import Evaluator
+    Evaluator = require("nervaluate", "report").Evaluator
 
     tags = sorted({e[0] for tags in list(gold) + list(pred) for e in entity_spans(tags)})
     if not tags:

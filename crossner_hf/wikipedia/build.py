@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .pipeline import EXECUTORS
 
 logger = logging.getLogger(__name__)
 
+
+EXECUTORS = ("local", "ray", "slurm")
+"""datatrove executors the builders run on (:mod:`.pipeline` builds them)."""
 
 @dataclass
 class WikipediaSourceArguments:

@@ -51,7 +51,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from datatrove.data import Document, DocumentsPipeline
+
+from ..extras import require
+from .build import EXECUTORS
+
+require("datatrove", "wikipedia")  # one line naming the extra instead of an ImportError traceback
+from datatrove.data import Document, DocumentsPipeline  # noqa: E402
 from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
 from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
@@ -63,7 +68,6 @@ from .wikitext import is_disambiguation, page_categories, wikitext_to_text
 logger = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
-EXECUTORS = ("local", "ray", "slurm")
 
 SCHEMAS: dict[str, pa.Schema] = {
     "sentence": pa.schema([

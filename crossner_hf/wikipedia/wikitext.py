@@ -42,7 +42,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import mwparserfromhell
+from ..extras import require
+
+mwparserfromhell = require("mwparserfromhell", "wikipedia")
 from mwparserfromhell.nodes import (
     Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink,
 )
