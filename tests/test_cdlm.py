@@ -294,3 +294,14 @@ def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, 
     res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, max_steps=5, num_train_epochs=5,
                             source_subsample=60, lm_negatives=10, early_stopping_patience=0))
     assert len(res["history"]) == 3 and res["steps"] == 5  # 60 sentences / batch 30: 2 + 2 + the 1 left
+
+
+def test_rnn_loop_refuses_several_processes(tmp_path, crossner_data_dir, monkeypatch):
+    import accelerate
+
+    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(accelerate.Accelerator, "num_processes", property(lambda self: 2))
+    with pytest.raises(ValueError, match="run in one process"):
+        train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=1))

@@ -69,6 +69,9 @@ class RNNTaggerArguments:
     source_subsample: int | None = field(default=None, metadata={"help": "Use only this many CoNLL-2003 sentences."})
     seed: int = field(default=42, metadata={"help": "Random seed."})
     use_cpu: bool = field(default=False, metadata={"help": "Run on the CPU even when a GPU is present."})
+    mixed_precision: str = field(default="no", metadata={
+        "help": "Accelerate's mixed precision: no, fp16 (GPU) or bf16 (GPU, or a CPU that supports it).",
+        "choices": ["no", "fp16", "bf16"]})
     resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
 

@@ -5,8 +5,11 @@ NER, source text, target NER, target text), runs four (domain, task) configurati
 generated LSTM, sums their weighted losses and takes one optimiser step; zero-shot training
 switches optimiser (RMSprop to SGD) when source dev F1 passes a threshold, and the learning
 rate decays per epoch as lr / (1 + decay x epoch). Trainer's one-batch-one-loss loop with a
-fixed optimiser does not fit, so this is a plain loop: ``Accelerator`` places the model and
-runs ``backward``; one process (the models are small; a second process would not help on CPU).
+fixed optimiser does not fit, so this is a plain loop on Accelerate: the model and every optimiser
+go through ``accelerator.prepare_*``, the forward runs under ``accelerator.autocast()``
+(``--mixed_precision bf16|fp16``), ``backward`` and clipping are Accelerate's. One process: several
+are refused with a message (the streams are drawn by position from seeded orders, which sharding
+would change; the models are small).
 
 Defaults are the releases' (see ``docs/fidelity.md``): CDLM as NCRF++ runs it (SGD lr 0.015,
 decay 0.05, weight decay 1e-8, batch 30, zero-shot 10 starting with RMSprop, no clipping, loss
@@ -143,16 +146,25 @@ def run_loop(
     """
     from accelerate import Accelerator
 
-    accelerator = Accelerator(cpu=args.use_cpu)
-    model.to(accelerator.device)
+    accelerator = Accelerator(cpu=args.use_cpu, mixed_precision=args.mixed_precision)
+    if accelerator.num_processes > 1:
+        # the four streams are drawn by position from one seeded order per stream; sharding them across
+        # processes would change what a step sees and break exact resume, and these models are small
+        raise ValueError(f"The RNN recipes run in one process (got {accelerator.num_processes}); start them with "
+                         "`crossner-hf bilstm-crf|cdlm ...` or `accelerate launch --num_processes 1 ...`.")
+    model = accelerator.prepare_model(model)
     state = LoopState(optimizer_name=args.initial_optimizer, history=[])
-    optimizer = make_optimizer(model, state.optimizer_name)
+
+    def prepared_optimizer(name: str):
+        return accelerator.prepare_optimizer(make_optimizer(model, name))
+
+    optimizer = prepared_optimizer(state.optimizer_name)
     ckpt = output_dir / "checkpoint"
     if args.resume_from_checkpoint and (ckpt / "state.pt").is_file():
         saved = torch.load(ckpt / "state.pt", weights_only=False)
         model.load_state_dict(saved["model"])
         state = LoopState(**saved["loop"])
-        optimizer = make_optimizer(model, state.optimizer_name)
+        optimizer = prepared_optimizer(state.optimizer_name)
         optimizer.load_state_dict(saved["optimizer"])
         for name, pos in saved["streams"].items():
             streams[name].position = pos
@@ -170,10 +182,11 @@ def run_loop(
         for _ in range(steps):
             batches = {name: s.next() for name, s in streams.items()}
             optimizer.zero_grad()
-            loss = step_losses(model, batches, accelerator.device)
+            with accelerator.autocast():
+                loss = step_losses(model, batches, accelerator.device)
             accelerator.backward(loss)
             if args.max_grad_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
             optimizer.step()
             state.global_step += 1
             total += float(loss.detach())
@@ -182,7 +195,7 @@ def run_loop(
         improved = f1 > state.best_f1
         if improved:
             state.best_f1, state.best_epoch, state.bad_epochs = f1, state.epoch, 0
-            model.save_pretrained(output_dir / "best")
+            accelerator.unwrap_model(model).save_pretrained(output_dir / "best")
             vocab.save(output_dir / "best")
         else:
             state.bad_epochs += 1
@@ -195,7 +208,7 @@ def run_loop(
             if new != state.optimizer_name:
                 logger.info("Switching optimiser %s -> %s at dev F1 %.2f", state.optimizer_name, new, 100 * f1)
                 state.optimizer_name = new
-                optimizer = make_optimizer(model, new)
+                optimizer = prepared_optimizer(new)
         ckpt.mkdir(parents=True, exist_ok=True)
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "loop": asdict(state),
                     "streams": {n: s.position for n, s in streams.items()}, "rng": _rng_state()}, ckpt / "state.pt")
