@@ -269,45 +269,38 @@ def _row_adapter(self, document: Document) -> dict:
     return document.metadata
 
 
-class KindParquetWriter(ParquetWriter):
-    """datatrove's ParquetWriter with one explicit schema per ``metadata['kind']``.
+class KindParquetWriter(PipelineStep):
+    """Documents routed by ``metadata['kind']`` to one datatrove ``ParquetWriter`` per kind.
 
-    The output name carries the kind (``${kind}/${rank}.parquet``); the schema of each file
-    is its kind's, so empty lists and missing kinds never make a schema up from a first row.
+    Each writer gets its kind's explicit schema (datatrove's public ``schema`` argument) and the
+    output name ``<kind>/<rank>.parquet``, so empty lists and missing kinds never make a schema up
+    from a first row; only public writer API is used (``write`` and the context manager).
     """
 
     name = "📒 Parquet by kind"
+    type = "💽 - WRITER"
 
     def __init__(self, output_folder: str, schemas: dict[str, pa.Schema], batch_size: int = 1000):
-        super().__init__(output_folder, output_filename="${kind}/${rank}.parquet", adapter=_row_adapter,
-                         batch_size=batch_size, max_file_size=-1, use_content_defined_chunking=False,
-                         compression="zstd")
-        self.schemas = schemas
-        self._kind_of: dict[str, str] = {}
+        super().__init__()
+        self.output_folder, self.schemas, self.batch_size = output_folder, schemas, batch_size
 
-    def write(self, document: Document, rank: int = 0, **kwargs):
-        self._kind_of.setdefault(self._get_output_filename(document, rank, **kwargs), document.metadata["kind"])
-        super().write(document, rank, **kwargs)
+    def _writer(self, kind: str) -> ParquetWriter:
+        return ParquetWriter(self.output_folder, output_filename=f"{kind}/${{rank}}.parquet", adapter=_row_adapter,
+                             schema=self.schemas[kind], batch_size=self.batch_size, max_file_size=-1,
+                             use_content_defined_chunking=False, compression="zstd")
 
-    def _schema(self, filename: str) -> pa.Schema:
-        return self.schemas[self._kind_of[filename]]
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        from contextlib import ExitStack
 
-    def _write(self, document: dict, file_handler, filename: str):
-        import pyarrow.parquet as pq
-
-        row = {name: document[name] for name in self._schema(filename).names}
-        if filename not in self._writers:
-            self._writers[filename] = pq.ParquetWriter(file_handler, schema=self._schema(filename),
-                                                       compression=self.compression)
-        self._batches[filename].append(row)
-        if len(self._batches[filename]) == self.batch_size:
-            self._write_batch(filename)
-
-    def _write_batch(self, filename):
-        if not self._batches[filename]:
-            return
-        batch = pa.RecordBatch.from_pylist(self._batches.pop(filename), schema=self._schema(filename))
-        self._writers[filename].write_batch(batch)
+        writers: dict[str, ParquetWriter] = {}
+        with ExitStack() as stack:
+            for document in data:
+                kind = document.metadata["kind"]
+                if kind not in writers:
+                    writers[kind] = stack.enter_context(self._writer(kind))
+                writers[kind].write(document, rank)
+                self.stat_update(kind)
+                yield document
 
 
 class AnchorTyper(PipelineStep):
