@@ -72,12 +72,18 @@ def bio_viterbi(
     return path[::-1]
 
 
+def check_decoding(decoding: str, where: str = "decoding") -> str:
+    """``decoding`` if it is one of :data:`DECODINGS`, else a ``ValueError`` saying what to choose (the one check)."""
+    if decoding not in DECODINGS:
+        raise ValueError(f"{where}={decoding!r}: choose one of {', '.join(DECODINGS)}.")
+    return decoding
+
+
 def decode(
     word_scores: Sequence[np.ndarray], label_names: Sequence[str], decoding: str = "bio-viterbi"
 ) -> list[list[int]]:
     """Decode each sentence's ``n_words x n_labels`` log-probabilities to label ids."""
-    if decoding not in DECODINGS:
-        raise ValueError(f"decoding={decoding!r}: choose one of {', '.join(DECODINGS)}.")
+    check_decoding(decoding)
     if decoding == "argmax":
         return [np.asarray(s).argmax(-1).tolist() if len(s) else [] for s in word_scores]
     transitions = allowed_transitions(label_names)

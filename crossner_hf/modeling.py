@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .decoding import DECODINGS
+from .decoding import check_decoding
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +69,7 @@ def _write(config: Any, record: Mapping[str, Any]) -> None:
 
 def record_decoding(model_or_config: Any, decoding: str) -> None:
     """Record the decoding the model's reported scores used."""
-    if decoding not in DECODINGS:
-        raise ValueError(f"decoding={decoding!r}: choose one of {', '.join(DECODINGS)}.")
+    check_decoding(decoding)
     config = getattr(model_or_config, "config", model_or_config)
     record = read_provenance(config)
     record["decoding"] = decoding
@@ -98,16 +97,11 @@ def record_pretraining(model_or_config: Any, step: Mapping[str, Any]) -> None:
 def model_decoding(model_or_config: Any, override: str | None = None) -> str:
     """The decoding to use: ``override`` if given, else the model's recorded one, else argmax."""
     if override is not None:
-        if override not in DECODINGS:
-            raise ValueError(f"decoding={override!r}: choose one of {', '.join(DECODINGS)}.")
-        return override
+        return check_decoding(override)
     recorded = read_provenance(model_or_config)["decoding"]
     if recorded is None:
         return DEFAULT_DECODING
-    if recorded not in DECODINGS:
-        raise ValueError(f"The model's {PROVENANCE_ATTRIBUTE} records decoding {recorded!r}; expected one of "
-                         f"{', '.join(DECODINGS)}.")
-    return recorded
+    return check_decoding(recorded, f"the model's {PROVENANCE_ATTRIBUTE} decoding")
 
 
 def _head_labels(config: Any) -> list[str] | None:

@@ -108,7 +108,7 @@ def write_hub_dataset_folder(
                     f"Config {name!r}: split {split!r} has features {dataset.features}, unlike the "
                     f"first split's {features}; one config has one schema."
                 )
-            if dataset._indices is not None:
+            if dataset._indices is not None:  # no public accessor; pinned by test_corpora (a filtered split)
                 # A filtered/selected view: its Arrow table still holds every row, so sizes
                 # and shards must come from a flat copy.
                 fmt = dataset.format

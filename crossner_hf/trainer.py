@@ -23,7 +23,7 @@ import torch
 from torch.utils.data import Sampler
 from transformers import Trainer
 
-from .decoding import DECODINGS, decode
+from .decoding import check_decoding, decode
 from .metrics import compute_ner_metrics
 from .modeling import HEAD_PREFIXES
 from .tokenization import stitch_word_predictions
@@ -67,8 +67,7 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
         self, *args, eval_examples=None, head_learning_rate: float | None = None,
         decoding: str = "bio-viterbi", **kwargs,
     ):
-        if decoding not in DECODINGS:
-            raise ValueError(f"decoding={decoding!r}: choose one of {', '.join(DECODINGS)}.")
+        check_decoding(decoding)
         kwargs.setdefault("preprocess_logits_for_metrics", _log_softmax)
         super().__init__(*args, **kwargs)
         self.eval_examples = eval_examples

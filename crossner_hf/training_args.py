@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from .decoding import DECODINGS
+from .decoding import DECODINGS, check_decoding
 from .encoders import OFFLINE_ENCODER
 from .labels import DOMAINS
 
@@ -162,8 +162,7 @@ class CrossNERTrainingArguments(TrainingArguments):
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
-        if self.decoding not in DECODINGS:
-            raise ValueError(f"--decoding {self.decoding!r}: choose one of {', '.join(DECODINGS)}.")
+        check_decoding(self.decoding, "--decoding")
         if self.oversample_factor < 1:
             raise ValueError(f"--oversample_factor {self.oversample_factor}: must be >= 1.")
         if self.few_shot is not None and self.few_shot < 1:
