@@ -132,6 +132,9 @@ def read_conll(
         tokens.append(token)
         tags.append(tag)
     close_sentence()
+    if not sentences:
+        raise ConllFormatError(path, 1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; "
+                                        "pass a CoNLL file of word<TAB>tag lines")
     if repaired:
         logger.warning(
             "%s: repaired %d orphan I- tag(s) to B- (strict=False).", path, repaired

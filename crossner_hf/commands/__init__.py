@@ -37,24 +37,42 @@ USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, MissingExtraEr
 def run_command(
     make_parser: Any, main: Any, argv: Sequence[str] | None = None, parser: CrossNERParser | None = None
 ) -> int:
-    """Parse ``argv`` (``--config`` honoured) and run ``main``; a user error is one line on stderr.
+    """Parse ``argv`` (``--config`` honoured) and run ``main``; a user error is one line on stderr, exit 2.
 
-    Set ``CROSSNER_HF_DEBUG=1`` to get the full traceback instead.
+    User errors are the project's own (``ValueError`` and friends, ``MissingExtraError``) and the
+    known library failures at the boundary: I/O (``PermissionError``, ``IsADirectoryError``, a full
+    disk: any ``OSError``) and undecodable input. ``--debug`` (anywhere in ``argv``) or
+    ``CROSSNER_HF_DEBUG=1`` shows the full traceback instead.
     """
     import os
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(os.environ.get("CROSSNER_HF_DEBUG"))
+    argv = [a for a in argv if a != "--debug"]
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     parser = parser if parser is not None else make_parser()
     try:
         (args,) = parser.parse_args_and_config(argv)
         result = main(args)
-    except USER_ERRORS as err:
-        if os.environ.get("CROSSNER_HF_DEBUG"):
+    except (*USER_ERRORS, OSError, UnicodeDecodeError) as err:
+        if debug:
             raise
-        message = " ".join(str(err).split())
-        print(f"{parser.prog}: error: {message}", file=sys.stderr)
+        print(f"{parser.prog}: error: {one_line(err)}", file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0
+
+
+def one_line(err: BaseException) -> str:
+    """The error as one line: what failed, on which file, and (for the project's errors) the fix."""
+    if isinstance(err, UnicodeDecodeError):
+        return (f"input is not UTF-8 text (byte {err.start}: {err.reason}); pass UTF-8 files "
+                "(--debug shows where it was read)")
+    if isinstance(err, OSError) and not isinstance(err, (FileNotFoundError, NotADirectoryError)) \
+            and err.filename is not None:
+        fix = {13: "choose a writable location or fix the permissions", 21: "pass a file, not a folder",
+               28: "free disk space"}.get(err.errno or 0, "check the path")
+        return f"{err.strerror or type(err).__name__}: {err.filename}; {fix}."
+    return " ".join(str(err).split())
 
 
 def shim_exit(make_parser: Any, main: Any) -> None:

@@ -77,7 +77,9 @@ def main(args: ConfusionArguments) -> int:
     from ..labels import labels_for
     from ..plots import plot_entity_confusion
 
-    out = Path(args.output_dir)
+    from ..outputs import check_writable
+
+    out = check_writable(args.output_dir, "--output_dir", folder=True)  # before any prediction
     if args.predictions:
         labels = labels_for(args.config) if args.config else None
         _, gold, pred = read_prediction_conll(args.predictions, labels)

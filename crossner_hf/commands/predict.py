@@ -90,18 +90,25 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: PredictArguments) -> int:
     from ..inference import load_token_classifier
+    from ..outputs import atomic_output, check_writable
 
+    if args.output:
+        check_writable(args.output, "--output")
+    lines = None if args.conll else _read_lines(args)
     model, tokenizer = load_token_classifier(args.model, device=args.device)
-    out: TextIO = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        if args.conll:
-            _predict_conll(args, model, tokenizer, out)
-        else:
-            _predict_lines(args, model, tokenizer, _read_lines(args), out)
-    finally:
-        if args.output:
-            out.close()
+    if not args.output:
+        _predict(args, model, tokenizer, lines, sys.stdout)
+        return 0
+    with atomic_output(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        _predict(args, model, tokenizer, lines, out)
     return 0
+
+
+def _predict(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str] | None, out: TextIO) -> None:
+    if args.conll:
+        _predict_conll(args, model, tokenizer, out)
+    else:
+        _predict_lines(args, model, tokenizer, lines, out)
 
 
 def _read_lines(args: PredictArguments) -> list[str]:
@@ -111,7 +118,11 @@ def _read_lines(args: PredictArguments) -> list[str]:
         path = Path(args.input_file)
         if not path.is_file():
             raise FileNotFoundError(f"--input_file {path}: no such file.")
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise ValueError(f"--input_file {path}: not UTF-8 text (byte {err.start}: {err.reason}); pass a "
+                             "UTF-8 text file, one text a line.") from None
     else:
         text = sys.stdin.read()
     lines = text.split("\n")

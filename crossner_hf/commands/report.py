@@ -57,6 +57,9 @@ def main(args: ReportArguments) -> int:
     from ..modeling import model_decoding
     from ..report import write_report
 
+    from ..outputs import check_writable
+
+    check_writable(args.output, "--output")  # before minutes of prediction, not after
     data = load_crossner(args.config, args.data_dir)
     names = data[args.split].features["ner_tags"].feature.names
 

@@ -40,6 +40,9 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: StatsArguments) -> int:
+    from ..outputs import check_writable
+
+    check_writable(args.output_dir, "--output_dir", folder=True)
     from ..data import load_crossner
     from ..plots import plot_vocabulary_overlap
     from ..stats import entity_counts, format_overlap, format_table1, sentence_counts, vocabulary_overlap

@@ -98,10 +98,12 @@ def build_report(
 
 def write_report(path: str | Path, gold, pred, **kwargs: Any) -> Path:
     """Write :func:`build_report`'s page to ``path``; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(build_report(gold, pred, **kwargs), encoding="utf-8")
-    return path
+    from ..outputs import atomic_output
+
+    page = build_report(gold, pred, **kwargs)
+    with atomic_output(path) as tmp:
+        tmp.write_text(page, encoding="utf-8")
+    return Path(path)
 
 
 def _template() -> str:

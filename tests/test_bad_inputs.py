@@ -1,0 +1,100 @@
+"""The bad-input battery: each case is one line on stderr (no traceback), exit code 2, the file named,
+and no partial output left behind. Commands run as a user runs them (``python -m crossner_hf.cli``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@pytest.fixture(scope="module")
+def ner_model(tmp_path_factory, tiny_bert_dir):
+    """A tiny token classifier with politics labels (untrained head: enough for error paths)."""
+    from crossner_hf.labels import LABELS
+    from crossner_hf.modeling import token_classifier_from_pretrained
+    from transformers import AutoTokenizer
+
+    out = tmp_path_factory.mktemp("ner") / "model"
+    token_classifier_from_pretrained(tiny_bert_dir, LABELS["politics"]).save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def bad_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bad")
+    (root / "empty.txt").write_text("")
+    (root / "binary.txt").write_bytes(b"ab\x91\xff\x00cd\n")
+    (root / "notab.txt").write_text("Obama B-politician\n\n")
+    (root / "unknown.txt").write_text("Obama\tB-wizard\n\n")
+    data = root / "data"
+    for config in ("politics",):
+        (data / config).mkdir(parents=True)
+        for split in ("train.txt", "dev.txt", "test.txt"):
+            (data / config / split).write_text("")
+    readonly = root / "readonly"
+    readonly.mkdir()
+    readonly.chmod(0o555)
+    return root
+
+
+def _run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "crossner_hf.cli", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env={**ENV, "CROSSNER_HF_CACHE": str(cwd / "cache")}, cwd=cwd)
+
+
+CASES = {
+    # name: (argv builder, text the message must hold, output that must not exist afterwards)
+    "predict: empty CoNLL": (lambda f, m: ["predict", "--model", m, "--conll", f / "empty.txt", "--output", f / "o1.conll"],
+                             "empty.txt", "o1.conll"),
+    "predict: binary input file": (lambda f, m: ["predict", "--model", m, "--input_file", f / "binary.txt",
+                                                 "--output", f / "o2.jsonl"], "binary.txt", "o2.jsonl"),
+    "predict: missing tab": (lambda f, m: ["predict", "--model", m, "--conll", f / "notab.txt", "--output", f / "o3"],
+                             "notab.txt", "o3"),
+    "predict: unknown tag": (lambda f, m: ["predict", "--model", m, "--conll", f / "unknown.txt", "--output", f / "o4"],
+                             "unknown.txt", "o4"),
+    "predict: unwritable output": (lambda f, m: ["predict", "--model", m, "x", "--output", f / "readonly" / "o.jsonl"],
+                                   "readonly", "readonly/o.jsonl"),
+    "predict: missing model": (lambda f, m: ["predict", "--model", f / "no-such-model", "x"], "no-such-model", None),
+    "build-dataset: empty CoNLL": (lambda f, m: ["build-dataset", "--data_dir", f / "data", "--configs", "politics",
+                                                 "--output_dir", f / "ds"], "train.txt", "ds/README.md"),
+    "stats: unwritable output": (lambda f, m: ["stats", "--data_dir", f / "data", "--configs", "politics",
+                                               "--output_dir", f / "readonly" / "stats"], "readonly", "readonly/stats"),
+    "report: unwritable output": (lambda f, m: ["report", "--model", m, "--config", "politics", "--output",
+                                                f / "readonly" / "r.html"], "readonly", "readonly/r.html"),
+    "confusion: unwritable output": (lambda f, m: ["confusion", "--model", m, "--config", "politics", "--output_dir",
+                                                   f / "readonly" / "c"], "readonly", "readonly/c"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model):
+    build, needle, leftover = CASES[case]
+    if "unwritable" in case and os.geteuid() == 0:
+        # root ignores folder permissions: make the "folder" a file instead, which nobody can write into
+        blocker = bad_files / "blocked"
+        blocker.write_text("a file where a folder should be")
+        argv = [str(a).replace(str(bad_files / "readonly"), str(blocker)) for a in build(bad_files, ner_model)]
+        needle, leftover = "blocked", None
+    else:
+        argv = build(bad_files, ner_model)
+    res = _run(argv, bad_files)
+    print(f"{case}: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else ''}")
+    assert res.returncode == 2, (case, res.returncode, res.stderr[-1500:])
+    lines = [line for line in res.stderr.strip().splitlines() if line.strip() and not line.startswith("INFO ")]
+    assert len(lines) == 1 and "Traceback" not in res.stderr, (case, res.stderr[-1500:])
+    assert needle in lines[0], (case, lines[0])
+    if leftover:
+        assert not (bad_files / leftover).exists(), (case, leftover)
+    assert not list(bad_files.glob(".*.tmp")), "a temporary output was left behind"
+
+
+def test_debug_shows_the_traceback(bad_files, ner_model):
+    res = _run(["predict", "--model", ner_model, "--conll", bad_files / "empty.txt", "--debug"], bad_files)
+    assert res.returncode != 0 and "Traceback" in res.stderr
