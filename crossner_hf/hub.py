@@ -52,6 +52,12 @@ def detect_repo_type(folder: str | Path) -> str:
     )
 
 
+RUN_IGNORE_PATTERNS = ["seed-*/**", "checkpoint-*/**", "**/checkpoint-*/**", "checkpoint/**",
+                       "training_args.bin", "**/training_args.bin", ".*.tmp"]
+"""What a run folder keeps local when pushed, by ``--push_to_hub`` or ``crossner-hf push``: per-seed copies
+of the weights, checkpoints, the pickled ``training_args.bin`` and unfinished temporary outputs."""
+
+
 def push_to_hub(
     folder: str | Path,
     repo_id: str,
@@ -61,11 +67,12 @@ def push_to_hub(
     token: str | None = None,
     commit_message: str | None = None,
     revision: str | None = None,
-    ignore_patterns: list[str] | None = None,
+    ignore_patterns: list[str] | None = RUN_IGNORE_PATTERNS,
 ) -> str:
     """Create ``repo_id`` if needed and upload ``folder``; returns the commit URL.
 
-    ``ignore_patterns`` (globs relative to ``folder``) are left out of the upload.
+    ``ignore_patterns`` (globs relative to ``folder``; default :data:`RUN_IGNORE_PATTERNS`) are left
+    out of the upload.
     """
     from huggingface_hub import HfApi, constants
 

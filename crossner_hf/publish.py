@@ -170,5 +170,4 @@ def push_run_output(args: Any, folder: str | Path) -> str | None:
     from .hub import push_to_hub
 
     return push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(args, "hub_private_repo", False)),
-                       token=getattr(args, "hub_token", None),
-                       ignore_patterns=["seed-*/**", "checkpoint-*/**", "**/checkpoint-*/**"])
+                       token=getattr(args, "hub_token", None))  # hub.RUN_IGNORE_PATTERNS, as `crossner-hf push`

@@ -96,6 +96,12 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     assert (tmp_path / "ai" / "seed-42" / "model.safetensors").is_file()
     assert not any(name.startswith("seed-") or "checkpoint-" in name for name in arrived)  # only the kept model
     assert b'load_tagger("user/ai-ner")' in arrived["README.md"]  # the card names the repo it lives in
+    # `crossner-hf push` of the same folder uploads the same files: one ignore list for both ways
+    assert list((tmp_path / "ai").rglob("training_args.bin")), "the run wrote a pickled training_args.bin"
+    res = _cli(["push", str(tmp_path / "ai"), "user/ai-ner-2"], _env())
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert set(fake_hub.files("user/ai-ner-2")) == set(arrived)
+    assert not any(name.endswith("training_args.bin") for name in arrived)
 
 
 @pytest.mark.parametrize("failure", ["server-down", "401", "500-commit",
