@@ -17,6 +17,24 @@ def _pyplot():
     return plt
 
 
+def type_colour(name: str) -> tuple[float, float, float]:
+    """One colour per entity type, the same in every plot and for every model (keyed by the label).
+
+    CrossNER's 39 types take fixed places in matplotlib's tab20 + tab20b (dark shades first, so
+    the types of one domain rarely share a hue); any other label (a NER-BERT category) is placed
+    by a stable hash of its name.
+    """
+    import zlib
+
+    from .labels import ALL_TYPES
+
+    plt = _pyplot()
+    tab20, tab20b = plt.get_cmap("tab20").colors, plt.get_cmap("tab20b").colors
+    palette = list(tab20[0::2]) + list(tab20b[0::2]) + list(tab20[1::2]) + list(tab20b[1::2])
+    index = ALL_TYPES.index(name) if name in ALL_TYPES else zlib.crc32(name.encode("utf-8"))
+    return tuple(palette[index % len(palette)])
+
+
 def overlap_colour_range(matrix: Mapping[str, Mapping[str, float]]) -> tuple[float, float]:
     """``(vmin, vmax)`` of the off-diagonal cells: the diagonal (always 100) would spend the scale."""
     off = [v for a, row in matrix.items() for b, v in row.items() if a != b]
@@ -88,17 +106,13 @@ def plot_entity_scatter(
         )
     names, counts = np.unique(labels, return_counts=True)
     order = [names[i] for i in np.lexsort((names, -counts))]
-    # tab20 pairs a dark and a light shade of ten hues: take the ten dark ones first, so the
-    # frequent types never share a hue (the largest CrossNER domain, science, has 17 types)
-    tab20 = plt.get_cmap("tab20").colors
-    colours = list(tab20[0::2]) + list(tab20[1::2])
     per_type = (scores or {}).get("per_category") or {}
     fig, ax = plt.subplots(figsize=(9.5, 7))
-    for k, name in enumerate(order):
+    for name in order:
         mask = labels == name
         label = f"{name} ({int(mask.sum())}"
         label += f", s={per_type[name]:+.2f})" if per_type.get(name) is not None else ")"
-        ax.scatter(points[mask, 0], points[mask, 1], s=9, alpha=0.75, color=colours[k % len(colours)], label=label,
+        ax.scatter(points[mask, 0], points[mask, 1], s=9, alpha=0.75, color=type_colour(name), label=label,
                    linewidths=0)
     ax.set_xticks([])
     ax.set_yticks([])  # t-SNE axes have no units

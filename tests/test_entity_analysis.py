@@ -290,3 +290,11 @@ def test_plot_entities_command_on_politics_dev(tmp_path, env, tiny_bert_dir, dra
     assert "silhouette (cosine)" in out and "overall" in out
     with pytest.raises(ValueError, match="--output"):
         make_parser().parse_args_and_config(["--model", tiny_bert_dir, "--output", "x.jpg"])
+
+
+def test_a_type_keeps_its_colour_in_every_plot():
+    from crossner_hf.labels import ALL_TYPES
+    from crossner_hf.plots import type_colour
+
+    assert len({type_colour(t) for t in ALL_TYPES}) == len(ALL_TYPES)  # every CrossNER type its own colour
+    assert type_colour("politician") == type_colour("politician") and type_colour("tennistournament")

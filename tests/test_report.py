@@ -207,3 +207,14 @@ def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
     recorded = json.loads((out / "results.json").read_text())["per_seed"][0]["test"]["overall_f1"]
     assert _testid(html, "overall-f1") == f"{100 * recorded:.2f}"  # the model's own decoding, as trained
     assert 'data-testid="compare-table"' in html and html.count('data-testid="suspect-group"') == 1  # politics: 1
+
+
+def test_model_index_yaml_holds_plain_numbers():
+    import numpy as np
+    import yaml
+
+    text = analysis.model_index_yaml({m: np.float64(0.5) for m in ("precision", "recall", "f1")},
+                                     model_name="m", config="politics", split="test", decoding="argmax")
+    assert "!!" not in text
+    metrics = yaml.safe_load(text)["model-index"][0]["results"][0]["metrics"]
+    assert [m["value"] for m in metrics] == [50.0, 50.0, 50.0]

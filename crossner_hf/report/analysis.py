@@ -196,7 +196,8 @@ def model_index_yaml(scores: dict[str, Any], *, model_name: str, config: str, sp
     results = [
         EvalResult(task_type="token-classification", task_name="Named Entity Recognition", dataset_type="crossner",
                    dataset_name=f"CrossNER {config}", dataset_config=config, dataset_split=split,
-                   metric_type=m, metric_value=round(100 * scores[m], 2), metric_config=decoding)
+                   metric_type=m, metric_value=round(100 * float(scores[m]), 2), metric_config=decoding)
+        # float(): numpy floats would reach the YAML dumper as !!python/object tags, not numbers
         for m in ("precision", "recall", "f1")
     ]
     data = ModelCardData(model_name=model_name, eval_results=results).to_yaml()
