@@ -91,11 +91,17 @@ def make_parser(subparsers: Any | None = None):
 def main(args: PredictArguments) -> int:
     from ..inference import load_token_classifier
     from ..outputs import atomic_output, check_writable
+    from ..rnn.predict import is_rnn_folder, load_rnn_tagger
 
     if args.output:
         check_writable(args.output, "--output")
     lines = None if args.conll else _read_lines(args)
-    model, tokenizer = load_token_classifier(args.model, device=args.device)
+    if is_rnn_folder(args.model):  # a BiLSTM-CRF or CDLM output: its own tagger, same inputs and outputs
+        if args.decoding:
+            raise ValueError("--decoding applies to transformer models; a BiLSTM-CRF/CDLM decodes with its CRF.")
+        model, tokenizer = load_rnn_tagger(args.model, device=args.device), None
+    else:
+        model, tokenizer = load_token_classifier(args.model, device=args.device)
     if not args.output:
         _predict(args, model, tokenizer, lines, sys.stdout)
         return 0
@@ -135,8 +141,12 @@ def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: li
     from ..inference import tag_texts
 
     # every sentence of every line goes into one length-sorted batched run
-    tagged = tag_texts(model, tokenizer, lines, pretokenized=args.pretokenized, decoding=args.decoding,
-                       nltk_data=args.nltk_data, batch_size=args.batch_size, progress=len(lines) > 200)
+    if tokenizer is None:  # an RNN tagger
+        tagged = model.tag_texts(lines, pretokenized=args.pretokenized, nltk_data=args.nltk_data,
+                                 batch_size=args.batch_size)
+    else:
+        tagged = tag_texts(model, tokenizer, lines, pretokenized=args.pretokenized, decoding=args.decoding,
+                           nltk_data=args.nltk_data, batch_size=args.batch_size, progress=len(lines) > 200)
     if (args.format or "jsonl") == "conll":
         from ..conll import write_conll
 
@@ -152,11 +162,15 @@ def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: Text
     from ..inference import label_names, predict_tags
     from ..metrics import compute_ner_metrics, format_per_type_table
 
-    sentences = read_conll(args.conll, label_names(model), strict=False)
+    rnn = tokenizer is None
+    sentences = read_conll(args.conll, model.gold_labels if rnn else label_names(model), strict=False)
     words = [s["tokens"] for s in sentences]
     gold = [s["ner_tags"] for s in sentences]
-    pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
-                        progress=len(words) > 200)
+    if rnn:
+        pred = model.tag(words, batch_size=args.batch_size)
+    else:
+        pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
+                            progress=len(words) > 200)
     if (args.format or "conll") == "conll":
         from ..conll import write_conll
 

@@ -211,6 +211,9 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
             crf_domain=None, gold_names=None) -> dict[str, Any]:
     best = model_cls.from_pretrained(out / "best")
     test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
+    # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.rnn.predict)
+    best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
+        {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
     best.save_pretrained(out)
     vocab.save(out)
     results = {

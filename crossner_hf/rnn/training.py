@@ -91,21 +91,31 @@ def evaluate(model, vocab: WordCharVocab, examples: Sequence[Example], label_nam
     ``label_names`` name the predicted ids, ``gold_names`` (default: the same) the gold ids:
     zero-shot tagging predicts source tags for target sentences.
     """
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(examples)), key=lambda i: len(examples[i].tokens))
-    pred: list[list[str]] = [[] for _ in examples]
-    for start in range(0, len(order), batch_size):
-        idx = order[start:start + batch_size]
-        inputs = tensors(vocab, [Example(examples[i].tokens, None) for i in idx], device)
-        kwargs = {} if domain is None else {"domain": domain, "crf_domain": crf_domain}
-        for i, ids in zip(idx, model.decode(**inputs, **kwargs)):
-            pred[i] = [label_names[t] for t in ids]
-    model.train(was_training)
+    kwargs = {} if domain is None else {"domain": domain, "crf_domain": crf_domain}
+    pred = decode_sentences(model, vocab, [e.tokens for e in examples], label_names, kwargs, batch_size)
     names = gold_names if gold_names is not None else label_names
     gold = [[names[t] for t in e.tags] for e in examples]
     return compute_ner_metrics(gold, pred) | {"predictions": pred}
+
+
+@torch.no_grad()
+def decode_sentences(model, vocab: WordCharVocab, sentences: Sequence[Sequence[str]], label_names: Sequence[str],
+                     decode_kwargs: dict[str, Any] | None = None, batch_size: int = 64) -> list[list[str]]:
+    """Viterbi tags for word lists, batched by length (the one decoding loop of evaluation and prediction)."""
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    pred: list[list[str]] = [[] for _ in sentences]
+    for start in range(0, len(order), batch_size):
+        idx = [i for i in order[start:start + batch_size] if len(sentences[i])]
+        if not idx:
+            continue
+        inputs = tensors(vocab, [Example(list(sentences[i]), None) for i in idx], device)
+        for i, ids in zip(idx, model.decode(**inputs, **(decode_kwargs or {}))):
+            pred[i] = [label_names[t] for t in ids]
+    model.train(was_training)
+    return pred
 
 
 def set_lr(optimizer, lr: float) -> None:
