@@ -47,6 +47,9 @@ def readme_commands() -> list[str]:
 def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[str] | None:
     """The runnable argv of a README command (None for CI entry points)."""
     args = shlex.split(command)
+    if args[0] == "export":  # the README's one export: applied to the commands after it by the runner
+        assert all("=" in a for a in args[1:]), f"README export without NAME=VALUE: {command}"
+        return None
     if args[0] == "bash":
         assert (ROOT / args[1]).is_file(), f"README names {args[1]}, which does not exist"
         return None
@@ -93,10 +96,20 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     corpus = tmp_path / "politics-corpus.txt"
     sents = read_conll(crossner_data_dir / "politics" / "train.txt", LABELS["politics"])
     corpus.write_text("\n".join(" ".join(s["tokens"]) for s in sents), encoding="utf-8")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+    # the commands run as printed after the README's own export, not with what CI exported
+    inherited = {k: v for k, v in os.environ.items() if k not in ("CROSSNER_DATA_DIR", "NLTK_DATA")}
+    env = {**inherited, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "OMP_NUM_THREADS": "1", "CROSSNER_HF_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
     ran = 0
+    exports = [c for c in readme_commands() if c.startswith("export ")]
+    assert len(exports) == 1, "the README states one export, at the top"
     for command in readme_commands():
+        if command.startswith("export "):
+            for assignment in shlex.split(command)[1:]:
+                name, _, value = assignment.partition("=")
+                # the README runs from the repository root; this runner from a scratch folder
+                env[name] = str((ROOT / value).resolve()) if value.startswith("../") else value
+            continue
         argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, corpus)
         if argv is None:
             continue
@@ -109,4 +122,4 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
     assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived
-    assert ran == len([c for c in readme_commands() if not c.startswith("bash ")])
+    assert ran == len([c for c in readme_commands() if not c.startswith(("bash ", "export "))])
