@@ -78,11 +78,15 @@ def plot_vocabulary_overlap(
 
 
 def _save(plt, fig, path: str | Path) -> Path:
+    from .outputs import atomic_output
+
     fig.tight_layout()
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)  # figures are not freed otherwise; loops over many plots would leak
+    try:
+        with atomic_output(path) as tmp:  # never a half-written PNG under the final name
+            fig.savefig(tmp, dpi=120, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)  # figures are not freed otherwise; loops over many plots would leak
     return path
 
 

@@ -94,10 +94,13 @@ def main(args: ConfusionArguments) -> int:
         raise ValueError(f"{where}: neither the gold nor the predicted tags hold an entity; nothing to tabulate.")
     out.mkdir(parents=True, exist_ok=True)
     text = table.format()
-    (out / "confusion.txt").write_text(text + "\n", encoding="utf-8")
-    (out / "confusion.json").write_text(
-        json.dumps({"source": source, "sentences": len(gold), **table.to_dict()}, indent=2) + "\n", encoding="utf-8"
-    )
+    from ..outputs import atomic_output
+
+    with atomic_output(out / "confusion.txt") as tmp:
+        tmp.write_text(text + "\n", encoding="utf-8")
+    with atomic_output(out / "confusion.json") as tmp:
+        tmp.write_text(json.dumps({"source": source, "sentences": len(gold), **table.to_dict()}, indent=2) + "\n",
+                       encoding="utf-8")
     png = plot_entity_confusion(table.rows, table.columns, table.counts, out / "confusion.png",
                                 title=f"Entity-level confusion: {name}")
     print(text)

@@ -40,7 +40,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: StatsArguments) -> int:
-    from ..outputs import check_writable
+    from ..outputs import atomic_output, check_writable
 
     check_writable(args.output_dir, "--output_dir", folder=True)
     from ..data import load_crossner
@@ -58,8 +58,8 @@ def main(args: StatsArguments) -> int:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     png = plot_vocabulary_overlap(overlap, out / "vocabulary_overlap.png", top_k=args.top_k)
-    (out / "stats.json").write_text(
-        json.dumps({"sentences": sentences, "entities": entities, "vocabulary_overlap": overlap}, indent=2)
-    )
+    with atomic_output(out / "stats.json") as tmp:
+        tmp.write_text(json.dumps({"sentences": sentences, "entities": entities, "vocabulary_overlap": overlap},
+                                  indent=2))
     print(f"Wrote {png} and {out / 'stats.json'}")
     return 0
