@@ -39,10 +39,17 @@ def _value(text: str):
 def ledger_checks() -> list[tuple[str, str, object]]:
     """(preset, flag, value) for every check in the ledger's tables."""
     checks = []
+    in_ledger_table = False  # only the tables whose last column is "preset" (not the measured-effects table)
     for line in LEDGER.read_text(encoding="utf-8").splitlines():
-        if not line.startswith("| ") or line.startswith("| item") or line.startswith("|---"):
+        if not line.startswith("|"):
+            in_ledger_table = False
             continue
         cell = line.rstrip().rstrip("|").rsplit("|", 1)[-1].strip()
+        if line.startswith("| item"):
+            in_ledger_table = cell == "preset"
+            continue
+        if line.startswith("|---") or not in_ledger_table:
+            continue
         for item in filter(None, (part.strip() for part in cell.split(";"))):
             match = _CHECK.match(item)
             assert match, f"docs/fidelity.md: cannot read the preset check {item!r} (write preset.flag = value)"
