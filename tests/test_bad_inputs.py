@@ -44,9 +44,22 @@ def bad_files(tmp_path_factory):
     return root
 
 
-def _run(args, cwd):
-    return subprocess.run([sys.executable, "-m", "crossner_hf.cli", *map(str, args)], capture_output=True, text=True,
-                          timeout=300, env={**ENV, "CROSSNER_HF_CACHE": str(cwd / "cache")}, cwd=cwd)
+def _run(args, cwd, monkeypatch=None, capsys=None):
+    """The CLI as a user runs it: in a fresh interpreter, or (with pytest's fixtures) through the same
+    ``crossner_hf.cli.main`` in this one, which saves an interpreter start per case."""
+    if capsys is None:
+        return subprocess.run([sys.executable, "-m", "crossner_hf.cli", *map(str, args)], capture_output=True,
+                              text=True, timeout=300, env={**ENV, "CROSSNER_HF_CACHE": str(cwd / "cache")}, cwd=cwd)
+    from crossner_hf.cli import main
+
+    for name, value in {**ENV, "CROSSNER_HF_CACHE": str(cwd / "cache")}.items():
+        if name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TOKENIZERS_PARALLELISM", "CROSSNER_HF_CACHE"):
+            monkeypatch.setenv(name, value)
+    monkeypatch.chdir(cwd)
+    capsys.readouterr()
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out.out, out.err)
 
 
 CASES = {
@@ -74,7 +87,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model):
+def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model, monkeypatch, capsys):
     build, needle, leftover = CASES[case]
     if "unwritable" in case and os.geteuid() == 0:
         # root ignores folder permissions: make the "folder" a file instead, which nobody can write into
@@ -84,8 +97,7 @@ def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model):
         needle, leftover = "blocked", None
     else:
         argv = build(bad_files, ner_model)
-    res = _run(argv, bad_files)
-    print(f"{case}: {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else ''}")
+    res = _run(argv, bad_files, monkeypatch, capsys)
     assert res.returncode == 2, (case, res.returncode, res.stderr[-1500:])
     lines = [line for line in res.stderr.strip().splitlines() if line.strip() and not line.startswith("INFO ")]
     assert len(lines) == 1 and "Traceback" not in res.stderr, (case, res.stderr[-1500:])
