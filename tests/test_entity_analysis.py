@@ -292,9 +292,26 @@ def test_plot_entities_command_on_politics_dev(tmp_path, env, tiny_bert_dir, dra
         make_parser().parse_args_and_config(["--model", tiny_bert_dir, "--output", "x.jpg"])
 
 
-def test_a_type_keeps_its_colour_in_every_plot():
+def test_a_type_keeps_its_colour_in_every_plot(tmp_path, monkeypatch):
+    """Two plots whose types rank differently by frequency give each type the same colour (the old
+    frequency-ordered palette swapped them)."""
+    from matplotlib.axes import Axes
+
     from crossner_hf.labels import ALL_TYPES
-    from crossner_hf.plots import type_colour
+    from crossner_hf.plots import plot_entity_scatter, type_colour
 
     assert len({type_colour(t) for t in ALL_TYPES}) == len(ALL_TYPES)  # every CrossNER type its own colour
-    assert type_colour("politician") == type_colour("politician") and type_colour("tennistournament")
+    seen: list[tuple[str, tuple]] = []
+    real = Axes.scatter
+
+    def recording(self, *args, color=None, label=None, **kwargs):
+        seen.append((label.split(" ")[0], tuple(color)))
+        return real(self, *args, color=color, label=label, **kwargs)
+
+    monkeypatch.setattr(Axes, "scatter", recording)
+    points = [[float(i), float(i % 3)] for i in range(6)]
+    plot_entity_scatter(points, ["politician"] * 5 + ["person"], tmp_path / "a.png")
+    first = dict(seen)
+    seen.clear()
+    plot_entity_scatter(points, ["person"] * 5 + ["politician"], tmp_path / "b.png")
+    assert dict(seen) == first and first["politician"] != first["person"]
