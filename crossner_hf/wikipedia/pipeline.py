@@ -61,11 +61,30 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
 from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
 
-from .dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
+from .dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpError, DumpUnit, iter_unit_pages, plan_units
 from .sentences import anchor_sentences, require_punkt
 from .wikitext import is_disambiguation, page_categories, wikitext_to_text
 
 logger = logging.getLogger(__name__)
+
+
+def _drop_user_error_tracebacks(record: dict) -> None:
+    """loguru patcher: a :class:`DumpError` is logged by datatrove as its one-line message, no traceback.
+
+    datatrove's executor logs every failing task with ``logger.exception`` (a 100-line traceback with
+    variable dumps on the console and in the task log) before re-raising; for a cut or corrupt dump
+    the message already names the file, the pages read and the fix, which the command prints last.
+    Other errors (bugs) keep their tracebacks.
+    """
+    exception = record["exception"]
+    if exception is not None and isinstance(exception.value, DumpError):
+        record["exception"] = None
+
+
+def _quiet_user_errors() -> None:
+    # a patcher is global to loguru and survives datatrove's per-task sink changes; installed in the
+    # main process and again in each worker (forkserver workers import this module afresh)
+    task_logger.configure(patcher=_drop_user_error_tracebacks)
 
 MANIFEST = "manifest.json"
 
@@ -136,6 +155,7 @@ class WikipediaPageReader(PipelineStep):
         self.log_every = log_every
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        _quiet_user_errors()
         tasks = json.loads((Path(self.work_dir) / MANIFEST).read_text())["tasks"]
         if world_size != len(tasks):
             raise ValueError(f"the manifest has {len(tasks)} tasks but the executor runs {world_size}.")
@@ -362,6 +382,7 @@ class ExecutorOptions:
 
 
 def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOptions):
+    _quiet_user_errors()
     if options.executor not in EXECUTORS:
         raise ValueError(f"--executor {options.executor!r} is not one of {', '.join(EXECUTORS)}.")
     workers = options.workers if options.workers > 0 else min(tasks, os.cpu_count() or 1)
