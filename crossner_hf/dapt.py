@@ -176,17 +176,20 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
     record_pretraining(trainer.model, {"kind": "dapt", **{k: results[k] for k in (
         "model_name_or_path", "corpus", "corpus_level", "masking", "mlm_probability", "block_size", "global_step",
         "epochs")}})
-    trainer.save_model()
-    if evaluation is not None:
+    if evaluation is not None:  # every process evaluates; only the main one writes below
         metrics = trainer.evaluate()
         results["eval_loss"] = metrics["eval_loss"]
         results["perplexity"] = math.exp(min(metrics["eval_loss"], 50))
     if args.process_index == 0:
         out = Path(args.output_dir)
-        (out / "dapt_results.json").write_text(json.dumps(results, indent=2))
         from .cards import write_dapt_model_card
+        from .outputs import staged_outputs
         from .publish import push_run_output
 
-        write_dapt_model_card(out, results)
+        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+            trainer.save_model(str(stage))
+            (stage / "dapt_results.json").write_text(json.dumps(results, indent=2))
+            write_dapt_model_card(stage, results)
         push_run_output(args, out)
+    trainer.accelerator.wait_for_everyone()
     return results

@@ -2,7 +2,8 @@
 
 :func:`push_to_hub` creates the repository if needed and uploads the folder through
 ``huggingface_hub`` (``HfApi.create_repo`` + ``upload_folder``; Xet storage when ``hf_xet``
-is installed, Git LFS otherwise). The endpoint is ``HF_ENDPOINT`` as set when the push
+is installed and the endpoint has it, Git LFS otherwise: an endpoint that answers 404 for a Xet
+token gets the same files over Git LFS, with a warning). The endpoint is ``HF_ENDPOINT`` as set when the push
 runs (default ``https://huggingface.co``); the token is ``token=``, else ``HF_TOKEN``, else
 the one ``hf auth login`` stored.
 
@@ -53,7 +54,7 @@ def detect_repo_type(folder: str | Path) -> str:
 
 
 RUN_IGNORE_PATTERNS = ["seed-*/**", "checkpoint-*/**", "**/checkpoint-*/**", "checkpoint/**",
-                       "training_args.bin", "**/training_args.bin", ".*.tmp"]
+                       "training_args.bin", "**/training_args.bin", ".*.tmp", ".staging-*/**"]
 """What a run folder keeps local when pushed, by ``--push_to_hub`` or ``crossner-hf push``: per-seed copies
 of the weights, checkpoints, the pickled ``training_args.bin`` and unfinished temporary outputs."""
 
@@ -92,18 +93,55 @@ def push_to_hub(
     if hub_offline():
         raise PushError(f"{where}: HF_HUB_OFFLINE is set; unset it to push.")
     api = HfApi(endpoint=endpoint, token=token)
-    try:
-        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-        commit = api.upload_folder(
+
+    def upload():
+        return api.upload_folder(
             folder_path=str(folder), repo_id=repo_id, repo_type=repo_type, revision=revision,
             ignore_patterns=ignore_patterns,
             commit_message=commit_message or f"Upload {repo_type} folder with crossner_hf",
         )
+
+    try:
+        api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+        try:
+            commit = upload()
+        except Exception as err:  # noqa: BLE001 - only a missing Xet service is retried; the rest re-raised
+            if not _no_xet_service(err):
+                raise
+            # huggingface_hub uploads through Xet whenever hf_xet is installed; an endpoint without Xet
+            # storage (a self-hosted or older Hub) answers 404 for the Xet token. Git LFS still works there.
+            logger.warning("%s has no Xet storage (404 on its xet-write-token API); uploading over Git LFS "
+                           "instead (set HF_HUB_DISABLE_XET=1 to go there directly).", endpoint)
+            commit = _without_xet(upload)
     except Exception as err:  # noqa: BLE001 - every failure becomes one PushError line, re-raised below
         raise PushError(_redact(f"{where}: {_describe(err)}", secret)) from None
     url = getattr(commit, "commit_url", None) or str(commit)
     logger.info("Pushed %s to the %s repo %s: %s", folder, repo_type, repo_id, url)
     return url
+
+
+def _no_xet_service(err: BaseException) -> bool:
+    """Whether ``err`` (or an error it wraps) is the endpoint's 404 for a Xet access token."""
+    chain, seen = err, set()
+    while chain is not None and id(chain) not in seen:
+        seen.add(id(chain))
+        text = str(chain)
+        if "xet-write-token" in text and "404" in text:
+            return True
+        chain = chain.__cause__ or chain.__context__
+    return False
+
+
+def _without_xet(call):
+    """``call()`` with huggingface_hub's Xet switch off (what ``HF_HUB_DISABLE_XET=1`` sets at import)."""
+    from huggingface_hub import constants
+
+    before = constants.HF_HUB_DISABLE_XET
+    constants.HF_HUB_DISABLE_XET = True  # read at call time by huggingface_hub.utils.is_xet_available
+    try:
+        return call()
+    finally:
+        constants.HF_HUB_DISABLE_XET = before
 
 
 def _describe(err: BaseException) -> str:

@@ -539,11 +539,14 @@ def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = (
         "base_model": args.model_name_or_path, "repo_id": repo_id,
     })
     record_head(trainer.model, "nerbert", labels=len(corpus.label_names))
-    trainer.save_model()
     if args.process_index == 0:
+        from .outputs import staged_outputs
+
         out = Path(args.output_dir)
-        (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
-        write_nerbert_model_card(out, results, repo_id=repo_id)
+        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+            trainer.save_model(str(stage))
+            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            write_nerbert_model_card(stage, results, repo_id=repo_id)
         push_run_output(args, out)
     trainer.accelerator.wait_for_everyone()
     return results

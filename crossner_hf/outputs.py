@@ -5,11 +5,17 @@
 - :func:`atomic_output`: write to a hidden temporary name beside the target and move it into place
   only when the block finishes; on an error the temporary file is removed and the target is left
   as it was.
+- :func:`staged_outputs`: the same for the final contents of an output folder (a model's weights,
+  tokenizer, ``results.json`` and card; a dataset's ``data/`` and card): written into a hidden
+  staging folder inside it and moved into place entry by entry on success, the card last, so a
+  folder with a ``README.md`` is a finished one. Files get the usual mode (``umask``), not the
+  0600 some writers (``transformers``' ``save_pretrained`` for weights, ``mkstemp``) leave.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,6 +53,41 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+FINISHING_FILES = ("results.json", "dapt_results.json", "README.md")
+"""Moved into place last, in this order: their presence says the folder is complete."""
+
+STAGING_PREFIX = ".staging-"
+
+
+@contextmanager
+def staged_outputs(folder: str | Path) -> Iterator[Path]:
+    """``with staged_outputs(OUT) as stage:`` write ``stage``; its entries replace ``OUT``'s on success.
+
+    A folder entry (``data/``) replaces the old one whole; everything else in ``OUT`` (checkpoints,
+    per-seed runs, logs) is left alone. On an error the staging folder is removed and ``OUT`` keeps
+    what it had. Call it on one process only (the one that writes the outputs).
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=folder, prefix=STAGING_PREFIX))
+    try:
+        yield stage
+        entries = sorted(stage.iterdir(), key=lambda p: (p.name in FINISHING_FILES,
+                                                         FINISHING_FILES.index(p.name) if p.name in FINISHING_FILES else 0,
+                                                         p.name))
+        file_mode = 0o666 & ~_umask()
+        for entry in entries:
+            for path in [entry, *entry.rglob("*")] if entry.is_dir() else [entry]:
+                os.chmod(path, (0o777 & ~_umask()) if path.is_dir() else file_mode)
+            target = folder / entry.name
+            if entry.is_dir() and target.exists():
+                old = Path(tempfile.mkdtemp(dir=stage, prefix=".old-"))
+                os.replace(target, old / entry.name)  # the old folder leaves with the staging folder
+            os.replace(entry, target)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def _umask() -> int:

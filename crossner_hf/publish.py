@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,8 @@ from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
+
+from .outputs import staged_outputs
 
 logger = logging.getLogger(__name__)
 
@@ -81,11 +82,18 @@ def write_hub_dataset_folder(
             f"write_hub_dataset_folder: default_config {default_config!r} is not one of {list(configs)}."
         )
     out = Path(output_dir)
+    if (out / "data").exists() and not overwrite:
+        raise ValueError(f"{out / 'data'} exists; pass overwrite=True or choose another output_dir.")
+    # data/ and the card are written aside and replace the old ones only when complete
+    with staged_outputs(out) as stage:
+        _write_configs(configs, stage, card_yaml_extra, card_body, default_config, max_shard_bytes)
+    logger.info("Wrote %d config(s) to %s.", len(configs), out)
+    return out
+
+
+def _write_configs(configs: Mapping[str, Dataset | DatasetDict], out: Path, card_yaml_extra: Mapping[str, Any] | None,
+                   card_body: str, default_config: str | None, max_shard_bytes: int) -> None:
     data_dir = out / "data"
-    if data_dir.exists():
-        if not overwrite:
-            raise ValueError(f"{data_dir} exists; pass overwrite=True or choose another output_dir.")
-        shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True)
 
     metadata: dict[str, dict[str, Any]] = {}
@@ -133,8 +141,6 @@ def write_hub_dataset_folder(
     infos.to_dataset_card_data(card_data)
     card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{card_body.lstrip()}")
     card.save(out / "README.md")
-    logger.info("Wrote %d config(s) to %s.", len(configs), out)
-    return out
 
 
 def _write_split(dataset: Dataset, folder: Path, split: str, max_shard_bytes: int) -> int:

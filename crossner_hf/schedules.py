@@ -304,14 +304,16 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
     results = summarize(args, per_seed)
     if args.process_index == 0:
         best_dir = out / f"seed-{results['best_seed']}"
-        # save_pretrained rather than copying files: every weight/tokenizer format comes along
-        AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(out)
-        AutoTokenizer.from_pretrained(best_dir).save_pretrained(out)
-        (out / "results.json").write_text(json.dumps(results, indent=2, default=str))
         from .cards import write_ner_model_card
+        from .outputs import staged_outputs
         from .publish import hub_repo_id, push_run_output
 
-        write_ner_model_card(out, results, repo_id=hub_repo_id(args))
+        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+            # save_pretrained rather than copying files: every weight/tokenizer format comes along
+            AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
+            AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
+            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            write_ner_model_card(stage, results, repo_id=hub_repo_id(args))
         push_run_output(args, out)
     return results
 

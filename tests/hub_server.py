@@ -13,6 +13,13 @@ server this fake does not have):
 - ``POST /api/{models,datasets}/{repo}/commit/{rev}``: NDJSON with base64 regular files and
   ``lfsFile`` pointers resolved against the uploaded objects
 
+and the read side ``from_pretrained``/``load_dataset`` use, so a pushed repo loads back:
+
+- ``HEAD``/``GET /{repo}/resolve/{rev}/{path}`` (``/datasets/{repo}/resolve/...``): the file with
+  ``X-Repo-Commit`` and ``ETag``; a missing file or repo is 404 with ``X-Error-Code``
+  (``EntryNotFound`` / ``RepoNotFound``), as the Hub answers
+- ``GET /api/{models,datasets}/{repo}[/revision/{rev}]``: the repo's info and file list
+
 Files that arrive are kept in memory per repo (``server.files(repo_name)``); requests are
 logged (``server.requests``). Failures are injected with ``server.fail[(method, kind)] =
 status`` (kinds: create, preupload, batch, lfs-upload, commit), and a required token with
@@ -156,9 +163,48 @@ def _make_handler(hub: FakeHub):
             hub.lfs[m.group(1)] = data
             self._reply(200, {})
 
+        def do_HEAD(self):  # noqa: N802
+            hub.requests.append(("HEAD", self.path))
+            self._serve(body=False)
+
         def do_GET(self):  # noqa: N802
             hub.requests.append(("GET", self.path))
-            self._reply(404, {"error": f"fake hub: no route for GET {self.path}"})
+            self._serve(body=True)
+
+        def _serve(self, body: bool) -> None:
+            path = self.path.split("?")[0]
+            m = re.fullmatch(r"/api/(models|datasets)/(.+?)(?:/revision/([^/]+))?", path)
+            if m and m.group(2) in hub.repos:
+                repo = hub.repos[m.group(2)]
+                return self._reply(200, {"id": m.group(2), "sha": _commit_sha(hub), "private": False,
+                                         "siblings": [{"rfilename": name} for name in sorted(repo["files"])]})
+            m = re.fullmatch(r"/(datasets/)?([^/]+/[^/]+)/resolve/([^/]+)/(.+)", path)
+            if not m:
+                return self._reply(404, {"error": f"fake hub: no route for {self.command} {path}"})
+            repo = hub.repos.get(m.group(2))
+            if repo is None:
+                return self._missing("RepoNotFound", body)
+            data = repo["files"].get(m.group(4))
+            if data is None:
+                return self._missing("EntryNotFound", body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("ETag", f'"{hashlib.sha256(data).hexdigest()}"')
+            self.send_header("X-Repo-Commit", _commit_sha(hub))
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
+
+        def _missing(self, code: str, body: bool) -> None:
+            data = json.dumps({"error": code}).encode() if body else b""
+            self.send_response(404)
+            self.send_header("X-Error-Code", code)
+            self.send_header("X-Error-Message", code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
 
         def _commit(self, repo_id: str, repo: dict[str, Any]) -> None:
             staged: dict[str, bytes] = {}
@@ -175,9 +221,14 @@ def _make_handler(hub: FakeHub):
                     repo["files"].pop(value["path"], None)
             repo["files"].update(staged)
             hub.commits += 1
-            oid = hashlib.sha1(str(hub.commits).encode()).hexdigest()
+            oid = _commit_sha(hub)
             prefix = "datasets/" if repo["type"] == "dataset" else ""
             self._reply(200, {"commitUrl": f"{hub.url}/{prefix}{repo_id}/commit/{oid}", "commitOid": oid,
                               "pullRequestUrl": None})
 
     return Handler
+
+
+def _commit_sha(hub: FakeHub) -> str:
+    """The repos' current commit (one counter for the whole fake: enough for cache keys)."""
+    return hashlib.sha1(str(hub.commits).encode()).hexdigest()

@@ -98,10 +98,28 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     assert b'load_tagger("user/ai-ner")' in arrived["README.md"]  # the card names the repo it lives in
     # `crossner-hf push` of the same folder uploads the same files: one ignore list for both ways
     assert list((tmp_path / "ai").rglob("training_args.bin")), "the run wrote a pickled training_args.bin"
-    res = _cli(["push", str(tmp_path / "ai"), "user/ai-ner-2"], _env())
+    # ... and with Xet on (hf_xet is installed by default) against this endpoint without Xet storage,
+    # the push falls back to Git LFS instead of failing with "cannot connect"
+    res = _cli(["push", str(tmp_path / "ai"), "user/ai-ner-2"], _env(HF_HUB_DISABLE_XET="0"))
     assert res.returncode == 0, res.stderr[-2000:]
+    assert "no Xet storage" in res.stderr and "Git LFS" in res.stderr
     assert set(fake_hub.files("user/ai-ner-2")) == set(arrived)
     assert not any(name.endswith("training_args.bin") for name in arrived)
+    # files carry the usual mode, not the 0600 transformers gives model.safetensors
+    assert (tmp_path / "ai" / "model.safetensors").stat().st_mode & 0o044 == 0o044
+    # the pushed repo loads back from the endpoint (fresh cache) and tags exactly as the local folder
+    script = ("import json, sys; from crossner_hf.pipelines import load_tagger; "
+              "text = 'The Senate of France met in Paris with Angela Merkel.'; "
+              "print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in load_tagger(sys.argv[1])(text)]))")
+    tagged = []
+    for model in ("user/ai-ner", str(tmp_path / "ai")):
+        res = subprocess.run([sys.executable, "-c", script, model], capture_output=True, text=True, timeout=120,
+                             env=_env(HF_HOME=str(tmp_path / "hf-home"), HF_HUB_DISABLE_XET="0"))
+        assert res.returncode == 0, res.stderr[-2000:]
+        tagged.append(res.stdout)
+    assert tagged[0] == tagged[1] and tagged[0].startswith("[")
+    assert any(m == "GET" and p.startswith("/user/ai-ner/resolve/") and p.endswith("/model.safetensors")
+               for m, p in fake_hub.requests), [r for r in fake_hub.requests if r[0] in ("GET", "HEAD")]  # from the server
 
 
 @pytest.mark.parametrize("failure", ["server-down", "401", "500-commit",

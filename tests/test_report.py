@@ -132,6 +132,11 @@ def test_page_numbers_equal_the_metrics_and_sections_exist():
     assert _testid(html, "coarse-f1") == "66.67" and "(100.00%)" in _testid(html, "near-misses")
     assert html.count('data-testid="suspect-group"') == 1 and 'data-testid="fixed"' in html
     assert "http://" not in html and "https://" not in html and "<link" not in html  # nothing from the network
+    # the collapsed example lists follow the matrix, row by row ("no entity" last), whatever order errors came in
+    listed = re.findall(r'<div class="cell" id="cell-([^"]+)--([^"]+)"', html)
+    types = sorted({t for pair in listed for t in pair} - {"no-entity"}) + ["no-entity"]
+    assert listed == sorted(listed, key=lambda gp: (types.index(gp[0]), types.index(gp[1]))), listed
+    assert listed[0][0] != "no-entity" and listed[-1][0] == "no-entity"
 
 
 def _browser():

@@ -58,6 +58,7 @@ def build_report(
     per_type = analysis.per_type_scores(gold, pred, n_boot=n_boot, seed=seed)
     confusion = entity_confusion(gold, pred)
     cells = confusion.cells()
+    order = {name: i for i, name in enumerate(confusion.types())}
     train_surfaces = (analysis.entity_surfaces(train_tokens, train_tags)
                       if train_tokens is not None and train_tags is not None else None)
     data: dict[str, Any] = {
@@ -73,9 +74,11 @@ def build_report(
         "confusion_types": confusion.types(),
         "confusion": {f"{g}|{p}": n for (g, p), n in confusion.counts.items()},
         "row_pct": {f"{g}|{p}": v for (g, p), v in confusion.row_percentages().items()},
-        # every cell holding an error links to its examples (boundary errors of one type sit on the diagonal)
+        # every cell holding an error links to its examples (boundary errors of one type sit on the diagonal),
+        # listed in the matrix's reading order (row by row) so the lists follow the table
         "cells": {f"{g}|{p}": [{"sentence": i.sentence, "kind": i.kind} for i in items if i.kind != "correct"]
-                  for (g, p), items in cells.items() if any(i.kind != "correct" for i in items)},
+                  for (g, p), items in sorted(cells.items(), key=lambda kv: _matrix_position(kv[0], order))
+                  if any(i.kind != "correct" for i in items)},
         "errors": analysis.error_sentences(tokens, gold, pred),
         "kinds": ERROR_KINDS,
         "hierarchy": analysis.hierarchy_scores(gold, pred, n_boot=n_boot, seed=seed),
@@ -104,6 +107,12 @@ def write_report(path: str | Path, gold, pred, **kwargs: Any) -> Path:
     with atomic_output(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return Path(path)
+
+
+def _matrix_position(cell: tuple[str, str], order: dict[str, int]) -> tuple[int, int]:
+    """(row, column) of a (gold, predicted) cell in the confusion table."""
+    gold, predicted = cell
+    return order.get(gold, len(order)), order.get(predicted, len(order))
 
 
 def _template() -> str:

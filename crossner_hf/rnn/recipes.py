@@ -214,18 +214,20 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
     # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.rnn.predict)
     best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
         {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
-    best.save_pretrained(out)
-    vocab.save(out)
     results = {
         "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
         "steps": state.global_step,
         "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
         "total_seconds": time.perf_counter() - started, **extra,
     }
-    write_results(out, results)
     from ..cards import write_rnn_model_card
+    from ..outputs import staged_outputs
 
-    write_rnn_model_card(out, results, cdlm=model_cls is CDLMForTokenClassification)
+    with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+        best.save_pretrained(stage)
+        vocab.save(stage)
+        write_results(stage, results)
+        write_rnn_model_card(stage, results, cdlm=model_cls is CDLMForTokenClassification)
     return results
 
 
