@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "confusion": "confusion",
     "plot-entities": "plot_entities",
     "push": "push",
+    "reproduce": "reproduce",
 }
 """Subcommand name -> module of :mod:`crossner_hf.commands`."""
 
@@ -54,6 +55,7 @@ SUMMARIES: dict[str, str] = {
     "confusion": "entity-level type confusion, with the fine-to-coarse branch share",
     "plot-entities": "t-SNE of gold entity representations, silhouettes per type",
     "push": "push a finished model or dataset folder to the Hub",
+    "reproduce": "run a paper's experiment as a resumable grid, our numbers beside the paper's",
 }
 """One line per command for ``crossner-hf --help``: listing commands imports none of them."""
 

@@ -19,6 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "report": ("nervaluate",),
     "plots": ("matplotlib", "sklearn"),
     "ray": ("ray",),
+    "slurm": ("submitit",),
 }
 """Extra -> the modules it provides (what :func:`require` checks)."""
 

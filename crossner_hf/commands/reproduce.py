@@ -1,0 +1,77 @@
+"""Reproduce an experiment of the papers as a resumable grid of ``crossner-hf`` runs.
+
+Usage:
+    crossner-hf reproduce crossner-table2 --scale cpu --domains politics --output_dir repro/table2 --dry_run
+    crossner-hf reproduce crossner-table2 --scale cpu --domains politics --corpora politics-wiki-corpora \\
+        --output_dir repro/table2
+    crossner-hf reproduce crossner-table2 --scale paper --executor slurm --slurm_partition gpu --output_dir t2
+
+Every cell is one run of an existing command (``train``, ``dapt``, ``bilstm-crf``, ``cdlm``) in
+``OUT/cells/<name>``, skipped when its results are complete; DAPT cells run before the
+fine-tuning that reads them. A failed cell is reported and the others go on; rerunning the same
+command resumes. At the end ``OUT/table.md`` and ``OUT/table.csv`` hold our numbers beside the
+paper's, and the status table is printed. ``--status`` prints the table and status only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import make_command_parser
+
+_EXPERIMENTS = ["crossner-table2", "crossner-fig3", "crossner-fig2", "crossner-table4", "nerbert-table2",
+                "nerbert-fig2", "nerbert-fig3"]
+
+
+@dataclass
+class ReproduceArguments:
+    experiment: str = field(metadata={"positional": True, "help": "The experiment (built: crossner-table2, "
+                                      "crossner-fig3; the others are planned).", "choices": _EXPERIMENTS})
+    output_dir: str = field(metadata={"help": "Folder of the grid: cells/, table.md, table.csv, plan.json."})
+    scale: str = field(default="cpu", metadata={
+        "help": "smoke: tiny random model, a few steps (tests); cpu: the packaged MiniLM, budgets for a 2-core "
+                "machine (what it cuts is listed); paper: the paper presets and bert-base-cased.",
+        "choices": ["smoke", "cpu", "paper"]})
+    domains: list[str] | None = field(default=None, metadata={
+        "help": "Domains (columns) to run (default: the experiment's own: all five, or music for fig3)."})
+    seeds: list[int] | None = field(default=None, metadata={
+        "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
+    rows: list[str] | None = field(default=None, metadata={
+        "help": "Only these rows (e.g. 'BERT direct' 'DAPT integrated / span masking'), with the cells they "
+                "depend on (default: every row)."})
+    model: str | None = field(default=None, metadata={
+        "help": "Encoder for the BERT rows (default: per scale; smoke makes a tiny random BERT in OUT/tiny-bert)."})
+    corpora: str | None = field(default=None, metadata={
+        "help": "Folder built by `crossner-hf build-corpora` (configs <domain>-<level>) for the DAPT rows; "
+                "without it those rows show 'missing input'."})
+    nerbert_corpus: str | None = field(default=None, metadata={
+        "help": "Folder built by `crossner-hf build-nerbert-corpus` (for the NER-BERT experiments, planned)."})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    executor: str = field(default="local", metadata={
+        "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
+        "choices": ["local", "ray", "slurm"]})
+    ray_address: str | None = field(default=None, metadata={"help": "Ray cluster to join (default: RAY_ADDRESS)."})
+    slurm_partition: str | None = field(default=None, metadata={"help": "Slurm partition of the cells' jobs."})
+    slurm_account: str | None = field(default=None, metadata={"help": "Slurm account of the cells' jobs."})
+    slurm_cluster: str | None = field(default=None, metadata={
+        "help": "submitit cluster (default: Slurm when sbatch is present; 'local' runs the Slurm path here).",
+        "choices": ["slurm", "local", "debug"]})
+    dry_run: bool = field(default=False, metadata={
+        "help": "Print the cells, their dependencies, inputs and estimated cost; run nothing."})
+    status: bool = field(default=False, metadata={
+        "help": "Print the status table and write table.md/table.csv from what is done; run nothing."})
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "reproduce", (ReproduceArguments,), prog="crossner-hf reproduce",
+        help="run a paper's experiment as a resumable grid, our numbers beside the paper's", description=__doc__,
+    )
+
+
+def main(args: ReproduceArguments) -> int:
+    from ..reproduce.run import reproduce
+
+    return reproduce(args)

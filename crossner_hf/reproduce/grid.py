@@ -1,0 +1,186 @@
+"""The cells of an experiment grid: what each runs, where, after what, and how far it got.
+
+A :class:`Cell` is one run of an existing ``crossner-hf`` command (``train``, ``dapt``,
+``bilstm-crf``, ...) writing into its own folder ``OUT/cells/<name>``; the harness adds
+``--output_dir`` and nothing else, so there is no second copy of training code. A cell is
+**done** when its result file (``results.json``, ``dapt_results.json``) exists: the commands
+move model, results and card into place together (:func:`crossner_hf.outputs.staged_outputs`),
+so that file's presence means the run finished. Rerunning a grid skips done cells.
+
+Status files in the cell folder (so any executor, on any node, reports the same table):
+``.running`` (host and pid, written when the run starts), ``.failed`` (the last line of the
+command's stderr); the command's whole output is in ``log.txt``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+STATUSES = ("done", "running", "failed", "blocked", "missing input", "waiting")
+"""blocked: a dependency failed or is missing its input; missing input: a file or folder it reads is absent."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of a ``crossner-hf`` command in the grid."""
+
+    name: str
+    """Unique within the experiment; also the folder under ``OUT/cells/`` (``politics/direct/seed-555``)."""
+    command: str
+    """The ``crossner-hf`` subcommand."""
+    argv: tuple[str, ...]
+    """Its flags, ``--output_dir`` excepted (the harness adds the cell's folder)."""
+    row: str
+    """The table row (or curve) the cell's score goes to."""
+    column: str
+    """The table column (a domain, or an x value of a figure)."""
+    seed: int | None = None
+    result_file: str = "results.json"
+    deps: tuple[str, ...] = ()
+    """Names of the cells whose outputs this one reads (they run first)."""
+    inputs: tuple[str, ...] = ()
+    """Paths outside the grid the cell reads; absent ones make it 'missing input', never silently dropped."""
+    cpus: int = 1
+    gpus: int = 0
+    minutes: float = 1.0
+    """Estimated wall time at this scale (for --dry_run and Slurm time limits)."""
+    score: bool = True
+    """Whether the cell's result is a table entry (a DAPT cell only feeds the fine-tuning after it)."""
+    meta: Mapping[str, str] = field(default_factory=dict)
+
+    def folder(self, out: str | Path) -> Path:
+        return Path(out) / "cells" / self.name
+
+    def command_line(self, out: str | Path) -> list[str]:
+        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, "--output_dir", str(self.folder(out))]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def topological(cells: Iterable[Cell]) -> list[Cell]:
+    """The cells, every dependency before its dependants (stable: the given order otherwise)."""
+    cells = list(cells)
+    by_name = {c.name: c for c in cells}
+    if len(by_name) != len(cells):
+        raise ValueError("two cells share a name; cell names must be unique within an experiment.")
+    ordered: list[Cell] = []
+    state: dict[str, int] = {}
+
+    def visit(cell: Cell, path: tuple[str, ...]) -> None:
+        if state.get(cell.name) == 2:
+            return
+        if state.get(cell.name) == 1:
+            raise ValueError(f"cells depend on each other in a cycle: {' -> '.join(path + (cell.name,))}.")
+        state[cell.name] = 1
+        for dep in cell.deps:
+            if dep not in by_name:
+                raise ValueError(f"cell {cell.name} depends on {dep}, which is not in the grid.")
+            visit(by_name[dep], path + (cell.name,))
+        state[cell.name] = 2
+        ordered.append(cell)
+
+    for cell in cells:
+        visit(cell, ())
+    return ordered
+
+
+def cell_status(cell: Cell, out: str | Path) -> str:
+    """done / running / failed / missing input / waiting, from the cell's folder (dependencies not consulted)."""
+    folder = cell.folder(out)
+    if (folder / cell.result_file).is_file():
+        return "done"
+    if (folder / ".failed").is_file():
+        return "failed"
+    if (folder / ".running").is_file():
+        return "running"
+    if any(not Path(p).exists() for p in cell.inputs):
+        return "missing input"
+    return "waiting"
+
+
+def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
+    """Every cell's status; a cell whose dependency failed or lacks input is 'blocked'."""
+    status: dict[str, str] = {}
+    for cell in topological(cells):
+        own = cell_status(cell, out)
+        if own in ("waiting", "running") and any(status[d] in ("failed", "blocked", "missing input") for d in cell.deps):
+            own = "blocked"
+        status[cell.name] = own
+    return status
+
+
+def status_table(cells: Iterable[Cell], out: str | Path) -> str:
+    """The grid as a text table: one line per cell, then the counts per status."""
+    cells = list(cells)
+    status = grid_status(cells, out)
+    width = max((len(c.name) for c in cells), default=4)
+    lines = [f"{'cell':<{width}}  {'status':<13}  command"]
+    for cell in topological(cells):
+        note = ""
+        if status[cell.name] == "failed":
+            note = "  " + (cell.folder(out) / ".failed").read_text().strip()[:200]
+        elif status[cell.name] == "missing input":
+            note = "  needs " + ", ".join(p for p in cell.inputs if not Path(p).exists())
+        lines.append(f"{cell.name:<{width}}  {status[cell.name]:<13}  {cell.command}{note}")
+    counts = {s: sum(1 for v in status.values() if v == s) for s in STATUSES}
+    lines.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" (of {len(cells)})")
+    return "\n".join(lines)
+
+
+def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None) -> str:
+    """Run one cell's command unless it is done; returns its status afterwards ('done' or 'failed').
+
+    The command's output goes to ``log.txt`` in the cell folder; a failure writes ``.failed`` with
+    the last line of its standard error (the commands print one line for user errors).
+    """
+    folder = cell.folder(out)
+    if (folder / cell.result_file).is_file():
+        return "done"
+    missing = [p for p in cell.inputs if not Path(p).exists()]
+    if missing:
+        return "missing input"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".failed").unlink(missing_ok=True)
+    (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+    logger.info("cell %s: %s", cell.name, " ".join(cell.command_line(out)[2:]))
+    with open(folder / "log.txt", "a", encoding="utf-8") as log:
+        log.write("$ " + " ".join(cell.command_line(out)) + "\n")
+        log.flush()
+        proc = subprocess.run(cell.command_line(out), stdout=log, stderr=subprocess.PIPE, text=True,
+                              env=dict(env) if env is not None else None)
+        log.write(proc.stderr)
+    (folder / ".running").unlink(missing_ok=True)
+    if proc.returncode == 0 and (folder / cell.result_file).is_file():
+        return "done"
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else f"exit code {proc.returncode}"
+    if proc.returncode == 0:
+        last = f"the command succeeded but wrote no {cell.result_file}"
+    (folder / ".failed").write_text(last + "\n")
+    logger.warning("cell %s failed: %s (log: %s)", cell.name, last, folder / "log.txt")
+    return "failed"
+
+
+def read_score(cell: Cell, out: str | Path) -> float | None:
+    """The cell's test F1 in percent from its result file, or None when it has none."""
+    path = cell.folder(out) / cell.result_file
+    if not cell.score or not path.is_file():
+        return None
+    results = json.loads(path.read_text())
+    if "test_overall_f1_mean" in results:  # crossner-hf train (one seed per cell)
+        return 100 * results["test_overall_f1_mean"]
+    test = results.get("test") or {}
+    if "overall_f1" in test:  # bilstm-crf / cdlm
+        return 100 * test["overall_f1"]
+    raise ValueError(f"{path}: no test F1 found (expected test_overall_f1_mean or test.overall_f1).")

@@ -1,0 +1,196 @@
+"""`crossner-hf reproduce`: smoke grids end to end through every executor, kill and resume, and the
+table's numbers against the cells' result files."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from crossner_hf.reproduce.experiments import plan, select_rows
+from crossner_hf.reproduce.grid import Cell, grid_status, read_score
+from crossner_hf.reproduce.tables import build_table, paper_numbers
+
+ROOT = Path(__file__).resolve().parents[1]
+DAPT_ROW = "DAPT integrated / span masking"
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory, crossner_data_dir):
+    """A DAPT corpora folder (config politics-integrated) from the politics training sentences."""
+    from datasets import Dataset
+
+    from crossner_hf.publish import write_hub_dataset_folder
+
+    sentences = [" ".join(line.split("\t")[0] for line in block.splitlines())
+                 for block in (crossner_data_dir / "politics" / "train.txt").read_text().split("\n\n") if block.strip()]
+    out = tmp_path_factory.mktemp("corpora") / "corpora"
+    write_hub_dataset_folder({"politics-integrated": Dataset.from_dict({"text": sentences[:60]})}, out)
+    return out
+
+
+def _env(tmp_path, crossner_data_dir):
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+            "CROSSNER_DATA_DIR": str(crossner_data_dir), "CROSSNER_HF_CACHE": str(tmp_path / "cache"),
+            "PYTHONPATH": str(ROOT)}
+
+
+def _reproduce(args, tmp_path, crossner_data_dir, **popen):
+    return subprocess.Popen([sys.executable, "-m", "crossner_hf.cli", "reproduce", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env(tmp_path, crossner_data_dir), start_new_session=True, **popen)
+
+
+def test_paper_numbers_rows_average_their_domains():
+    numbers = paper_numbers("crossner-table2")
+    for row, values in numbers["rows"].items():
+        mean = sum(values[c] for c in numbers["columns"]) / len(numbers["columns"])
+        assert abs(mean - values["average"]) < 0.006, row  # a mistyped figure breaks its row's average
+    assert set(numbers["our_rows"].values()) <= set(numbers["rows"])
+
+
+def test_table2_plan_has_every_row_and_explicit_dependencies(tmp_path):
+    grid = plan("crossner-table2", "cpu", tmp_path, domains=["politics"])
+    rows = {c.row for c in grid.cells}
+    assert {"BERT direct", "BERT pretrain-finetune", "BERT joint", "BiLSTM-CRF (lample)", "BiLSTM-CRF (crossner)",
+            "CDLM (Jia et al. 2019)"} <= rows
+    assert sum(r.startswith("DAPT ") for r in rows) == 8  # four corpus levels x token / span masking
+    finetunes = [c for c in grid.cells if c.row == DAPT_ROW and c.command == "train"]
+    assert len(finetunes) == 1 and finetunes[0].deps and "--model_name_or_path" in finetunes[0].argv
+    dapt = finetunes[0].deps[0]
+    assert finetunes[0].argv[finetunes[0].argv.index("--model_name_or_path") + 1].endswith(dapt)
+    # no corpora given: the DAPT cells show as missing input, and the fine-tuning after them as blocked
+    status = grid_status(grid.cells, tmp_path)
+    assert status[dapt] == "missing input" and status[finetunes[0].name] == "blocked"
+    assert select_rows(grid.cells, [DAPT_ROW]) == [c for c in grid.cells if c.name in (dapt, finetunes[0].name)]
+    with pytest.raises(ValueError, match="rows are"):
+        select_rows(grid.cells, ["no such row"])
+    with pytest.raises(ValueError, match="not built yet"):
+        plan("nerbert-fig3", "cpu", tmp_path)
+
+
+def test_dry_run_lists_cells_dependencies_and_cost(tmp_path, crossner_data_dir, monkeypatch, capsys):
+    from crossner_hf.cli import main
+
+    assert main(["reproduce", "crossner-table2", "--scale", "cpu", "--domains", "politics", "--output_dir",
+                 str(tmp_path / "t2"), "--dry_run"]) == 0
+    out = capsys.readouterr().out
+    assert "22 cells" in out and "after politics/dapt-integrated-span/seed-555" in out
+    assert "MISSING INPUT" in out and "What --scale cpu cuts" in out
+    assert not (tmp_path / "t2").exists()  # a dry run writes nothing
+
+
+def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
+    out = tmp_path / "grid"
+    args = ["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", "BERT direct", DAPT_ROW,
+            "--model", tiny_bert_dir, "--corpora", corpora, "--output_dir", out]
+    grid = plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir, corpora=str(corpora),
+                rows=["BERT direct", DAPT_ROW])
+    first = grid.cells[0]
+    proc = _reproduce(args, tmp_path, crossner_data_dir)
+    deadline = time.monotonic() + 600
+    result = first.folder(out) / first.result_file
+    while not result.is_file():  # the condition, not a sleep: the first cell finished
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the first cell never finished"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = result.stat().st_mtime_ns
+    assert grid_status(grid.cells, out)[grid.cells[-1].name] != "done"
+    proc = _reproduce(args, tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
+    assert result.stat().st_mtime_ns == finished  # the finished cell was not run again
+    assert (first.folder(out) / "log.txt").read_text().count("$ ") == 1
+    assert set(grid_status(grid.cells, out).values()) == {"done"}
+    # the table's numbers are the cells' results.json numbers
+    records = {r["row"]: r for r in build_table("crossner-table2", grid.cells, out)}
+    for cell in grid.cells:
+        if cell.score:
+            results = json.loads((cell.folder(out) / "results.json").read_text())
+            assert records[cell.row]["ours"] == f"{100 * results['test_overall_f1_mean']:.2f}"
+            assert f"| {cell.row} | {records[cell.row]['ours']} / " in (out / "table.md").read_text()
+    assert records[DAPT_ROW]["paper"] == "72.05" and records["Coach (Liu et al. 2020)"]["ours"] == "not implemented"
+    assert "BERT direct,politics," in (out / "table.csv").read_text()
+
+
+def test_failed_cell_is_reported_and_the_rest_go_on(tmp_path, crossner_data_dir, tiny_bert_dir):
+    broken = tmp_path / "broken"
+    (broken / "data" / "politics-integrated").mkdir(parents=True)  # present but holds no data: DAPT fails
+    out = tmp_path / "grid"
+    proc = _reproduce(["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", "BERT direct",
+                       DAPT_ROW, "--model", tiny_bert_dir, "--corpora", broken, "--output_dir", out],
+                      tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stderr[-3000:]
+    status = grid_status(plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
+                              corpora=str(broken), rows=["BERT direct", DAPT_ROW]).cells, out)
+    assert sorted(status.values()) == ["blocked", "done", "failed"]
+    assert "failed" in stderr and f"| {DAPT_ROW} | failed / 72.05 |" in stdout
+
+
+def _dapt_grid(out, model, corpora):
+    return plan("crossner-table2", "smoke", out, domains=["politics"], model=model, corpora=str(corpora),
+                rows=[DAPT_ROW]).cells
+
+
+def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
+    pytest.importorskip("ray")
+    out = tmp_path / "grid"
+    proc = _reproduce(["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DAPT_ROW,
+                       "--model", tiny_bert_dir, "--corpora", corpora, "--executor", "ray", "--output_dir", out],
+                      tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
+    cells = _dapt_grid(out, tiny_bert_dir, corpora)
+    assert set(grid_status(cells, out).values()) == {"done"} and read_score(cells[-1], out) is not None
+    # the fine-tuning ran after (and from) the DAPT model
+    dapt, finetune = (c.folder(out) for c in cells)
+    assert (dapt / "dapt_results.json").stat().st_mtime < (finetune / "results.json").stat().st_mtime
+
+
+def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
+    pytest.importorskip("submitit")
+    from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
+
+    for name, value in _env(tmp_path, crossner_data_dir).items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "grid"
+    cells = _dapt_grid(out, tiny_bert_dir, corpora)
+    status = run_grid(cells, out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
+    assert set(status.values()) == {"done"}
+    assert list((out / "slurm").rglob("*_submitted.pkl"))  # the cells went through submitit's jobs
+
+
+def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypatch):
+    """On a Slurm cluster (sbatch/srun stand-ins here) the dependant's job script says afterok:<its dependency>."""
+    submitit = pytest.importorskip("submitit")
+    from crossner_hf.reproduce.executors import ExecutorOptions, submit_cells
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "sbatch").write_text(
+        f"#!/bin/sh\nn=$(ls {tmp_path}/scripts 2>/dev/null | wc -l); n=$((n + 11))\n"
+        f"mkdir -p {tmp_path}/scripts; cp \"$1\" {tmp_path}/scripts/$n.sh\necho \"Submitted batch job $n\"\n")
+    for tool in ("srun", "sbatch"):
+        (bin_dir / tool).chmod((bin_dir / tool).stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = tmp_path / "grid"
+    a = Cell("politics/dapt/seed-1", "dapt", ("--x",), "r", "politics", gpus=1, minutes=60, score=False)
+    b = Cell("politics/ft/seed-1", "train", ("--y",), "r", "politics", deps=(a.name,), gpus=1, minutes=30)
+    executor = submitit.AutoExecutor(folder=str(out / "slurm" / "%j"), cluster="slurm")
+    jobs = submit_cells(executor, [a, b], out, ExecutorOptions(executor="slurm", slurm_partition="gpu"), {})
+    assert [jobs[c.name].job_id for c in (a, b)] == ["11", "12"]
+    first, second = ((tmp_path / "scripts" / f"{n}.sh").read_text() for n in (11, 12))
+    assert "#SBATCH --partition=gpu" in first and "#SBATCH --gpus-per-node=1" in first
+    assert "#SBATCH --time=120" in first and "dependency" not in first
+    assert "#SBATCH --dependency=afterok:11" in second and "#SBATCH --kill-on-invalid-dep=yes" in second
