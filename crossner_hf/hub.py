@@ -79,10 +79,10 @@ def push_to_hub(
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise FileNotFoundError(f"push: {folder} is not a folder.")
+        raise FileNotFoundError(f"{folder} is not a folder; pass the output folder of a training recipe or dataset builder.")
     if not (folder / "README.md").is_file():
         raise ValueError(
-            f"push: {folder} has no README.md card; training recipes and dataset builders write one."
+            f"{folder} has no README.md card; push the output folder of a training recipe or dataset builder (they write one)."
         )
     repo_type = repo_type or detect_repo_type(folder)
     if repo_type not in REPO_TYPES:

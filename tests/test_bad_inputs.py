@@ -27,8 +27,9 @@ def ner_model(tmp_path_factory, tiny_bert_dir):
 
 
 @pytest.fixture(scope="module")
-def bad_files(tmp_path_factory):
+def bad_files(tmp_path_factory, tiny_bert_dir):
     root = tmp_path_factory.mktemp("bad")
+    (root / "headless").symlink_to(tiny_bert_dir)  # an encoder without a token-classification head
     (root / "empty.txt").write_text("")
     (root / "binary.txt").write_bytes(b"ab\x91\xff\x00cd\n")
     (root / "notab.txt").write_text("Obama B-politician\n\n")
@@ -75,6 +76,13 @@ CASES = {
     "predict: unwritable output": (lambda f, m: ["predict", "--model", m, "x", "--output", f / "readonly" / "o.jsonl"],
                                    "readonly", "readonly/o.jsonl"),
     "predict: missing model": (lambda f, m: ["predict", "--model", f / "no-such-model", "x"], "no-such-model", None),
+    "predict: model without a head": (lambda f, m: ["predict", "--model", f / "headless", "x", "--output",
+                                                    f / "o5.jsonl"], "headless", "o5.jsonl"),
+    "reproduce: unknown row": (lambda f, m: ["reproduce", "crossner-table2", "--rows", "no such row", "--output_dir",
+                                             f / "rp"], "no such row", "rp"),
+    "reproduce: unwritable output": (lambda f, m: ["reproduce", "crossner-table2", "--scale", "smoke", "--output_dir",
+                                                   f / "readonly" / "rp"], "readonly", "readonly/rp"),
+    "push: not a model or dataset folder": (lambda f, m: ["push", f / "data", "user/x"], "data", None),
     "build-dataset: empty CoNLL": (lambda f, m: ["build-dataset", "--data_dir", f / "data", "--configs", "politics",
                                                  "--output_dir", f / "ds"], "train.txt", "ds/README.md"),
     "stats: unwritable output": (lambda f, m: ["stats", "--data_dir", f / "data", "--configs", "politics",
