@@ -104,7 +104,9 @@ def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     finished = result.stat().st_mtime_ns
-    assert grid_status(grid.cells, out)[grid.cells[-1].name] != "done"
+    after_kill = grid_status(grid.cells, out)
+    # a killed run is not shown as running: its .running marker names a process that is gone
+    assert after_kill[first.name] == "done" and set(list(after_kill.values())[1:]) == {"waiting"}, after_kill
     proc = _reproduce(args, tmp_path, crossner_data_dir)
     stdout, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-3000:]
@@ -194,3 +196,23 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     assert "#SBATCH --partition=gpu" in first and "#SBATCH --gpus-per-node=1" in first
     assert "#SBATCH --time=120" in first and "dependency" not in first
     assert "#SBATCH --dependency=afterok:11" in second and "#SBATCH --kill-on-invalid-dep=yes" in second
+
+
+def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
+                                                            monkeypatch):
+    from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
+
+    for name, value in _env(tmp_path, crossner_data_dir).items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "grid"
+    grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
+                nerbert_corpus=str(sample_corpus), rows=["NER-BERT all direct"])
+    assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
+    assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
+    results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
+    assert results["model_name_or_path"] == str(grid.cells[0].folder(out))  # fine-tuned from the NER-BERT cell
+    full = plan("nerbert-table2", "cpu", out, domains=["politics"])
+    assert {c.row for c in full.cells if c.score} == {f"{e} {s}" for e in ("encoder", "NER-BERT all", "NER-BERT 4types",
+                                                                          "NER-BERT 212types")
+                                                      for s in ("direct", "pretrain-finetune")}
+    assert grid_status(full.cells, out)["nerbert-4types"] == "missing input"

@@ -27,7 +27,7 @@ _EXPERIMENTS = ["crossner-table2", "crossner-fig3", "crossner-fig2", "crossner-t
 @dataclass
 class ReproduceArguments:
     experiment: str = field(metadata={"positional": True, "help": "The experiment (built: crossner-table2, "
-                                      "crossner-fig3; the others are planned).", "choices": _EXPERIMENTS})
+                                      "crossner-fig3, nerbert-table2; the others are planned).", "choices": _EXPERIMENTS})
     output_dir: str = field(metadata={"help": "Folder of the grid: cells/, table.md, table.csv, plan.json."})
     scale: str = field(default="cpu", metadata={
         "help": "smoke: tiny random model, a few steps (tests); cpu: the packaged MiniLM, budgets for a 2-core "
@@ -46,7 +46,8 @@ class ReproduceArguments:
         "help": "Folder built by `crossner-hf build-corpora` (configs <domain>-<level>) for the DAPT rows; "
                 "without it those rows show 'missing input'."})
     nerbert_corpus: str | None = field(default=None, metadata={
-        "help": "Folder built by `crossner-hf build-nerbert-corpus` (for the NER-BERT experiments, planned)."})
+        "help": "Folder built by `crossner-hf build-nerbert-corpus` (configs all, 4types, 212types) for the "
+                "NER-BERT rows; without it those rows show 'missing input'."})
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     executor: str = field(default="local", metadata={

@@ -9,7 +9,9 @@
 
 Built: ``crossner-table2`` (rows: BiLSTM-CRF in both architectures, CDLM, BERT direct /
 pretrain-finetune / joint, and DAPT on each corpus level with token and span-adjacent masking
-followed by pretrain-then-finetune) and ``crossner-fig3`` (music few-shot curve). The other
+followed by pretrain-then-finetune), ``crossner-fig3`` (music few-shot curve) and
+``nerbert-table2`` (the encoder vs NER-BERT ``all`` / ``4types`` / ``212types``, directly
+fine-tuned and with CoNLL-2003 as source). The other
 experiments of the issue are listed in :data:`PLANNED` and refused with a line saying so.
 """
 
@@ -23,8 +25,8 @@ from ..labels import DOMAINS
 from .grid import Cell
 
 SCALES = ("smoke", "cpu", "paper")
-EXPERIMENTS = ("crossner-table2", "crossner-fig3")
-PLANNED = ("crossner-fig2", "crossner-table4", "nerbert-table2", "nerbert-fig2", "nerbert-fig3")
+EXPERIMENTS = ("crossner-table2", "crossner-fig3", "nerbert-table2")
+PLANNED = ("crossner-fig2", "crossner-table4", "nerbert-fig2", "nerbert-fig3")
 """Named by the reproduction issue, not built yet: ``reproduce`` says so instead of running a partial grid."""
 
 CORPUS_LEVELS = ("domain", "entity", "task", "integrated")
@@ -41,6 +43,8 @@ CPU_CUTS = (
     "DAPT: 300 optimiser steps on the corpus given by --corpora (the shared Wikipedia sample builds a few "
     "thousand sentences, not the paper's millions)",
     "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 10 epochs of at most 100 steps",
+    "NER-BERT: 1 epoch of pre-training on the corpus given by --nerbert_corpus (the shared sample builds about "
+    "2,600 sentences, not the paper's 16.3 million)",
 )
 
 
@@ -176,6 +180,49 @@ def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
     return cells
 
 
+NERBERT_CONFIGS = ("all", "4types", "212types")
+
+
+def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                   model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
+                   ) -> list[Cell]:
+    """NER-BERT's main table: the encoder and each NER-BERT variant, direct and with CoNLL-2003 as source.
+
+    One NER-BERT pre-training per corpus config (read from ``--nerbert_corpus``, a
+    ``crossner-hf build-nerbert-corpus`` folder), shared by every domain and seed fine-tuned from it.
+    """
+    cells: list[Cell] = []
+    gpus = 1 if scale == "paper" else 0
+    encoders = {"encoder": (model, ())}
+    for config in NERBERT_CONFIGS:
+        name = f"nerbert-{config}"
+        inputs = (str(Path(nerbert_corpus) / "data" / config),) if nerbert_corpus else (
+            "--nerbert_corpus (a folder built by crossner-hf build-nerbert-corpus)",)
+        budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--validation_subsample", "20",
+                            "--use_cpu", "true", "--disable_tqdm", "true"],
+                  "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--use_cpu", "true",
+                          "--disable_tqdm", "true"],
+                  "paper": _preset("nerbert_pretrain") if scale == "paper" else []}[scale]
+        cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=gpus,
+                          argv=(*budget, "--model_name_or_path", model, "--dataset_name",
+                                str(nerbert_corpus or "NERBERT_CORPUS"), "--dataset_config", config),
+                          row=f"NER-BERT {config}", column="(pre-training)", minutes=_minutes(scale, "dapt") * 2))
+        encoders[f"NER-BERT {config}"] = (str(Path(out) / "cells" / name), (name,))
+    for domain in domains:
+        for seed in _seeds(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
+            for label, (path, deps) in encoders.items():
+                for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
+                    slug = label.lower().replace(" ", "-")
+                    cells.append(Cell(
+                        name=f"{domain}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
+                        argv=(*_train_flags(scale, schedule, data_dir), "--model_name_or_path", path,
+                              "--domain", domain, "--seeds", str(seed)),
+                        row=f"{label} {schedule}", column=domain, seed=seed, gpus=gpus,
+                        minutes=_minutes(scale, "train"),
+                        inputs=(model,) if scale == "smoke" and not deps else ()))
+    return cells
+
+
 def select_rows(cells: list[Cell], rows: Sequence[str]) -> list[Cell]:
     """The cells of the named rows and every cell they depend on; an unknown row name is an error."""
     known = list(dict.fromkeys(c.row for c in cells))
@@ -196,7 +243,7 @@ def select_rows(cells: list[Cell], rows: Sequence[str]) -> list[Cell]:
 
 def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str] | None = None,
          seeds: Sequence[int] | None = None, model: str | None = None, corpora: str | None = None,
-         data_dir: str | None = None, rows: Sequence[str] | None = None) -> Plan:
+         data_dir: str | None = None, rows: Sequence[str] | None = None, nerbert_corpus: str | None = None) -> Plan:
     """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise."""
     if scale not in SCALES:
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
@@ -211,8 +258,12 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
     if unknown:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
-    build = crossner_table2 if experiment == "crossner-table2" else crossner_fig3
-    cells = build(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
+    if experiment == "nerbert-table2":
+        cells = nerbert_table2(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora,
+                               data_dir=data_dir, nerbert_corpus=nerbert_corpus)
+    else:
+        build = crossner_table2 if experiment == "crossner-table2" else crossner_fig3
+        cells = build(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
     if rows:
         cells = select_rows(cells, rows)
     notes = CPU_CUTS if scale == "cpu" else ()

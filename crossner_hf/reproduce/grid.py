@@ -102,11 +102,28 @@ def cell_status(cell: Cell, out: str | Path) -> str:
         return "done"
     if (folder / ".failed").is_file():
         return "failed"
-    if (folder / ".running").is_file():
+    if (folder / ".running").is_file() and _still_running(folder / ".running"):
         return "running"
     if any(not Path(p).exists() for p in cell.inputs):
         return "missing input"
     return "waiting"
+
+
+def _still_running(marker: Path) -> bool:
+    """False for a run of this host whose process is gone (a killed grid); True otherwise (another host: trust it)."""
+    try:
+        owner = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    if owner.get("host") != socket.gethostname():
+        return True
+    try:
+        os.kill(int(owner["pid"]), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
