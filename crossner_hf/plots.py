@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .extras import require
@@ -189,4 +189,29 @@ def plot_category_counts(
     spread = f" ({len(names)} of {len(ranked)}, spread over the ranks)" if len(ranked) > len(names) else ""
     ax.set_title(f"Entities per category, largest to rarest{spread}", fontsize=10)
     ax.legend()
+    return _save(plt, fig, path)
+
+
+def plot_curves(curves: Mapping[str, Mapping[float, Sequence[float]]], path: str | Path, *, xlabel: str,
+                ylabel: str = "test F1 (%)", title: str | None = None) -> Path:
+    """Line per curve through the mean at each x, with a band of ± one standard deviation over seeds
+    (the CrossNER few-shot and corpus-size figures); an x with one value has no band."""
+    import statistics
+
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    for name, points in curves.items():
+        xs = sorted(points)
+        means = [statistics.fmean(points[x]) for x in xs]
+        stds = [statistics.stdev(points[x]) if len(points[x]) > 1 else 0.0 for x in xs]
+        colour = type_colour(name)
+        ax.plot(xs, means, marker="o", color=colour, label=f"{name} ({max(len(points[x]) for x in xs)} seeds)")
+        ax.fill_between(xs, [m - s for m, s in zip(means, stds)], [m + s for m, s in zip(means, stds)],
+                        color=colour, alpha=0.2, linewidth=0)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     return _save(plt, fig, path)

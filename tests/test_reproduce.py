@@ -216,3 +216,27 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
                                                                           "NER-BERT 212types")
                                                       for s in ("direct", "pretrain-finetune")}
     assert grid_status(full.cells, out)["nerbert-4types"] == "missing input"
+
+
+def test_fig3_table_and_curve_from_the_cells_results(tmp_path):
+    """The table and the figure read the cells' results.json: mean ± std over seeds, partial seeds said so."""
+    pytest.importorskip("matplotlib")
+    from crossner_hf.reproduce.tables import write_curve_figure, write_tables
+
+    out = tmp_path / "fig3"
+    grid = plan("crossner-fig3", "cpu", out, seeds=[1, 2])
+    scores = {}
+    for i, cell in enumerate(grid.cells):
+        if cell.column == "100" and cell.seed == 2:
+            continue  # one seed of n=100 not done yet
+        cell.folder(out).mkdir(parents=True)
+        scores[cell.name] = 0.40 + 0.01 * i
+        (cell.folder(out) / "results.json").write_text(json.dumps({"test_overall_f1_mean": scores[cell.name]}))
+    md, csv_path = write_tables("crossner-fig3", grid.cells, out, scale="cpu", model="m")
+    records = {r["column"]: r for r in build_table("crossner-fig3", grid.cells, out)}
+    import statistics
+
+    ten = [100 * scores[c.name] for c in grid.cells if c.column == "10"]
+    assert records["10"]["ours"] == f"{statistics.fmean(ten):.2f} ± {statistics.stdev(ten):.2f}"
+    assert records["100"]["ours"] == "waiting (1/2 seeds)" and records["10"]["paper"] == "not transcribed"
+    assert write_curve_figure("crossner-fig3", grid.cells, out, xlabel="n", model="m").stat().st_size > 1000

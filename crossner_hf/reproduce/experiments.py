@@ -42,7 +42,7 @@ CPU_CUTS = (
     "pretrain-finetune / joint: 3,000 CoNLL-2003 sentences, 1 source epoch instead of all 14,041 and 2 epochs",
     "DAPT: 300 optimiser steps on the corpus given by --corpora (the shared Wikipedia sample builds a few "
     "thousand sentences, not the paper's millions)",
-    "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 10 epochs of at most 100 steps",
+    "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 20 epochs of at most 200 steps",
     "NER-BERT: 1 epoch of pre-training on the corpus given by --nerbert_corpus (the shared sample builds about "
     "2,600 sentences, not the paper's 16.3 million)",
 )
@@ -98,7 +98,7 @@ def _rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
     if scale == "smoke":
         return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
                 "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
-    return [*data, "--use_cpu", "true", "--num_train_epochs", "10", "--max_steps_per_epoch", "100"]
+    return [*data, "--use_cpu", "true", "--num_train_epochs", "20", "--max_steps_per_epoch", "200"]
 
 
 def _minutes(scale: str, kind: str) -> float:
@@ -176,6 +176,7 @@ def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
                 argv = [a for i, a in enumerate(argv) if a != "--few_shot" and (i == 0 or argv[i - 1] != "--few_shot")]
                 cells.append(Cell(name=f"{domain}/few-shot-{n}/seed-{seed}", command="train",
                                   argv=(*argv, "--few_shot", str(n)), row="BERT direct", column=str(n), seed=seed,
+                                  meta={"domain": domain},
                                   minutes=_minutes(scale, "train"), inputs=(model,) if scale == "smoke" else ()))
     return cells
 

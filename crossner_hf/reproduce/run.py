@@ -44,6 +44,10 @@ def reproduce(args: Any) -> int:
             print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
         return 0
     check_writable(out, "--output_dir", folder=True)
+    if grid.experiment == "crossner-fig3":
+        from ..extras import require
+
+        require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
     (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
                                                "cells": [c.to_dict() for c in grid.cells]}, indent=2))
     if not args.status:
@@ -56,6 +60,13 @@ def reproduce(args: Any) -> int:
                                   slurm_account=args.slurm_account)
         run_grid(grid.cells, out, options)
     md, _ = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model, notes=grid.notes)
+    if grid.experiment == "crossner-fig3":
+        from .tables import write_curve_figure
+
+        figure = write_curve_figure(grid.experiment, grid.cells, out, xlabel="target training sentences",
+                                    model=grid.model)
+        if figure is not None:
+            logger.info("figure: %s", figure)
     print(status_table(grid.cells, out), file=sys.stderr)
     print(md.read_text())
     return 1 if "failed" in grid_status(grid.cells, out).values() else 0

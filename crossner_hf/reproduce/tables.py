@@ -135,3 +135,19 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
     with atomic_output(csv_path) as tmp:
         tmp.write_text(buffer.getvalue())
     return md, csv_path
+
+
+def write_curve_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, xlabel: str, model: str) -> Path | None:
+    """``OUT/figure.png``: each row a curve over its (numeric) columns, mean ± std over the done seeds."""
+    from ..plots import plot_curves
+
+    curves: dict[str, dict[float, list[float]]] = {}
+    for cell in cells:
+        score = read_score(cell, out)
+        if score is not None:
+            curves.setdefault(cell.row, {}).setdefault(float(cell.column), []).append(score)
+    if not curves:
+        return None
+    return plot_curves(curves, Path(out) / "figure.png", xlabel=xlabel,
+                       title=f"{experiment}: {', '.join(sorted({c.meta.get('domain', '') for c in cells} - {''}))} "
+                             f"({Path(model).name})")
