@@ -144,6 +144,7 @@ def _dapt_grid(out, model, corpora):
                 rows=[DAPT_ROW]).cells
 
 
+@pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
     pytest.importorskip("ray")
     out = tmp_path / "grid"
@@ -159,6 +160,7 @@ def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_
     assert (dapt / "dapt_results.json").stat().st_mtime < (finetune / "results.json").stat().st_mtime
 
 
+@pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
     pytest.importorskip("submitit")
     from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
@@ -198,6 +200,7 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     assert "#SBATCH --dependency=afterok:11" in second and "#SBATCH --kill-on-invalid-dep=yes" in second
 
 
+@pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
                                                             monkeypatch):
     from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
