@@ -136,6 +136,8 @@ def test_failed_cell_is_reported_and_the_rest_go_on(tmp_path, crossner_data_dir,
     status = grid_status(plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
                               corpora=str(broken), rows=["BERT direct", DAPT_ROW]).cells, out)
     assert sorted(status.values()) == ["blocked", "done", "failed"]
+    failed = next(out.rglob(".failed")).read_text()
+    assert failed.startswith("crossner-hf dapt: error:") and "broken" in failed, failed  # the command's one line
     assert "failed" in stderr and f"| {DAPT_ROW} | failed / 72.05 |" in stdout
 
 

@@ -171,16 +171,21 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None) 
     (folder / ".failed").unlink(missing_ok=True)
     (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
     logger.info("cell %s: %s", cell.name, " ".join(cell.command_line(out)[2:]))
-    with open(folder / "log.txt", "a", encoding="utf-8") as log:
+    log_path = folder / "log.txt"
+    with open(log_path, "a", encoding="utf-8") as log:
         log.write("$ " + " ".join(cell.command_line(out)) + "\n")
         log.flush()
-        proc = subprocess.run(cell.command_line(out), stdout=log, stderr=subprocess.PIPE, text=True,
+        start = log.tell()
+        # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
+        proc = subprocess.run(cell.command_line(out), stdout=log, stderr=subprocess.STDOUT,
                               env=dict(env) if env is not None else None)
-        log.write(proc.stderr)
     (folder / ".running").unlink(missing_ok=True)
     if proc.returncode == 0 and (folder / cell.result_file).is_file():
         return "done"
-    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        log.seek(start)
+        # the commands print their one-line error last; progress bars end in carriage returns
+        lines = [line.split("\r")[-1] for line in log.read().splitlines() if line.strip()]
     last = lines[-1] if lines else f"exit code {proc.returncode}"
     if proc.returncode == 0:
         last = f"the command succeeded but wrote no {cell.result_file}"
