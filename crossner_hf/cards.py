@@ -210,7 +210,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     settings = {k: config.get(k) for k in (
         "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size", "num_train_epochs",
         "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience", "source_epochs",
-        "oversample_factor", "few_shot", "max_length", "decoding",
+        "oversample_factor", "few_shot", "few_shot_fraction", "max_length", "decoding",
     )}
     n_seeds = len(results["seeds"])
     values = {

@@ -215,3 +215,21 @@ def plot_curves(curves: Mapping[str, Mapping[float, Sequence[float]]], path: str
     if title:
         ax.set_title(title, fontsize=10)
     return _save(plt, fig, path)
+
+
+def plot_image_panel(images: Mapping[str, str | Path], path: str | Path, *, title: str | None = None,
+                     columns: int = 2) -> Path:
+    """Finished PNGs side by side, each under its caption (the NER-BERT t-SNE panel of four encoders)."""
+    import math
+
+    plt = _pyplot()
+    rows = math.ceil(len(images) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 5.5 * rows), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, (caption, image) in zip(axes.flat, images.items()):
+        ax.imshow(plt.imread(str(image)))
+        ax.set_title(caption, fontsize=11)
+    if title:
+        fig.suptitle(title, fontsize=12)
+    return _save(plt, fig, path)

@@ -94,10 +94,13 @@ def source_in_target_space(
 
 def load_target(args: CrossNERTrainingArguments, seed: int):
     data = load_crossner(args.domain, args.data_dir)
-    if args.few_shot is not None:
-        if args.few_shot > len(data["train"]):
-            raise ValueError(f"--few_shot {args.few_shot}: {args.domain} train has only {len(data['train'])} sentences.")
-        data["train"] = data["train"].shuffle(seed=seed).select(range(args.few_shot))
+    keep = args.few_shot
+    if args.few_shot_fraction is not None:
+        keep = max(1, round(args.few_shot_fraction * len(data["train"])))
+    if keep is not None:
+        if keep > len(data["train"]):
+            raise ValueError(f"--few_shot {keep}: {args.domain} train has only {len(data['train'])} sentences.")
+        data["train"] = data["train"].shuffle(seed=seed).select(range(keep))
     return data
 
 

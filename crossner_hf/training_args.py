@@ -56,6 +56,11 @@ class CrossNERTrainingArguments(TrainingArguments):
         metadata={"help": "Sub-sample the target train split to this many sentences (seeded by the run's "
                   "seed); the paper sweeps 10, 25, 40, 55, 70, 85, 100."},
     )
+    few_shot_fraction: float | None = field(
+        default=None,
+        metadata={"help": "Instead of --few_shot: keep this share of the target train split, e.g. 0.1 for 10% "
+                  "(seeded by the run's seed; NER-BERT Fig. 2 sweeps percentages)."},
+    )
     # --- schedules -----------------------------------------------------------------
     source_epochs: float = field(
         default=2.0,
@@ -167,6 +172,12 @@ class CrossNERTrainingArguments(TrainingArguments):
             raise ValueError(f"--oversample_factor {self.oversample_factor}: must be >= 1.")
         if self.few_shot is not None and self.few_shot < 1:
             raise ValueError(f"--few_shot {self.few_shot}: must be a positive number of sentences.")
+        if self.few_shot_fraction is not None:
+            if self.few_shot is not None:
+                raise ValueError("--few_shot and --few_shot_fraction both given; pass one (a number of sentences "
+                                 "or a share of the train split).")
+            if not 0 < self.few_shot_fraction <= 1:
+                raise ValueError(f"--few_shot_fraction {self.few_shot_fraction}: must be in (0, 1], e.g. 0.1.")
         if self.early_stopping_patience < 0:
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early

@@ -6,11 +6,13 @@ Usage:
         --output_dir repro/table2
     crossner-hf reproduce crossner-table2 --scale paper --executor slurm --slurm_partition gpu --output_dir t2
 
-Every cell is one run of an existing command (``train``, ``dapt``, ``bilstm-crf``, ``cdlm``) in
+Every cell is one run of an existing command (``train``, ``dapt``, ``nerbert``, ``bilstm-crf``, ``cdlm``,
+``plot-entities``) in
 ``OUT/cells/<name>``, skipped when its results are complete; DAPT cells run before the
 fine-tuning that reads them. A failed cell is reported and the others go on; rerunning the same
 command resumes. At the end ``OUT/table.md`` and ``OUT/table.csv`` hold our numbers beside the
-paper's, and the status table is printed. ``--status`` prints the table and status only.
+paper's (the figures also ``OUT/figure.png``), and the status table is printed. ``--status``
+prints the table and status only.
 """
 
 from __future__ import annotations
@@ -18,23 +20,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..reproduce.experiments import EXPERIMENTS
 from . import make_command_parser
-
-_EXPERIMENTS = ["crossner-table2", "crossner-fig3", "crossner-fig2", "crossner-table4", "nerbert-table2",
-                "nerbert-fig2", "nerbert-fig3"]
 
 
 @dataclass
 class ReproduceArguments:
-    experiment: str = field(metadata={"positional": True, "help": "The experiment (built: crossner-table2, "
-                                      "crossner-fig3, nerbert-table2; the others are planned).", "choices": _EXPERIMENTS})
+    experiment: str = field(metadata={"positional": True, "help": "The experiment: a table or figure of the papers.",
+                                      "choices": list(EXPERIMENTS)})
     output_dir: str = field(metadata={"help": "Folder of the grid: cells/, table.md, table.csv, plan.json."})
     scale: str = field(default="cpu", metadata={
         "help": "smoke: tiny random model, a few steps (tests); cpu: the packaged MiniLM, budgets for a 2-core "
                 "machine (what it cuts is listed); paper: the paper presets and bert-base-cased.",
         "choices": ["smoke", "cpu", "paper"]})
     domains: list[str] | None = field(default=None, metadata={
-        "help": "Domains (columns) to run (default: the experiment's own: all five, or music for fig3)."})
+        "help": "Domains (columns) to run (default: the experiment's own: all five for the tables, music for "
+                "crossner-fig2/fig3/table4, politics for nerbert-fig3)."})
     seeds: list[int] | None = field(default=None, metadata={
         "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
     rows: list[str] | None = field(default=None, metadata={

@@ -7,12 +7,16 @@
 - ``paper``: the paper presets in ``trainer_recipes/configs/paper/`` (``docs/fidelity.md``) and
   ``bert-base-cased``.
 
-Built: ``crossner-table2`` (rows: BiLSTM-CRF in both architectures, CDLM, BERT direct /
+Experiments: ``crossner-table2`` (rows: BiLSTM-CRF in both architectures, CDLM, BERT direct /
 pretrain-finetune / joint, and DAPT on each corpus level with token and span-adjacent masking
-followed by pretrain-then-finetune), ``crossner-fig3`` (music few-shot curve) and
+followed by pretrain-then-finetune), ``crossner-fig2`` (DAPT on 1-100% of the integrated corpus,
+token vs span masking), ``crossner-fig3`` (music few-shot curve), ``crossner-table4`` (per-category
+F1 of direct / pretrain-finetune / DAPT, read from the table2 cells of the same names),
 ``nerbert-table2`` (the encoder vs NER-BERT ``all`` / ``4types`` / ``212types``, directly
-fine-tuned and with CoNLL-2003 as source). The other
-experiments of the issue are listed in :data:`PLANNED` and refused with a line saying so.
+fine-tuned and with CoNLL-2003 as source), ``nerbert-fig2`` (the encoder vs NER-BERT ``all`` on
+10-100% of a domain's train split) and ``nerbert-fig3`` (t-SNE and silhouettes of the four
+encoders' entity representations). Experiments sharing an ``--output_dir`` share the cells of
+the same name (the NER-BERT pre-trainings, the table2 runs table4 reads).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from ..labels import DOMAINS
 from .grid import Cell
 
 SCALES = ("smoke", "cpu", "paper")
-EXPERIMENTS = ("crossner-table2", "crossner-fig3", "nerbert-table2")
-PLANNED = ("crossner-fig2", "crossner-table4", "nerbert-fig2", "nerbert-fig3")
-"""Named by the reproduction issue, not built yet: ``reproduce`` says so instead of running a partial grid."""
+EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
+               "nerbert-fig2", "nerbert-fig3")
+DEFAULT_DOMAINS = {"crossner-fig2": ["music"], "crossner-fig3": ["music"], "crossner-table4": ["music"],
+                   "nerbert-fig3": ["politics"]}
+"""The domain each figure of the papers shows; the tables default to all five."""
 
 CORPUS_LEVELS = ("domain", "entity", "task", "integrated")
 MASKINGS = {"token": "token", "span": "span-adjacent"}
@@ -38,10 +44,11 @@ PAPER_PRESETS = Path(__file__).resolve().parents[2] / "trainer_recipes" / "confi
 CPU_CUTS = (
     "encoder: all-MiniLM-L6-v2 (6 layers, 384 hidden, uncased) instead of bert-base-cased",
     "seeds: one (555) instead of three",
-    "fine-tuning: at most 15 epochs (patience 8) instead of the papers' run to early stopping",
-    "pretrain-finetune / joint: 3,000 CoNLL-2003 sentences, 1 source epoch instead of all 14,041 and 2 epochs",
-    "DAPT: 300 optimiser steps on the corpus given by --corpora (the shared Wikipedia sample builds a few "
-    "thousand sentences, not the paper's millions)",
+    "fine-tuning: at most 10 epochs (patience 4) instead of the papers' run to early stopping",
+    "pretrain-finetune: 1,000 CoNLL-2003 sentences for 1 source epoch instead of all 14,041 for 2 epochs",
+    "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs",
+    "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
+    "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
     "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 20 epochs of at most 200 steps",
     "NER-BERT: 1 epoch of pre-training on the corpus given by --nerbert_corpus (the shared sample builds about "
     "2,600 sentences, not the paper's 16.3 million)",
@@ -77,18 +84,22 @@ def _preset(name: str) -> list[str]:
     return ["--config", str(path)]
 
 
-def _train_flags(scale: str, schedule: str, data_dir: str | None) -> list[str]:
+def _train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True) -> list[str]:
+    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size."""
     data = ["--data_dir", data_dir] if data_dir else []
     if scale == "paper":
         return [*_preset(f"crossner_{schedule.replace('-', '_')}"), *data]
     common = [*data, "--schedule", schedule, "--disable_tqdm", "true", "--use_cpu", "true"]
     if scale == "smoke":
         source = ["--source_max_steps", "2", "--source_subsample", "16"] if schedule != "direct" else []
-        return [*common, "--max_steps", "2", "--few_shot", "8", "--per_device_train_batch_size", "4", *source]
-    source = ["--source_epochs", "1", "--source_subsample", "3000"] if schedule != "direct" else []
+        size = ["--few_shot", "8"] if few_shot else []
+        return [*common, "--max_steps", "2", *size, "--per_device_train_batch_size", "4", *source]
+    source = {"direct": [], "pretrain-finetune": ["--source_epochs", "1", "--source_subsample", "1000"],
+              "joint": ["--source_subsample", "1000", "--oversample_factor", "5"]}[schedule]
+    epochs = "3" if schedule == "joint" else "10"
     return [*common, "--learning_rate", "1e-4", "--head_learning_rate", "1e-3", "--warmup_steps", "0.1",
-            "--weight_decay", "0.01", "--per_device_train_batch_size", "8", "--num_train_epochs", "15",
-            "--early_stopping_patience", "8", "--label_all_subwords", "true", "--decoding", "bio-viterbi", *source]
+            "--weight_decay", "0.01", "--per_device_train_batch_size", "8", "--num_train_epochs", epochs,
+            "--early_stopping_patience", "4", "--label_all_subwords", "true", "--decoding", "bio-viterbi", *source]
 
 
 def _rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
@@ -103,7 +114,7 @@ def _rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
 
 def _minutes(scale: str, kind: str) -> float:
     table = {"smoke": {"train": 0.5, "rnn": 0.5, "dapt": 0.5},
-             "cpu": {"train": 10, "rnn": 8, "dapt": 8},
+             "cpu": {"train": 5, "rnn": 8, "dapt": 3},
              "paper": {"train": 30, "rnn": 60, "dapt": 240}}
     return table[scale][kind]
 
@@ -137,27 +148,72 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                       "--seed", str(seed)),
                 row="CDLM (Jia et al. 2019)", column=domain, seed=seed, minutes=_minutes(scale, "rnn")))
             for level in CORPUS_LEVELS:
-                for short, masking in MASKINGS.items():
-                    dapt = f"{domain}/dapt-{level}-{short}/seed-{seed}"
-                    corpus_inputs = (str(Path(corpora) / "data" / f"{domain}-{level}"),) if corpora else (
-                        "--corpora (a folder built by crossner-hf build-corpora)",)
-                    dapt_budget = (["--max_steps", "2", "--per_device_train_batch_size", "4", "--block_size", "64"]
-                                   if scale == "smoke" else ["--max_steps", "300"] if scale == "cpu" else [])
-                    cells.append(Cell(
-                        name=dapt, command="dapt", result_file="dapt_results.json", score=False,
-                        argv=(*(_preset("crossner_dapt") if scale == "paper" else
-                                ["--use_cpu", "true", "--disable_tqdm", "true", *dapt_budget]),
-                              "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
-                              "--dataset_config", f"{domain}-{level}", "--masking", masking, "--seed", str(seed)),
-                        row=f"DAPT {level} / {short} masking", column=domain, seed=seed, inputs=corpus_inputs,
-                        gpus=gpus, minutes=_minutes(scale, "dapt")))
-                    cells.append(Cell(
-                        name=f"{domain}/dapt-{level}-{short}-finetune/seed-{seed}", command="train",
-                        argv=(*_train_flags(scale, "pretrain-finetune", data_dir), "--model_name_or_path",
-                              str(Path(out) / "cells" / dapt), *tail, "--seeds", str(seed)),
-                        row=f"DAPT {level} / {short} masking", column=domain, seed=seed, deps=(dapt,), gpus=gpus,
-                        minutes=_minutes(scale, "train")))
+                for short in MASKINGS:
+                    cells += _dapt_then_finetune(scale, out, domain=domain, level=level, short=short, seed=seed,
+                                                 model=model, corpora=corpora, data_dir=data_dir)
     return cells
+
+
+def _dapt_then_finetune(scale: str, out: str | Path, *, domain: str, level: str, short: str, seed: int, model: str,
+                        corpora: str | None, data_dir: str | None, fraction: float | None = None) -> list[Cell]:
+    """A DAPT cell on ``domain-level`` (``short`` masking, optionally a share of the corpus) and the
+    pretrain-then-finetune run from its output."""
+    gpus = 1 if scale == "paper" else 0
+    part = "" if fraction is None else f"-{100 * fraction:g}pct"
+    dapt = f"{domain}/dapt-{level}-{short}{part}/seed-{seed}"
+    corpus_inputs = (str(Path(corpora) / "data" / f"{domain}-{level}"),) if corpora else (
+        "--corpora (a folder built by crossner-hf build-corpora)",)
+    budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--block_size", "64"],
+              "cpu": ["--max_steps", "60", "--per_device_train_batch_size", "16", "--block_size", "128"],
+              "paper": []}[scale]
+    share = [] if fraction is None else ["--corpus_fraction", f"{fraction:g}"]
+    row = f"DAPT {level} / {short} masking" if fraction is None else f"{short} masking"
+    column = domain if fraction is None else f"{100 * fraction:g}"
+    meta = {} if fraction is None else {"domain": domain}
+    return [
+        Cell(name=dapt, command="dapt", result_file="dapt_results.json", score=False,
+             argv=(*(_preset("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true",
+                                                                          *budget]),
+                   "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
+                   "--dataset_config", f"{domain}-{level}", *share, "--masking", MASKINGS[short], "--seed", str(seed)),
+             row=row, column=column, seed=seed, inputs=corpus_inputs, gpus=gpus, meta=meta,
+             minutes=_minutes(scale, "dapt")),
+        Cell(name=f"{domain}/dapt-{level}-{short}{part}-finetune/seed-{seed}", command="train",
+             argv=(*_train_flags(scale, "pretrain-finetune", data_dir), "--model_name_or_path",
+                   str(Path(out) / "cells" / dapt), "--domain", domain, "--seeds", str(seed)),
+             row=row, column=column, seed=seed, deps=(dapt,), gpus=gpus, meta=meta, minutes=_minutes(scale, "train")),
+    ]
+
+
+CORPUS_FRACTIONS = (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+def crossner_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                  model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
+    """CrossNER Fig. 2: F1 after DAPT on a share of the integrated corpus, token vs span-adjacent masking."""
+    fractions = CORPUS_FRACTIONS[1:3] if scale == "smoke" else CORPUS_FRACTIONS
+    cells: list[Cell] = []
+    for domain in domains:
+        for seed in _seeds(scale, seeds):
+            for short in MASKINGS:
+                for fraction in fractions:
+                    cells += _dapt_then_finetune(scale, out, domain=domain, level="integrated", short=short,
+                                                 seed=seed, model=model, corpora=corpora, data_dir=data_dir,
+                                                 fraction=fraction)
+    return cells
+
+
+TABLE4_ROWS = ("BERT direct", "BERT pretrain-finetune", "DAPT integrated / span masking")
+"""CrossNER's per-category table compares these three settings (music in the paper)."""
+
+
+def crossner_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                    model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
+    """CrossNER's per-category F1: the table2 cells of :data:`TABLE4_ROWS` (same names: a shared
+    ``--output_dir`` runs them once); the table reads each entity category's F1 from them."""
+    cells = crossner_table2(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora,
+                            data_dir=data_dir)
+    return select_rows(cells, TABLE4_ROWS)
 
 
 FEW_SHOT_SIZES = (10, 25, 50, 75, 100)
@@ -171,9 +227,8 @@ def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
     for domain in domains:
         for seed in _seeds(scale, seeds):
             for n in sizes:
-                argv = [*_train_flags(scale, "direct", data_dir), "--model_name_or_path", model, "--domain", domain,
-                        "--seeds", str(seed)]
-                argv = [a for i, a in enumerate(argv) if a != "--few_shot" and (i == 0 or argv[i - 1] != "--few_shot")]
+                argv = [*_train_flags(scale, "direct", data_dir, few_shot=False), "--model_name_or_path", model,
+                        "--domain", domain, "--seeds", str(seed)]
                 cells.append(Cell(name=f"{domain}/few-shot-{n}/seed-{seed}", command="train",
                                   argv=(*argv, "--few_shot", str(n)), row="BERT direct", column=str(n), seed=seed,
                                   meta={"domain": domain},
@@ -184,18 +239,16 @@ def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
 NERBERT_CONFIGS = ("all", "4types", "212types")
 
 
-def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
-                   model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
-                   ) -> list[Cell]:
-    """NER-BERT's main table: the encoder and each NER-BERT variant, direct and with CoNLL-2003 as source.
+def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corpus: str | None,
+                        configs: Sequence[str] = NERBERT_CONFIGS) -> tuple[list[Cell], dict[str, tuple[str, tuple]]]:
+    """One NER-BERT pre-training cell per corpus config, and the encoders to compare: ``{label: (path, deps)}``.
 
-    One NER-BERT pre-training per corpus config (read from ``--nerbert_corpus``, a
-    ``crossner-hf build-nerbert-corpus`` folder), shared by every domain and seed fine-tuned from it.
+    The cells are named alike in every NER-BERT experiment, so experiments sharing an
+    ``--output_dir`` pre-train once.
     """
     cells: list[Cell] = []
-    gpus = 1 if scale == "paper" else 0
-    encoders = {"encoder": (model, ())}
-    for config in NERBERT_CONFIGS:
+    encoders: dict[str, tuple[str, tuple]] = {"encoder": (model, ())}
+    for config in configs:
         name = f"nerbert-{config}"
         inputs = (str(Path(nerbert_corpus) / "data" / config),) if nerbert_corpus else (
             "--nerbert_corpus (a folder built by crossner-hf build-nerbert-corpus)",)
@@ -204,11 +257,24 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
                   "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--use_cpu", "true",
                           "--disable_tqdm", "true"],
                   "paper": _preset("nerbert_pretrain") if scale == "paper" else []}[scale]
-        cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=gpus,
+        cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=1 if scale == "paper" else 0,
                           argv=(*budget, "--model_name_or_path", model, "--dataset_name",
                                 str(nerbert_corpus or "NERBERT_CORPUS"), "--dataset_config", config),
                           row=f"NER-BERT {config}", column="(pre-training)", minutes=_minutes(scale, "dapt") * 2))
         encoders[f"NER-BERT {config}"] = (str(Path(out) / "cells" / name), (name,))
+    return cells, encoders
+
+
+def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                   model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
+                   ) -> list[Cell]:
+    """NER-BERT's main table: the encoder and each NER-BERT variant, direct and with CoNLL-2003 as source.
+
+    One NER-BERT pre-training per corpus config (read from ``--nerbert_corpus``, a
+    ``crossner-hf build-nerbert-corpus`` folder), shared by every domain and seed fine-tuned from it.
+    """
+    cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus)
+    gpus = 1 if scale == "paper" else 0
     for domain in domains:
         for seed in _seeds(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
             for label, (path, deps) in encoders.items():
@@ -221,6 +287,56 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
                         row=f"{label} {schedule}", column=domain, seed=seed, gpus=gpus,
                         minutes=_minutes(scale, "train"),
                         inputs=(model,) if scale == "smoke" and not deps else ()))
+    return cells
+
+
+FEW_SHOT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0)
+
+
+def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                 model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
+                 ) -> list[Cell]:
+    """NER-BERT's few-shot figure: the encoder vs NER-BERT ``all``, direct fine-tuning on a share of train.
+
+    A curve per (encoder, domain) over :data:`FEW_SHOT_FRACTIONS` of the domain's train split.
+    """
+    cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus, configs=("all",))
+    fractions = FEW_SHOT_FRACTIONS[:2] if scale == "smoke" else FEW_SHOT_FRACTIONS
+    for domain in domains:
+        for seed in _seeds(scale, seeds):
+            for label, (path, deps) in encoders.items():
+                for fraction in fractions:
+                    slug = label.lower().replace(" ", "-")
+                    percent = f"{100 * fraction:g}"
+                    cells.append(Cell(
+                        name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
+                        argv=(*_train_flags(scale, "direct", data_dir, few_shot=False), "--few_shot_fraction",
+                              str(fraction), "--model_name_or_path", path, "--domain", domain, "--seeds", str(seed)),
+                        row=f"{label} ({domain})", column=percent, seed=seed, meta={"domain": domain},
+                        gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
+                        inputs=(model,) if scale == "smoke" and not deps else ()))
+    return cells
+
+
+def nerbert_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                 model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
+                 ) -> list[Cell]:
+    """NER-BERT's t-SNE panel: the gold entities of a domain's test split under the encoder and each variant.
+
+    One ``plot-entities`` cell per (encoder, domain): its PNG and silhouettes (cosine, full
+    dimension); the table lists the silhouettes, the panel puts the four plots side by side.
+    """
+    cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus)
+    data = ["--data_dir", data_dir] if data_dir else []
+    sample = ["--max_entities", "60"] if scale == "smoke" else []
+    for domain in domains:
+        for label, (path, deps) in encoders.items():
+            slug = label.lower().replace(" ", "-")
+            cells.append(Cell(
+                name=f"{domain}/tsne-{slug}", command="plot-entities", deps=deps, output_file="entities.png",
+                result_file="entities.json", argv=(*data, *sample, "--model", path, "--config", domain, "--seed", "0"),
+                row=label, column=domain, meta={"domain": domain}, minutes=_minutes(scale, "rnn") / 2,
+                inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
 
 
@@ -248,23 +364,21 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
     """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise."""
     if scale not in SCALES:
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
-    if experiment in PLANNED:
-        raise ValueError(f"{experiment} is not built yet (built: {', '.join(EXPERIMENTS)}); see the reproduction "
-                         "issue's closing note.")
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}.")
-    default_domains = ["music"] if experiment == "crossner-fig3" else list(DOMAINS)
-    domains = list(domains or default_domains)
+    domains = list(domains or DEFAULT_DOMAINS.get(experiment, DOMAINS))
     unknown = [d for d in domains if d not in DOMAINS]
     if unknown:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
-    if experiment == "nerbert-table2":
-        cells = nerbert_table2(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora,
-                               data_dir=data_dir, nerbert_corpus=nerbert_corpus)
+    common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
+    if experiment.startswith("nerbert-"):
+        build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2, "nerbert-fig3": nerbert_fig3}
+        cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, **common)
     else:
-        build = crossner_table2 if experiment == "crossner-table2" else crossner_fig3
-        cells = build(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
+        build = {"crossner-table2": crossner_table2, "crossner-fig2": crossner_fig2, "crossner-fig3": crossner_fig3,
+                 "crossner-table4": crossner_table4}
+        cells = build[experiment](scale, out, **common)
     if rows:
         cells = select_rows(cells, rows)
     notes = CPU_CUTS if scale == "cpu" else ()

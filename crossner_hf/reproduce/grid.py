@@ -57,12 +57,17 @@ class Cell:
     score: bool = True
     """Whether the cell's result is a table entry (a DAPT cell only feeds the fine-tuning after it)."""
     meta: Mapping[str, str] = field(default_factory=dict)
+    output_file: str | None = None
+    """For a command that writes one file (``plot-entities --output``): its name in the cell folder,
+    passed as ``--output``; otherwise the folder is passed as ``--output_dir``."""
 
     def folder(self, out: str | Path) -> Path:
         return Path(out) / "cells" / self.name
 
     def command_line(self, out: str | Path) -> list[str]:
-        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, "--output_dir", str(self.folder(out))]
+        target = (["--output", str(self.folder(out) / self.output_file)] if self.output_file
+                  else ["--output_dir", str(self.folder(out))])
+        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, *target]
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -194,15 +199,30 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None) 
     return "failed"
 
 
-def read_score(cell: Cell, out: str | Path) -> float | None:
-    """The cell's test F1 in percent from its result file, or None when it has none."""
+def read_score(cell: Cell, out: str | Path, category: str | None = None) -> float | None:
+    """The cell's score from its result file, or None when it has none.
+
+    Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
+    for ``train``, ``bilstm-crf`` and ``cdlm``; the silhouette (-1..1, overall or of
+    ``category``) for ``plot-entities``. A category the run did not score gives None.
+    """
     path = cell.folder(out) / cell.result_file
     if not cell.score or not path.is_file():
         return None
     results = json.loads(path.read_text())
-    if "test_overall_f1_mean" in results:  # crossner-hf train (one seed per cell)
-        return 100 * results["test_overall_f1_mean"]
+    if "silhouette" in results:  # crossner-hf plot-entities
+        scores = results["silhouette"]
+        return scores["overall"] if category is None else scores["per_category"].get(category)
+    if "test_overall_f1_mean" in results:  # crossner-hf train (one or more seeds)
+        if category is None:
+            return 100 * results["test_overall_f1_mean"]
+        per_seed = [s["test"]["per_type"].get(category, {}).get("f1") for s in results["per_seed"]]
+        per_seed = [f for f in per_seed if f is not None]
+        return 100 * sum(per_seed) / len(per_seed) if per_seed else None
     test = results.get("test") or {}
     if "overall_f1" in test:  # bilstm-crf / cdlm
-        return 100 * test["overall_f1"]
-    raise ValueError(f"{path}: no test F1 found (expected test_overall_f1_mean or test.overall_f1).")
+        if category is None:
+            return 100 * test["overall_f1"]
+        f1 = test.get("per_type", {}).get(category, {}).get("f1")
+        return None if f1 is None else 100 * f1
+    raise ValueError(f"{path}: no score found (expected test_overall_f1_mean, test.overall_f1 or silhouette).")

@@ -11,7 +11,7 @@ from typing import Any
 from .executors import ExecutorOptions, run_grid
 from .experiments import plan
 from .grid import grid_status, status_table, topological
-from .tables import write_tables
+from .tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ def dry_run_text(cells, out) -> str:
         missing = [p for p in cell.inputs if not Path(p).exists()]
         need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
         lines.append(f"{cell.name}  (~{cell.minutes:g} min, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
-                     f"    crossner-hf {cell.command} {' '.join(cell.argv)} --output_dir {cell.folder(out)}")
+                     f"    crossner-hf {' '.join(cell.command_line(out)[3:])}")
     total = sum(c.minutes for c in cells)
     lines.append(f"{len(cells)} cells, ~{total:g} min of runs one after another ({total / 60:.1f} h)")
     return "\n".join(lines)
@@ -44,10 +44,12 @@ def reproduce(args: Any) -> int:
             print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
         return 0
     check_writable(out, "--output_dir", folder=True)
-    if grid.experiment == "crossner-fig3":
+    if grid.experiment in (*FIGURES, "nerbert-fig3"):
         from ..extras import require
 
         require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
+        if grid.experiment == "nerbert-fig3":
+            require("sklearn", "plots")  # the plot-entities cells need it
     (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
                                                "cells": [c.to_dict() for c in grid.cells]}, indent=2))
     if not args.status:
@@ -60,13 +62,9 @@ def reproduce(args: Any) -> int:
                                   slurm_account=args.slurm_account)
         run_grid(grid.cells, out, options)
     md, _ = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model, notes=grid.notes)
-    if grid.experiment == "crossner-fig3":
-        from .tables import write_curve_figure
-
-        figure = write_curve_figure(grid.experiment, grid.cells, out, xlabel="target training sentences",
-                                    model=grid.model)
-        if figure is not None:
-            logger.info("figure: %s", figure)
+    figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)
+    if figure is not None:
+        logger.info("figure: %s", figure)
     print(status_table(grid.cells, out), file=sys.stderr)
     print(md.read_text())
     return 1 if "failed" in grid_status(grid.cells, out).values() else 0

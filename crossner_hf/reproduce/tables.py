@@ -36,17 +36,22 @@ class Entry:
     expected: int
     state: str
     """'ok' when every seed is done, else the first unfinished cell's status."""
+    digits: int = 2
 
     def text(self) -> str:
         if self.state != "ok":
             return f"{self.state} ({self.n}/{self.expected} seeds)" if self.n else self.state
+        if self.mean is None:
+            return "n/a"
         if self.std is None:
-            return f"{self.mean:.2f}"
-        return f"{self.mean:.2f} ± {self.std:.2f}"
+            return f"{self.mean:.{self.digits}f}"
+        return f"{self.mean:.{self.digits}f} ± {self.std:.{self.digits}f}"
 
 
-def table_entries(cells: Sequence[Cell], out: str | Path) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
-    """(rows, columns, entries) of the scored cells, in the grid's order."""
+def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None
+                  ) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
+    """(rows, columns, entries) of the scored cells, in the grid's order (scores of one entity
+    ``category`` when given, see :func:`~crossner_hf.reproduce.grid.read_score`)."""
     status = grid_status(cells, out)
     rows: list[str] = []
     columns: list[str] = []
@@ -59,22 +64,63 @@ def table_entries(cells: Sequence[Cell], out: str | Path) -> tuple[list[str], li
         grouped.setdefault((cell.row, cell.column), []).append(cell)
     entries = {}
     for key, group in grouped.items():
-        scores = [s for s in (read_score(c, out) for c in group) if s is not None]
+        scores = [s for s in (read_score(c, out, category) for c in group) if s is not None]
         pending = [status[c.name] for c in group if status[c.name] != "done"]
         # a DAPT row's fine-tuning waits on its DAPT cell: show that cell's state when it is the reason
         for c in group:
             for dep in c.deps:
                 if status[c.name] != "done" and status.get(dep) in ("missing input", "failed"):
                     pending = [status[dep]] + pending
+        done = sum(1 for c in group if status[c.name] == "done")
         entries[key] = Entry(
             mean=statistics.fmean(scores) if scores else None,
             std=statistics.stdev(scores) if len(scores) > 1 else None,
-            n=len(scores), expected=len(group), state="ok" if not pending else pending[0])
+            n=done, expected=len(group), state="ok" if not pending else pending[0],
+            digits=3 if any(c.command == "plot-entities" for c in group) else 2)
     return rows, columns, entries
+
+
+def _category_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> list[dict[str, str]]:
+    """Per-category tables: crossner-table4 (categories down, settings across; a domain prefix when
+    several) and nerbert-fig3 (encoders down, overall then each gold type across)."""
+    from ..labels import entity_types
+
+    domains = list(dict.fromkeys(c.column for c in cells if c.score))
+    records = []
+
+    def record(row: str, column: str, entry: Entry) -> dict[str, str]:
+        return {"row": row, "column": column, "ours": entry.text(), "seeds": str(entry.n),
+                "paper": "not transcribed", "difference": ""}
+
+    for domain in domains:
+        domain_cells = [c for c in cells if c.column == domain or not c.score]
+        if experiment == "nerbert-fig3":
+            rows, _, overall = table_entries(domain_cells, out)
+            per_type = {t: table_entries(domain_cells, out, t)[2] for t in entity_types(domain)}
+            for row in rows:
+                records.append(record(row, "overall" if len(domains) == 1 else f"{domain} overall",
+                                      overall[(row, domain)]))
+                records += [record(row, t if len(domains) == 1 else f"{domain} {t}", per_type[t][(row, domain)])
+                            for t in entity_types(domain)]
+            continue
+        for t in entity_types(domain):
+            settings, _, entries = table_entries(domain_cells, out, t)
+            name = t if len(domains) == 1 else f"{domain}: {t}"
+            records += [record(name, setting, entries[(setting, domain)]) for setting in settings]
+        settings, _, entries = table_entries(domain_cells, out)
+        name = "overall" if len(domains) == 1 else f"{domain}: overall"
+        records += [record(name, setting, entries[(setting, domain)]) for setting in settings]
+    return records
+
+
+CATEGORY_TABLES = ("crossner-table4", "nerbert-fig3")
+"""Experiments whose table is per entity category (the others: rows x domains or x figure points)."""
 
 
 def build_table(experiment: str, cells: Sequence[Cell], out: str | Path) -> list[dict[str, str]]:
     """The table as rows of strings: ours, the paper's, the difference, seeds; one dict per (row, column)."""
+    if experiment in CATEGORY_TABLES:
+        return _category_records(experiment, cells, out)
     paper = paper_numbers(experiment)
     rows, columns, entries = table_entries(cells, out)
     records = []
@@ -109,9 +155,11 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
     by_row: dict[str, dict[str, dict[str, str]]] = {}
     for r in records:
         by_row.setdefault(r["row"], {})[r["column"]] = r
+    measure = paper.get("measure", "Test F1 (%), mean ± standard deviation over seeds")
+    transcribed = bool(paper["rows"])  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
+    layout = "each cell: ours / paper (difference)" if transcribed else "ours (the paper gives no numbers here)"
     lines = [f"# {experiment} at scale {scale}", "",
-             f"Encoder: `{model}`. Test F1 (%), mean ± standard deviation over seeds; each cell: ours / paper "
-             "(difference). Source of the paper's figures: " + paper["source"], ""]
+             f"Encoder: `{model}`. {measure}; {layout}. Source: " + paper["source"], ""]
     lines += ["| row | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for row, cols in by_row.items():
         cells_text = []
@@ -121,7 +169,7 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
                 cells_text.append("")
                 continue
             diff = f" ({r['difference']})" if r["difference"] else ""
-            cells_text.append(f"{r['ours']} / {r['paper']}{diff}")
+            cells_text.append(f"{r['ours']} / {r['paper']}{diff}" if transcribed else r["ours"])
         lines.append(f"| {row} | " + " | ".join(cells_text) + " |")
     if notes:
         lines += ["", "What this scale cuts against the paper:", ""] + [f"- {n}" for n in notes]
@@ -151,3 +199,33 @@ def write_curve_figure(experiment: str, cells: Sequence[Cell], out: str | Path, 
     return plot_curves(curves, Path(out) / "figure.png", xlabel=xlabel,
                        title=f"{experiment}: {', '.join(sorted({c.meta.get('domain', '') for c in cells} - {''}))} "
                              f"({Path(model).name})")
+
+
+def write_panel_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, model: str) -> Path | None:
+    """``OUT/figure.png``: the done ``plot-entities`` cells' plots side by side, captioned with the
+    encoder and its overall silhouette (NER-BERT Fig. 3)."""
+    from ..plots import plot_image_panel
+
+    images = {}
+    for cell in cells:
+        score = read_score(cell, out)
+        if cell.command == "plot-entities" and score is not None:
+            images[f"{cell.row} ({cell.column}): silhouette {score:+.3f}"] = cell.folder(out) / cell.output_file
+    if not images:
+        return None
+    return plot_image_panel(images, Path(out) / "figure.png",
+                            title=f"{experiment}: gold entities' representations ({Path(model).name} and NER-BERT)")
+
+
+FIGURES = {"crossner-fig2": "% of the integrated corpus used for DAPT", "crossner-fig3": "target training sentences",
+           "nerbert-fig2": "% of the target training split"}
+"""The curve figures and their x axis; nerbert-fig3 is a panel (:func:`write_panel_figure`)."""
+
+
+def write_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, model: str) -> Path | None:
+    """The experiment's figure, when it has one and a cell is done."""
+    if experiment == "nerbert-fig3":
+        return write_panel_figure(experiment, cells, out, model=model)
+    if experiment in FIGURES:
+        return write_curve_figure(experiment, cells, out, xlabel=FIGURES[experiment], model=model)
+    return None
