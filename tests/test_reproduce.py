@@ -245,3 +245,107 @@ def test_fig3_table_and_curve_from_the_cells_results(tmp_path):
     assert records["10"]["ours"] == f"{statistics.fmean(ten):.2f} ± {statistics.stdev(ten):.2f}"
     assert records["100"]["ours"] == "waiting (1/2 seeds)" and records["10"]["paper"] == "not transcribed"
     assert write_curve_figure("crossner-fig3", grid.cells, out, xlabel="n", model="m").stat().st_size > 1000
+
+
+def _train_results(per_type: dict[str, float], overall: float) -> dict:
+    """A train results.json as `crossner-hf train` writes it for one seed (only the fields the tables read)."""
+    return {"test_overall_f1_mean": overall,
+            "per_seed": [{"seed": 1, "test": {"overall_f1": overall,
+                                              "per_type": {t: {"f1": f1} for t, f1 in per_type.items()}}}]}
+
+
+def test_table4_reads_each_category_from_the_table2_cells(tmp_path):
+    """crossner-table4 is the table2 cells of three rows (same folders), read per entity category."""
+    from crossner_hf.labels import entity_types
+
+    out = tmp_path / "t4"
+    grid = plan("crossner-table4", "cpu", out, corpora=str(tmp_path / "corpora"))
+    assert {c.row for c in grid.cells} == {"BERT direct", "BERT pretrain-finetune", DAPT_ROW}
+    table2 = {c.name for c in plan("crossner-table2", "cpu", out, domains=["music"]).cells}
+    assert {c.name for c in grid.cells} <= table2  # a shared --output_dir runs them once
+    types = entity_types("music")
+    written = {}
+    for i, cell in enumerate(c for c in grid.cells if c.score):
+        cell.folder(out).mkdir(parents=True)
+        written[cell.row] = {t: 0.01 * (i + 1) * (j + 1) for j, t in enumerate(types[:-1])}  # last type: not scored
+        (cell.folder(out) / "results.json").write_text(json.dumps(_train_results(written[cell.row], 0.5 + i / 10)))
+    (grid.cells[2].folder(out) / "dapt_results.json").parent.mkdir(parents=True, exist_ok=True)
+    (grid.cells[2].folder(out) / "dapt_results.json").write_text("{}")
+    records = {(r["row"], r["column"]): r["ours"] for r in build_table("crossner-table4", grid.cells, out)}
+    for setting, per_type in written.items():
+        for t, f1 in per_type.items():
+            assert records[(t, setting)] == f"{100 * f1:.2f}"
+        assert records[(types[-1], setting)] == "n/a"  # a category the run did not score is said, not zero
+    assert records[("overall", "BERT direct")] == "50.00"
+    assert [r for r, _ in records][:3] == [types[0]] * 3  # categories down, the three settings across
+
+
+def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_data_dir):
+    from crossner_hf.schedules import load_target
+    from crossner_hf.training_args import CrossNERTrainingArguments
+
+    grid = plan("nerbert-fig2", "cpu", tmp_path, domains=["politics"], nerbert_corpus=str(tmp_path / "c"))
+    runs = [c for c in grid.cells if c.command == "train"]
+    assert {c.column for c in runs} == {"10", "25", "50", "75", "100"}
+    assert {c.row for c in runs} == {"encoder (politics)", "NER-BERT all (politics)"}
+    assert all(c.deps == ("nerbert-all",) for c in runs if c.row.startswith("NER-BERT"))
+    assert all("--few_shot" not in c.argv and "--few_shot_fraction" in c.argv for c in runs)
+    args = CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), domain="politics", few_shot_fraction=0.1,
+                                     data_dir=str(crossner_data_dir))
+    full = load_target(CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), domain="politics",
+                                                 data_dir=str(crossner_data_dir)), 1)
+    assert len(load_target(args, 1)["train"]) == round(0.1 * len(full["train"]))
+    with pytest.raises(ValueError, match="pass one"):
+        CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), few_shot=8, few_shot_fraction=0.5)
+    with pytest.raises(ValueError, match=r"must be in \(0, 1\]"):
+        CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), few_shot_fraction=1.5)
+
+
+@pytest.mark.slow  # DAPT and fine-tuning runs (about a minute on a quiet machine)
+def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
+    """crossner-fig2: each DAPT cell trains on --corpus_fraction of the integrated corpus, then fine-tunes."""
+    pytest.importorskip("matplotlib")
+    for name, value in _env(tmp_path, crossner_data_dir).items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "fig2"
+    proc = _reproduce(["crossner-fig2", "--scale", "smoke", "--domains", "politics", "--rows", "span masking",
+                       "--model", tiny_bert_dir, "--corpora", corpora, "--output_dir", out], tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
+    grid = plan("crossner-fig2", "smoke", out, domains=["politics"], model=tiny_bert_dir, corpora=str(corpora),
+                rows=["span masking"])
+    texts = {}
+    for cell in grid.cells:
+        if cell.command == "dapt":
+            texts[cell.column] = json.loads((cell.folder(out) / "dapt_results.json").read_text())["n_texts"]
+    assert texts == {"10": 6, "25": 15}  # of the fixture's 60 sentences
+    records = {r["column"]: r["ours"] for r in build_table("crossner-fig2", grid.cells, out)}
+    for cell in grid.cells:
+        if cell.score:
+            assert records[cell.column] == f"{read_score(cell, out):.2f}"
+    assert (out / "figure.png").stat().st_size > 1000 and "| span masking |" in (out / "table.md").read_text()
+
+
+@pytest.mark.slow  # a NER-BERT pre-training and two plot-entities runs (about 40 s on a quiet machine)
+def test_nerbert_fig3_silhouettes_and_panel(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir, monkeypatch):
+    pytest.importorskip("sklearn")
+    for name, value in _env(tmp_path, crossner_data_dir).items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "fig3"
+    args = ["nerbert-fig3", "--scale", "smoke", "--rows", "encoder", "NER-BERT all", "--model", tiny_bert_dir,
+            "--nerbert_corpus", sample_corpus, "--output_dir", out]
+    proc = _reproduce(args, tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
+    grid = plan("nerbert-fig3", "smoke", out, model=tiny_bert_dir, nerbert_corpus=str(sample_corpus),
+                rows=["encoder", "NER-BERT all"])
+    assert [c.name for c in grid.cells] == ["nerbert-all", "politics/tsne-encoder", "politics/tsne-ner-bert-all"]
+    records = {(r["row"], r["column"]): r["ours"] for r in build_table("nerbert-fig3", grid.cells, out)}
+    for cell in grid.cells[1:]:
+        scores = json.loads((cell.folder(out) / "entities.json").read_text())["silhouette"]
+        assert records[(cell.row, "overall")] == f"{scores['overall']:.3f}"
+        assert records[(cell.row, "election")] == f"{scores['per_category']['election']:.3f}"
+        assert json.loads((cell.folder(out) / "entities.json").read_text())["model"].endswith(
+            "nerbert-all" if "NER-BERT" in cell.row else Path(tiny_bert_dir).name)
+    assert (out / "figure.png").stat().st_size > 1000
+    assert "| encoder |" in stdout and "/ not transcribed" not in stdout  # the paper shows plots, not numbers
