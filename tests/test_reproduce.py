@@ -72,8 +72,8 @@ def test_table2_plan_has_every_row_and_explicit_dependencies(tmp_path):
     assert select_rows(grid.cells, [DAPT_ROW]) == [c for c in grid.cells if c.name in (dapt, finetunes[0].name)]
     with pytest.raises(ValueError, match="rows are"):
         select_rows(grid.cells, ["no such row"])
-    with pytest.raises(ValueError, match="not built yet"):
-        plan("nerbert-fig3", "cpu", tmp_path)
+    with pytest.raises(ValueError, match="choose one of crossner-table2, crossner-fig2"):
+        plan("crossner-table9", "cpu", tmp_path)
 
 
 def test_dry_run_lists_cells_dependencies_and_cost(tmp_path, crossner_data_dir, monkeypatch, capsys):
