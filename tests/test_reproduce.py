@@ -165,13 +165,13 @@ def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
     pytest.importorskip("submitit")
-    from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
+    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "grid"
     cells = _dapt_grid(out, tiny_bert_dir, corpora)
-    status = run_grid(cells, out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
+    status = run_grid(cells, out, GridExecutorOptions(executor="slurm", slurm_cluster="local"))
     assert set(status.values()) == {"done"}
     assert list((out / "slurm").rglob("*_submitted.pkl"))  # the cells went through submitit's jobs
 
@@ -179,7 +179,7 @@ def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir,
 def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypatch):
     """On a Slurm cluster (sbatch/srun stand-ins here) the dependant's job script says afterok:<its dependency>."""
     submitit = pytest.importorskip("submitit")
-    from crossner_hf.reproduce.executors import ExecutorOptions, submit_cells
+    from crossner_hf.reproduce.executors import GridExecutorOptions, submit_cells
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -194,7 +194,7 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     a = Cell("politics/dapt/seed-1", "dapt", ("--x",), "r", "politics", gpus=1, minutes=60, score=False)
     b = Cell("politics/ft/seed-1", "train", ("--y",), "r", "politics", deps=(a.name,), gpus=1, minutes=30)
     executor = submitit.AutoExecutor(folder=str(out / "slurm" / "%j"), cluster="slurm")
-    jobs = submit_cells(executor, [a, b], out, ExecutorOptions(executor="slurm", slurm_partition="gpu"), {})
+    jobs = submit_cells(executor, [a, b], out, GridExecutorOptions(executor="slurm", slurm_partition="gpu"), {})
     assert [jobs[c.name].job_id for c in (a, b)] == ["11", "12"]
     first, second = ((tmp_path / "scripts" / f"{n}.sh").read_text() for n in (11, 12))
     assert "#SBATCH --partition=gpu" in first and "#SBATCH --gpus-per-node=1" in first
@@ -205,7 +205,7 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
                                                             monkeypatch):
-    from crossner_hf.reproduce.executors import ExecutorOptions, run_grid
+    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
@@ -213,7 +213,7 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
     grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
                 nerbert_corpus=str(sample_corpus), rows=["NER-BERT all direct"])
     assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
-    assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
+    assert set(run_grid(grid.cells, out, GridExecutorOptions()).values()) == {"done"}
     results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
     assert results["model_name_or_path"] == str(grid.cells[0].folder(out))  # fine-tuned from the NER-BERT cell
     full = plan("nerbert-table2", "cpu", out, domains=["politics"])

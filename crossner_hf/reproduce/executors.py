@@ -31,7 +31,10 @@ EXECUTORS = ("local", "ray", "slurm")
 
 
 @dataclass
-class ExecutorOptions:
+class GridExecutorOptions:
+    """Where the grid's cells run (the Wikipedia builder's datatrove executors have their own
+    :class:`crossner_hf.wikipedia.pipeline.ExecutorOptions`)."""
+
     executor: str = "local"
     ray_address: str | None = None
     slurm_partition: str | None = None
@@ -40,7 +43,7 @@ class ExecutorOptions:
     slurm_account: str | None = None
 
 
-def run_grid(cells: Sequence[Cell], out: str | Path, options: ExecutorOptions) -> dict[str, str]:
+def run_grid(cells: Sequence[Cell], out: str | Path, options: GridExecutorOptions) -> dict[str, str]:
     """Run every cell that is not done; returns each cell's final status."""
     if options.executor not in EXECUTORS:
         raise ValueError(f"--executor {options.executor!r}: choose one of {', '.join(EXECUTORS)}.")
@@ -53,7 +56,7 @@ def _blocked(cell: Cell, status: dict[str, str]) -> bool:
     return any(status.get(dep) != "done" for dep in cell.deps)
 
 
-def _run_local(cells: list[Cell], out: Path, options: ExecutorOptions) -> dict[str, str]:
+def _run_local(cells: list[Cell], out: Path, options: GridExecutorOptions) -> dict[str, str]:
     status: dict[str, str] = {}
     for i, cell in enumerate(cells, 1):
         if _blocked(cell, status):
@@ -70,7 +73,7 @@ def _ray_cell(cell: Cell, out: str, env: dict[str, str], *dep_status: str) -> st
     return run_cell(cell, out, env=env)
 
 
-def _run_ray(cells: list[Cell], out: Path, options: ExecutorOptions) -> dict[str, str]:
+def _run_ray(cells: list[Cell], out: Path, options: GridExecutorOptions) -> dict[str, str]:
     from ..extras import require
 
     ray = require("ray", "ray")
@@ -90,7 +93,7 @@ def _run_ray(cells: list[Cell], out: Path, options: ExecutorOptions) -> dict[str
     return dict(zip(refs, ray.get(list(refs.values()))))
 
 
-def slurm_parameters(cell: Cell, dependency_job_ids: Sequence[str], options: ExecutorOptions) -> dict[str, Any]:
+def slurm_parameters(cell: Cell, dependency_job_ids: Sequence[str], options: GridExecutorOptions) -> dict[str, Any]:
     """submitit parameters of a cell's Slurm job: its resources, time limit and ``afterok`` dependencies."""
     params: dict[str, Any] = {
         "slurm_job_name": "crossner-" + cell.name.replace("/", "-"),
@@ -111,7 +114,7 @@ def slurm_parameters(cell: Cell, dependency_job_ids: Sequence[str], options: Exe
     return params
 
 
-def _run_slurm(cells: list[Cell], out: Path, options: ExecutorOptions) -> dict[str, str]:
+def _run_slurm(cells: list[Cell], out: Path, options: GridExecutorOptions) -> dict[str, str]:
     from ..extras import require
 
     submitit = require("submitit", "slurm")
@@ -135,7 +138,7 @@ def _job_result(jobs: dict[str, Any], name: str, cells: list[Cell], out: Path, s
     return status[name]
 
 
-def submit_cells(executor: Any, cells: list[Cell], out: Path, options: ExecutorOptions,
+def submit_cells(executor: Any, cells: list[Cell], out: Path, options: GridExecutorOptions,
                  status: dict[str, str]) -> dict[str, Any]:
     """Submit every cell that is not done through a submitit executor; returns the jobs by cell name.
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .executors import ExecutorOptions, run_grid
+from .executors import GridExecutorOptions, run_grid
 from .experiments import plan
 from .grid import grid_status, status_table, topological
 from .tables import FIGURES, write_figure, write_tables
@@ -57,7 +57,7 @@ def reproduce(args: Any) -> int:
             from ..testing import make_tiny_bert
 
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
-        options = ExecutorOptions(executor=args.executor, ray_address=args.ray_address,
+        options = GridExecutorOptions(executor=args.executor, ray_address=args.ray_address,
                                   slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
                                   slurm_account=args.slurm_account)
         run_grid(grid.cells, out, options)
