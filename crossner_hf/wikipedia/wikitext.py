@@ -37,6 +37,7 @@ Example:
 from __future__ import annotations
 
 import bisect
+import html
 import logging
 import re
 from collections.abc import Callable, Mapping
@@ -84,6 +85,8 @@ _LANGUAGE_PREFIX = re.compile(r"^[a-z]{2,3}(?:-[a-z]{2,8})*$")
 _STYLE_QUOTES = re.compile(r"'{2,}")
 _MAGIC_WORDS = re.compile(r"__[A-Z]+__")
 _LINK_TRAIL = re.compile(r"^[a-z]+")
+_NO_BREAK_SPACES = re.compile("[\u00a0\u2009\u202f]")
+"""Written as plain spaces, as the HTMLEntity branch of :func:`_render` does."""
 _WHITESPACE = re.compile(r"[ \t\u00a0\u2009\u202f]*\n[ \t\n\u00a0\u2009\u202f]*|[ \t\u00a0\u2009\u202f]{2,}"
                          r"|[\t\u00a0\u2009\u202f]"
                          # what removed templates leave behind: "( )", "(; born ...", " ,"
@@ -212,7 +215,9 @@ def _render_link(link: Wikilink, out: _Builder, trail: str) -> None:
     if link.text is not None and str(link.text).strip():
         _render(link.text.nodes, out)
     else:
-        shown = raw_title.lstrip(":")
+        # MediaWiki shows an unlabelled link's title with its entities decoded ([[Kruskal&ndash;Wallis test]]
+        # reads "Kruskal–Wallis test"), as the HTMLEntity nodes of prose and labels are below
+        shown = _NO_BREAK_SPACES.sub(" ", html.unescape(raw_title.lstrip(":")))
         if link.text is not None:  # the pipe trick: [[Paris (band)|]] shows "Paris"
             shown = re.sub(r"\s*\([^)]*\)$", "", shown.split(":", 1)[-1])
         out.write(shown)

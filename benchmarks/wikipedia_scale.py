@@ -1,0 +1,240 @@
+"""Inputs at Wikipedia's scale for the builder benchmarks, generated from the shared sample.
+
+Two generators and a command:
+
+- :func:`make_scaled_dump`: a ``pages-articles-multistream`` dump of about ``--dump_mb`` MB of XML
+  (bz2 streams of ``--pages_per_stream`` pages, the header and footer streams, and the
+  ``offset:page_id:title`` index), made of copies of the sample's pages. Copy 0 is the sample
+  itself; copy k > 0 renames every page ``"<title> v<k>"``, offsets its id by ``k x ID_STRIDE``
+  and rewires every article link ``[[T|label]]`` (and ``#REDIRECT [[T]]``, ``<redirect title>``) to
+  ``"T v<k>"`` with the surface text unchanged, so titles stay unique and each copy's links,
+  redirects and typing resolve inside the copy exactly as the sample's do. The matching
+  instance-types file repeats every ``<resource/R>`` line of the sample's as ``R_v<k>``.
+  Links with a colon in the target (``File:``, ``Category:``, interwiki) are left as they are.
+- :func:`make_typed_shards`: stage-2 typed-sentence shards (``stage2/typed/<rank>.parquet``, the
+  builder's :data:`~crossner_hf.wikipedia.pipeline.TYPED_SCHEMA`) of ``--sentences`` sentences:
+  Zipf-distributed words and categories (``--categories`` real DBpedia classes, so the merged
+  config has parents to merge into), 29 words and 1-4 anchors a sentence on average (the paper's
+  corpus: 475.6M tokens in 16.3M sentences), a share of untyped ``ENTITY`` anchors. The
+  post-extraction steps (filters, balancing, split, dataset assembly) run on them as on a real
+  work folder. Generated with numpy and pyarrow a shard at a time: memory stays flat.
+
+Usage:
+    python benchmarks/wikipedia_scale.py dump --dump_mb 2048 --output_dir /data/scale-2g
+    python benchmarks/wikipedia_scale.py typed --sentences 16300000 --output_dir /data/typed-16m
+"""
+
+from __future__ import annotations
+
+import argparse
+import bz2
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+SAMPLE_DUMP = SHARED / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2"
+SAMPLE_TYPES = SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"
+ONTOLOGY = SHARED / "dbpedia" / "dbpedia_2016-10.owl"
+
+ID_STRIDE = 100_000_000
+"""Copy k's page ids are the sample's plus k x ID_STRIDE (the sample's ids are far below it)."""
+
+_PAGE = re.compile(r"  <page>.*?</page>\n", flags=re.DOTALL)
+_TITLE = re.compile(r"<title>(.*?)</title>")
+_ID = re.compile(r"(<ns>\d+</ns>\s*<id>)(\d+)(</id>)")
+_REDIRECT = re.compile(r'<redirect title="([^"]*)" />')
+_LINK = re.compile(r"\[\[([^\[\]|#:]+)(#[^\[\]|]*)?(\|[^\[\]]*)?\]\]")
+_RESOURCE = re.compile(r"^<http://dbpedia\.org/resource/([^>]+)>")
+
+
+def copy_title(title: str, copy: int) -> str:
+    """The title of a page's ``copy``-th copy (copy 0: the title itself)."""
+    return title if copy == 0 else f"{title} v{copy}"
+
+
+def _rewire_link(match: re.Match, copy: int) -> str:
+    target, section, label = match.group(1), match.group(2) or "", match.group(3)
+    if not target.strip():
+        return match.group(0)
+    # the surface stays what the sample shows: [[T#s]] becomes [[T vk#s|T#s]] (MediaWiki shows the section)
+    return f"[[{copy_title(target.strip(), copy)}{section}{label if label is not None else '|' + target + section}]]"
+
+
+def copy_page(page: str, copy: int) -> str:
+    """One ``<page>`` element of the sample as its ``copy``-th copy (see the module docstring)."""
+    if copy == 0:
+        return page
+    page = _TITLE.sub(lambda m: f"<title>{copy_title(m.group(1), copy)}</title>", page, count=1)
+    page = _ID.sub(lambda m: f"{m.group(1)}{int(m.group(2)) + copy * ID_STRIDE}{m.group(3)}", page, count=1)
+    page = _REDIRECT.sub(lambda m: f'<redirect title="{copy_title(m.group(1), copy)}" />', page, count=1)
+    return _LINK.sub(lambda m: _rewire_link(m, copy), page)
+
+
+def sample_pages(source: str | Path = SAMPLE_DUMP) -> tuple[str, list[str], str]:
+    """(header, article-namespace pages, footer) of a dump; other namespaces are left out (no copies of
+    project pages, and category pages would repeat their titles)."""
+    text = bz2.open(source).read().decode("utf-8")
+    first, end = text.index("  <page>"), text.rindex("</mediawiki>")
+    pages = [p for p in _PAGE.findall(text[first:end]) if "<ns>0</ns>" in p]
+    return text[:first], pages, text[end:]
+
+
+def make_scaled_dump(out_dir: str | Path, dump_mb: float, *, source: str | Path = SAMPLE_DUMP,
+                     types: str | Path = SAMPLE_TYPES, pages_per_stream: int = 100) -> dict[str, object]:
+    """Write ``dump.xml.bz2``, ``index.txt.bz2`` and ``instance_types.nt`` into ``out_dir``; returns sizes.
+
+    Copies are added until the XML reaches ``dump_mb`` MB (whole copies: at least one).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    header, pages, footer = sample_pages(source)
+    per_copy = sum(len(p.encode("utf-8")) for p in pages)
+    copies = max(1, round(dump_mb * 1e6 / per_copy))
+    dump, index = out / "dump.xml.bz2", out / "index.txt.bz2"
+    offset, xml_bytes, n_pages = 0, 0, 0
+    with open(dump, "wb") as handle, bz2.open(index, "wt", encoding="utf-8") as lines:
+        def stream(text: str) -> None:
+            nonlocal offset, xml_bytes
+            data = bz2.compress(text.encode("utf-8"))
+            handle.write(data)
+            offset += len(data)
+            xml_bytes += len(text.encode("utf-8"))
+
+        stream(header)
+        batch: list[str] = []
+        for copy in range(copies):
+            for page in pages:
+                batch.append(copy_page(page, copy))
+                if len(batch) == pages_per_stream:
+                    _index_lines(lines, offset, batch)
+                    n_pages += len(batch)
+                    stream("".join(batch))
+                    batch = []
+        if batch:
+            _index_lines(lines, offset, batch)
+            n_pages += len(batch)
+            stream("".join(batch))
+        stream(footer)
+    type_lines = _copied_types(types, copies, out / "instance_types.nt")
+    return {"copies": copies, "pages": n_pages, "xml_mb": xml_bytes / 1e6, "bz2_mb": dump.stat().st_size / 1e6,
+            "type_lines": type_lines, "dump": str(dump), "index": str(index), "instance_types": str(out / "instance_types.nt")}
+
+
+def _index_lines(lines, offset: int, batch: list[str]) -> None:
+    for page in batch:
+        title = _TITLE.search(page).group(1)
+        page_id = _ID.search(page).group(2)
+        lines.write(f"{offset}:{page_id}:{title}\n")
+
+
+def _copied_types(types: str | Path, copies: int, out: Path) -> int:
+    sample = [line for line in Path(types).read_text(encoding="utf-8").splitlines() if _RESOURCE.match(line)]
+    written = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        for copy in range(copies):
+            for line in sample:
+                if copy:
+                    line = _RESOURCE.sub(lambda m: f"<http://dbpedia.org/resource/{m.group(1)}_v{copy}>", line)
+                handle.write(line + "\n")
+                written += 1
+    return written
+
+
+# --------------------------------------------------------------------------- typed shards
+
+WORDS_PER_SENTENCE = 475.6e6 / 16.3e6
+"""The paper's corpus: 475.6M tokens in 16.3M sentences (29.2 words a sentence)."""
+
+
+def _categories(n: int, ontology: str | Path = ONTOLOGY) -> tuple[list[str], list[str]]:
+    """``n`` DBpedia classes, deepest first (the merged config has parents to merge into): their
+    lower-cased names (the ``all`` categories) and 4-type categories, as the typing stage writes them."""
+    from crossner_hf.wikipedia.dbpedia import load_ontology
+
+    classes = load_ontology(ontology)
+    names = classes.by_specificity()
+    if len(names) < n:
+        raise ValueError(f"the ontology has {len(names)} classes; ask for at most that many --categories.")
+    return [c.lower() for c in names[:n]], [classes.coarse(c) for c in names[:n]]
+
+
+def make_typed_shards(out_dir: str | Path, sentences: int, *, categories: int = 315, shard_rows: int = 500_000,
+                      entity_share: float = 0.3, seed: int = 0) -> dict[str, object]:
+    """Write ``out_dir/stage2/typed/<rank>.parquet`` (see the module docstring); returns counts."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from crossner_hf.wikipedia.dbpedia import ENTITY
+    from crossner_hf.wikipedia.pipeline import TYPED_SCHEMA
+
+    rng = np.random.default_rng(seed)
+    names, coarse = _categories(categories)
+    vocabulary = pa.array([f"w{i}" for i in range(50_000)])
+    folder = Path(out_dir) / "stage2" / "typed"
+    folder.mkdir(parents=True, exist_ok=True)
+    tokens_total = anchors_total = 0
+    for rank, start in enumerate(range(0, sentences, shard_rows)):
+        n = min(shard_rows, sentences - start)
+        lengths = np.clip(rng.poisson(WORDS_PER_SENTENCE - 5, n) + 5, 5, 200)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        words = vocabulary.take(pa.array(np.minimum(rng.zipf(1.3, int(offsets[-1])) - 1, len(vocabulary) - 1)))
+        n_spans = np.minimum(rng.poisson(1.5, n) + 1, lengths // 2)
+        span_offsets = np.concatenate([[0], np.cumsum(n_spans)]).astype(np.int32)
+        total = int(span_offsets[-1])
+        # spans two words apart, one or two words long: never overlapping, always inside the sentence
+        slot = np.arange(total) - np.repeat(span_offsets[:-1], n_spans)
+        span_start = (2 * slot).astype(np.int32)
+        span_end = (span_start + np.minimum(1 + rng.integers(0, 2, total), np.repeat(lengths, n_spans) - span_start)
+                    ).astype(np.int32)
+        drawn = np.minimum(rng.zipf(1.5, total) - 1, len(names) - 1)
+        fine = np.array(names, dtype=object)[drawn]
+        fine[rng.random(total) < entity_share] = ENTITY
+        target = np.char.add("T", (drawn * 1000 + rng.integers(0, 1000, total)).astype(str))
+        page_ids = start + np.arange(n)
+
+        def lists(values) -> pa.ListArray:
+            return pa.ListArray.from_arrays(pa.array(span_offsets), pa.array(values))
+
+        table = pa.Table.from_arrays([
+            pa.array(page_ids // 20, pa.int64()), pa.array([f"Page {p // 20}" for p in page_ids]),
+            pa.array(page_ids % 20, pa.int32()), pa.ListArray.from_arrays(pa.array(offsets), words),
+            lists(span_start), lists(span_end), lists(target.astype(object)), lists(fine.astype(object)),
+            lists(np.where(fine == ENTITY, ENTITY, np.array(coarse, dtype=object)[drawn]).astype(object)),
+        ], schema=TYPED_SCHEMA)
+        pq.write_table(table, folder / f"{rank:05d}.parquet")
+        tokens_total += int(offsets[-1])
+        anchors_total += total
+    return {"sentences": sentences, "tokens": tokens_total, "anchors": anchors_total, "categories": categories,
+            "shards": len(list(folder.glob("*.parquet")))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="what", required=True)
+    dump = sub.add_parser("dump", allow_abbrev=False, help="a multistream dump, its index and instance types")
+    dump.add_argument("--dump_mb", type=float, required=True, help="MB of XML to generate (whole sample copies)")
+    dump.add_argument("--pages_per_stream", type=int, default=100)
+    dump.add_argument("--output_dir", required=True)
+    typed = sub.add_parser("typed", allow_abbrev=False, help="stage-2 typed-sentence shards")
+    typed.add_argument("--sentences", type=int, required=True)
+    typed.add_argument("--categories", type=int, default=315)
+    typed.add_argument("--shard_rows", type=int, default=500_000)
+    typed.add_argument("--output_dir", required=True)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    if args.what == "dump":
+        result = make_scaled_dump(args.output_dir, args.dump_mb, pages_per_stream=args.pages_per_stream)
+    else:
+        result = make_typed_shards(args.output_dir, args.sentences, categories=args.categories,
+                                   shard_rows=args.shard_rows)
+    for key, value in result.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,95 @@
+"""The scale generators of ``benchmarks/wikipedia_scale.py``: a copied dump types exactly as the sample
+does, copy for copy, and generated typed shards go through the post-extraction steps."""
+
+from __future__ import annotations
+
+import bz2
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def scale():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import wikipedia_scale
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    return wikipedia_scale
+
+
+def test_copy_rewires_links_titles_ids_and_redirects(scale):
+    page = ("  <page>\n    <title>Abraham Lincoln</title>\n    <ns>0</ns>\n    <id>307</id>\n"
+            "    <text>He led the [[Union (American Civil War)|Union]] from [[illinois]]. [[File:x.jpg|thumb]] "
+            "[[Kentucky#History]]s [[:Category:Presidents]]</text>\n  </page>\n")
+    copied = scale.copy_page(page, 3)
+    assert "<title>Abraham Lincoln v3</title>" in copied and f"<id>{307 + 3 * scale.ID_STRIDE}</id>" in copied
+    assert "[[Union (American Civil War) v3|Union]]" in copied and "[[illinois v3|illinois]]" in copied
+    assert "[[Kentucky v3#History|Kentucky#History]]s" in copied  # the shown section and the link trail survive
+    assert "[[File:x.jpg|thumb]]" in copied and "[[:Category:Presidents]]" in copied  # namespaces untouched
+    redirect = '  <page>\n    <title>Lincoln</title>\n    <ns>0</ns>\n    <id>5</id>\n    <redirect title="Abraham Lincoln" />' \
+               "\n    <text>#REDIRECT [[Abraham Lincoln]]</text>\n  </page>\n"
+    assert '<redirect title="Abraham Lincoln v2" />' in scale.copy_page(redirect, 2)
+    assert scale.copy_page(page, 0) == page
+
+
+@pytest.mark.slow  # the builder over two copies of the sample (about a minute on a quiet machine)
+def test_every_copy_of_the_dump_types_like_the_sample(scale, tmp_path, wiki):
+    """Two copies, multistream with an index, two tasks: copy 1 yields copy 0's typed sentences exactly."""
+    from wiki_builder import run_builder
+
+    made = scale.make_scaled_dump(tmp_path / "in", 12, pages_per_stream=50)
+    assert made["copies"] == 2 and made["pages"] == 410
+    titles = [line.split(":", 2)[2] for line in bz2.open(made["index"], "rt").read().splitlines()]
+    assert len(titles) == len(set(titles)) == 410  # unique titles, one index line per page
+    script = f"""
+import sys
+from crossner_hf.commands import run_command
+from crossner_hf.commands.nerbert_wikipedia import main, make_parser
+if __name__ == "__main__":
+    sys.exit(run_command(make_parser, main, [
+        "--dump", {made['dump']!r}, "--index", {made['index']!r}, "--unit_mb", "1",
+        "--ontology", {str(wiki['owl'])!r}, "--instance_types", {made['instance_types']!r},
+        "--output_dir", {str(tmp_path / 'out')!r}, "--nltk_data", {str(wiki['nltk'])!r}, "--workers", "1"]))
+"""
+    proc = run_builder(tmp_path, "build", script)
+    assert proc.wait(timeout=900) == 0, (tmp_path / "build.log").read_text()[-3000:]
+    per_copy: dict[int, Counter] = {0: Counter(), 1: Counter()}
+    for shard in sorted((tmp_path / "out.work" / "stage2" / "typed").glob("*.parquet")):
+        for row in pq.read_table(shard).to_pylist():
+            copy = row["page_id"] // scale.ID_STRIDE
+            title = row["title"].removesuffix(" v1")
+            per_copy[copy][(title, row["sentence"], tuple(row["tokens"]), tuple(row["span_category"]))] += 1
+    assert sum(per_copy[0].values()) > 1000
+    assert per_copy[0] == per_copy[1]  # same words, same anchors, same DBpedia categories
+
+
+def test_typed_shards_go_through_the_post_extraction_steps(scale, tmp_path, wiki):
+    from crossner_hf.wikipedia.dbpedia import ENTITY, load_ontology
+    from crossner_hf.wikipedia.nerbert_corpus import CorpusBuilder, CorpusOptions
+    from crossner_hf.wikipedia.pipeline import TYPED_SCHEMA
+
+    made = scale.make_typed_shards(tmp_path, 30_000, categories=60, shard_rows=10_000)
+    assert made["shards"] == 3 and abs(made["tokens"] / 30_000 - scale.WORDS_PER_SENTENCE) < 1.5
+    table = pq.read_table(tmp_path / "stage2" / "typed" / "00000.parquet")
+    assert table.schema.equals(TYPED_SCHEMA)
+    rows = table.slice(0, 2000).to_pylist()
+    for row in rows:
+        ends = list(zip(row["span_start"], row["span_end"]))
+        assert all(0 <= s < e <= len(row["tokens"]) for s, e in ends)
+        assert all(e <= s2 for (_, e), (s2, _) in zip(ends, ends[1:]))  # no overlaps
+    ontology = load_ontology(wiki["owl"])
+    builder = CorpusBuilder(tmp_path, CorpusOptions(merged_categories=20), ontology=ontology)
+    builder.count()
+    splits: Counter = Counter()
+    for split, row in builder.select():
+        splits[split] += 1
+        assert set(row["tags"]) == {"all", "4types", "20types"}
+    assert splits["train"] > 10_000 and splits["validation"] > 1000
+    assert {c for row in rows for c in row["span_coarse"]} <= {"person", "location", "organisation", ENTITY}
