@@ -237,7 +237,7 @@ def test_hand_checked_entities_in_the_corpus(sample_corpus):
     assert tagged["Algeria", "B-country"] > 0
     # before filtering: every anchor typed through redirects and the deepest class
     typed = {}
-    for path in sorted((sample_corpus.parent / "out.work" / "stage2" / "typed").glob("*.parquet")):
+    for path in sorted((sample_corpus.parent / "out.work" / "nerbert" / "typed").glob("*.parquet")):
         for row in pq.read_table(path).to_pylist():
             for target, category, coarse in zip(row["span_target"], row["span_category"], row["span_coarse"]):
                 typed[target] = (category, coarse)
@@ -258,7 +258,7 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
     extra = f'"--index", {str(index)!r}, "--unit_mb", "0"'
     out = tmp_path / "out"
     proc = run_builder(tmp_path, "killed", build_script(out, dump, wiki, extra))
-    marker = tmp_path / "out.work" / "logs" / "extract" / "completions" / "00001"
+    marker = tmp_path / "out.work" / "logs" / "extract-typed" / "completions" / "00001"
     deadline = time.monotonic() + 300
     while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -270,7 +270,7 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
     assert 2 <= len(done) < len(manifest["tasks"]) == 6
     assert not (out / "data").exists()  # nothing published from a partial run
     # an interrupted task's shard may be cut mid-file: make sure one is, and that it is redone
-    shard = tmp_path / "out.work" / "stage1" / "sentence" / "00001.parquet"
+    shard = tmp_path / "out.work" / "nerbert" / "typed" / "00001.parquet"
     shard.write_bytes(shard.read_bytes()[:1000])
     (marker.parent / "00001").unlink()
     resumed = run_builder(tmp_path, "resumed", build_script(out, dump, wiki, extra))
@@ -285,8 +285,12 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
 
 @pytest.mark.slow
 def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
+    """The NER-BERT builder's stages (redirects, typed extract) under datatrove's Ray executor, three tasks,
+    write the typed rows of the local one-task build."""
     pytest.importorskip("ray")
-    from crossner_hf.wikipedia.pipeline import ExecutorOptions, make_manifest, run_extract
+    from crossner_hf.wikipedia.pipeline import (
+        ExecutorOptions, build_redirects, make_manifest, run_redirects, run_typed_extract,
+    )
 
     dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
     make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=100)
@@ -295,15 +299,48 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
     import ray
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    options = ExecutorOptions(executor="ray", workers=2)
     try:
-        run_extract(work, tasks, nltk_data=str(wiki["nltk"]), options=ExecutorOptions(executor="ray", workers=2))
+        run_redirects(work, tasks, options=options)
+        build_redirects(work, stage="stage0")
+        run_typed_extract(work, tasks, sample_corpus.parent / "out.work" / "dbpedia_types.sqlite",
+                          nltk_data=str(wiki["nltk"]), options=options)
     finally:
         ray.shutdown()
-    got = [row for path in sorted((work / "stage1" / "sentence").glob("*.parquet"))
-           for row in pq.read_table(path).to_pylist()]
-    local = [row for path in sorted((sample_corpus.parent / "out.work" / "stage1" / "sentence").glob("*.parquet"))
-             for row in pq.read_table(path).to_pylist()]
-    assert len(tasks) == 3 and got == local
+
+    def rows(folder):
+        return [row for path in sorted(folder.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+
+    local = rows(sample_corpus.parent / "out.work" / "nerbert" / "typed")
+    assert len(tasks) == 3 and len(local) > 1000 and rows(work / "nerbert" / "typed") == local
+
+
+def test_typed_extract_gives_the_two_stage_corpus(sample_corpus, wiki):
+    """The NER-BERT builder types anchors while extracting and splits into words only the sentences with a
+    typed anchor; the two-stage path (every sentence, then typing) over the same dump gives the same corpus."""
+    from crossner_hf.wikipedia.dbpedia import ENTITY, load_ontology
+    from crossner_hf.wikipedia.nerbert_corpus import TYPED_DIR, CorpusBuilder, CorpusOptions
+    from crossner_hf.wikipedia.pipeline import ExecutorOptions, build_redirects, make_manifest, run_extract, run_typing
+
+    work = sample_corpus.parent / "out.work"  # the domain corpora test below reuses these stages
+    tasks = make_manifest(work, [str(wiki["sample"])])
+    options = ExecutorOptions(workers=1)
+    run_extract(work, tasks, nltk_data=str(wiki["nltk"]), options=options)
+    build_redirects(work)
+    run_typing(work, len(tasks), work / "dbpedia_types.sqlite", options)
+
+    def rows(folder):
+        return [row for path in sorted(folder.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
+
+    every = rows(work / "stage2" / "typed")
+    typed = rows(work / TYPED_DIR)
+    assert typed == [r for r in every if any(c != ENTITY for c in r["span_category"])]
+    assert 0 < len(typed) < len(every) / 5  # most sentences never needed splitting into words
+    ontology = load_ontology(wiki["owl"])
+    two_stage = CorpusBuilder(work, CorpusOptions(), ontology=ontology)
+    one_stage = CorpusBuilder(work, CorpusOptions(), ontology=ontology, typed_dir=work / TYPED_DIR)
+    assert list(two_stage.select()) == list(one_stage.select())
+    assert two_stage.steps[2:] == one_stage.steps[2:]  # from step 2 on: the first rows count what was read
 
 
 def test_page_guard_skips_and_lists_slow_pages(wiki, monkeypatch):

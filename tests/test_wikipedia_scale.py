@@ -61,12 +61,12 @@ if __name__ == "__main__":
     proc = run_builder(tmp_path, "build", script)
     assert proc.wait(timeout=900) == 0, (tmp_path / "build.log").read_text()[-3000:]
     per_copy: dict[int, Counter] = {0: Counter(), 1: Counter()}
-    for shard in sorted((tmp_path / "out.work" / "stage2" / "typed").glob("*.parquet")):
+    for shard in sorted((tmp_path / "out.work" / "nerbert" / "typed").glob("*.parquet")):
         for row in pq.read_table(shard).to_pylist():
             copy = row["page_id"] // scale.ID_STRIDE
             title = row["title"].removesuffix(" v1")
             per_copy[copy][(title, row["sentence"], tuple(row["tokens"]), tuple(row["span_category"]))] += 1
-    assert sum(per_copy[0].values()) > 1000
+    assert sum(per_copy[0].values()) > 1000  # the sentences with a typed anchor
     assert per_copy[0] == per_copy[1]  # same words, same anchors, same DBpedia categories
 
 

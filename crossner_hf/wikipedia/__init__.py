@@ -51,6 +51,7 @@ _LAZY = {
     "NERBERTCorpusArguments": "build",
     "build_nerbert_corpus": "build",
     "prepare_typed_sentences": "build",
+    "prepare_nerbert_sentences": "build",
 }
 
 __all__ = sorted(_LAZY)

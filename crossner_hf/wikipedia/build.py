@@ -1,11 +1,14 @@
 """Building the NER-BERT corpus from Wikipedia dumps and DBpedia types: arguments and the build itself.
 
-:func:`prepare_typed_sentences` runs the datatrove stages (extract, redirects, DBpedia lookup,
-typing) over a work folder; :func:`build_nerbert_corpus` adds the corpus steps
-(:mod:`.nerbert_corpus`), writes the Hub-ready dataset folder with its card and report, and
-pushes it when asked. ``crossner-hf build-nerbert-corpus`` (:mod:`crossner_hf.commands.nerbert_wikipedia`)
-parses the arguments and calls it; ``crossner-hf build-corpora`` reuses the stages for the
-domain corpora.
+:func:`prepare_typed_sentences` runs the datatrove stages of the domain corpora (extract every
+sentence, redirects, DBpedia lookup, typing) over a work folder; :func:`prepare_nerbert_sentences`
+those of the NER-BERT corpus, which needs only the sentences holding a typed anchor: a redirect
+stage first, then one extract stage that types anchors as it reads and splits into words only
+those sentences (the costly part; the corpus is the same). :func:`build_nerbert_corpus` adds the
+corpus steps (:mod:`.nerbert_corpus`), writes the Hub-ready dataset folder with its card and
+report, and pushes it when asked. ``crossner-hf build-nerbert-corpus``
+(:mod:`crossner_hf.commands.nerbert_wikipedia`) parses the arguments and calls it;
+``crossner-hf build-corpora`` runs :func:`prepare_typed_sentences`.
 """
 
 
@@ -146,6 +149,35 @@ def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[
     return work, stats
 
 
+def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
+    """The NER-BERT builder's stages (redirects, DBpedia lookup, typed extract); returns the work folder
+    and stats. The typed sentences go to ``work/nerbert/typed``."""
+    from .dbpedia import DBpediaTypes, build_types_db, load_ontology
+    from .pipeline import (
+        ExecutorOptions, build_redirects, make_manifest, run_redirects, run_typed_extract, stage_stats,
+    )
+
+    work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
+    nltk_data = args.nltk_data or os.environ.get("NLTK_DATA")
+    options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
+                              slurm_time=args.slurm_time)
+    started = time.monotonic()
+    tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20)
+    logger.info("%d task(s) over %d dump file(s); work folder %s", len(tasks), len(args.dump), work)
+    run_redirects(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
+    build_redirects(work, stage="stage0")
+    types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
+    if not types_db.is_file():
+        build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
+    run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
+                      max_page_chars=args.max_page_chars)
+    extract = stage_stats(work, "extract-typed")
+    stats = {"extract": extract, "type": {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")},
+             "tasks": len(tasks), "seconds": round(time.monotonic() - started, 1), "types_db": str(types_db)}
+    stats["ontology_classes"] = len(DBpediaTypes(types_db).ontology)
+    return work, stats
+
+
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
     from ..publish import write_hub_dataset_folder
@@ -159,10 +191,12 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         validation_fraction=args.validation_fraction, seed=args.seed, balancing=args.balancing,
         target_size=args.target_size, scarce_count=args.scarce_count, merged_categories=args.merged_categories,
     )
-    work, stats = prepare_typed_sentences(args)
+    work, stats = prepare_nerbert_sentences(args)
     from .dbpedia import DBpediaTypes
+    from .nerbert_corpus import TYPED_DIR
 
-    builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology)
+    builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology,
+                            typed_dir=work / TYPED_DIR)
     builder.count()
     paths = write_selection(builder, work / "selection")
     configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))

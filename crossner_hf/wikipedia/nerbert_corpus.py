@@ -169,8 +169,12 @@ class StepCounts:
                 "entity_mentions": self.categories.get(ENTITY, 0)}
 
 
-def typed_shards(work_dir: str | Path) -> list[Path]:
-    return sorted((Path(work_dir) / "stage2" / "typed").glob("*.parquet"))
+TYPED_DIR = Path("nerbert") / "typed"
+"""Where the NER-BERT builder's extract stage writes the typed sentences, under the work folder."""
+
+
+def typed_shards(folder: str | Path) -> list[Path]:
+    return sorted(Path(folder).glob("*.parquet"))
 
 
 def _rows(shards: Sequence[Path]) -> Iterator[dict[str, Any]]:
@@ -197,14 +201,17 @@ class CorpusBuilder:
     config; without one only ``all`` and ``4types`` are built.
     """
 
-    def __init__(self, work_dir: str | Path, options: CorpusOptions, ontology: Any = None):
+    def __init__(self, work_dir: str | Path, options: CorpusOptions, ontology: Any = None,
+                 typed_dir: str | Path | None = None):
         self.work_dir = Path(work_dir)
         self.options = options
         self.ontology = ontology
         self.configs = options.configs if ontology is not None else BASE_CONFIGS
-        self.shards = typed_shards(work_dir)
+        # the builder's extract stage writes nerbert/typed; the two-stage path (domain corpora) stage2/typed
+        folder = Path(typed_dir) if typed_dir is not None else self.work_dir / "stage2" / "typed"
+        self.shards = typed_shards(folder)
         if not self.shards:
-            raise ValueError(f"{self.work_dir}/stage2/typed has no shards: run the extract and type stages first.")
+            raise ValueError(f"{folder} has no typed shards: run the extract stage first.")
         self.steps: list[dict[str, Any]] = []
         self.rare: set[str] = set()
         self.top: set[str] = set()

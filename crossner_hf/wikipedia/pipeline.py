@@ -149,10 +149,12 @@ class WikipediaPageReader(PipelineStep):
     name = "Wikipedia pages"
     type = "📖 - READER"
 
-    def __init__(self, work_dir: str, log_every: float = 10.0):
+    def __init__(self, work_dir: str, log_every: float = 10.0,
+                 namespaces: tuple[int, ...] = (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE)):
         super().__init__()
         self.work_dir = str(work_dir)
         self.log_every = log_every
+        self.namespaces = tuple(namespaces)
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         _quiet_user_errors()
@@ -163,7 +165,7 @@ class WikipediaPageReader(PipelineStep):
         pages = 0
         read_bytes = 0
         for unit in (DumpUnit(**u) for u in tasks[rank]):
-            for page in iter_unit_pages(unit, namespaces=(ARTICLE_NAMESPACE, CATEGORY_NAMESPACE)):
+            for page in iter_unit_pages(unit, namespaces=self.namespaces):
                 pages += 1
                 self.stat_update("pages")
                 read_bytes += len(page.wikitext)
@@ -194,6 +196,8 @@ class ArticleExtractor(PipelineStep):
 
     name = "Articles to sentences"
     type = "🔨 - EXTRACTOR"
+    side_tables = True
+    """Write the redirect and category rows (the domain corpora read them; the typed extractor does not)."""
 
     def __init__(self, nltk_data: str | None = None, page_timeout: float = 60.0,
                  max_page_chars: int = 4_000_000):
@@ -211,9 +215,9 @@ class ArticleExtractor(PipelineStep):
                                                        "categories": page_categories(wikitext),
                                                        "sentences": len(sentences),
                                                        "wikitext_bytes": len(wikitext.encode("utf-8"))})
-        for number, sentence in enumerate(sentences):
-            yield Document(text="", id=f"{doc.id}-{number}", metadata={
-                "kind": "sentence", "page_id": page_id, "title": title, "sentence": number,
+        for sentence in sentences:
+            yield Document(text="", id=f"{doc.id}-{sentence.number}", metadata={
+                "kind": "sentence", "page_id": page_id, "title": title, "sentence": sentence.number,
                 "tokens": sentence.words,
                 "span_start": [s for s, _, _ in sentence.spans], "span_end": [e for _, e, _ in sentence.spans],
                 "span_target": [t for _, _, t in sentence.spans],
@@ -244,14 +248,16 @@ class ArticleExtractor(PipelineStep):
             if meta["redirect"] is not None:
                 if meta["namespace"] == ARTICLE_NAMESPACE:
                     self.stat_update("redirects")
-                    yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": title,
-                                                                 "target": meta["redirect"]})
+                    if self.side_tables:
+                        yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": title,
+                                                                     "target": meta["redirect"]})
                 continue
             if meta["namespace"] == CATEGORY_NAMESPACE:
                 self.stat_update("category_pages")
-                name = title.split(":", 1)[-1]
-                yield Document(text="", id=doc.id, metadata={"kind": "category", "page_id": int(doc.id), "title": name,
-                                                             "parents": page_categories(doc.text)})
+                if self.side_tables:
+                    name = title.split(":", 1)[-1]
+                    yield Document(text="", id=doc.id, metadata={"kind": "category", "page_id": int(doc.id),
+                                                                 "title": name, "parents": page_categories(doc.text)})
                 continue
             if is_disambiguation(title, doc.text):
                 self.stat_update("disambiguation_pages")
@@ -275,7 +281,7 @@ class ArticleExtractor(PipelineStep):
                 continue
             self.stat_update("articles")
             for row in rows:
-                if row.metadata["kind"] == "sentence":
+                if row.metadata["kind"] in ("sentence", "typed"):
                     self.stat_update("sentences")
                     self.stat_update("tokens", value=len(row.metadata["tokens"]))
                     self.stat_update("anchors", value=len(row.metadata["span_start"]))
@@ -283,6 +289,76 @@ class ArticleExtractor(PipelineStep):
         for key, value in counts.items():
             if key != "anchors":
                 self.stat_update(key, value=value)
+
+
+class TypedArticleExtractor(ArticleExtractor):
+    """The NER-BERT builder's extract stage: anchors typed while the page is read, and only the sentences
+    that hold a typed anchor split into words and written (``typed`` rows, :data:`TYPED_SCHEMA`).
+
+    Each anchor's target goes through the redirect map (``redirects.sqlite``, built by the
+    redirect stage before this one) and the DBpedia lookup, both opened read-only in each worker.
+    A sentence whose anchors are all untyped can never enter the corpus (step 2 drops it), so it
+    is numbered but not split into words, the costly part of extraction; the rows written are the
+    typed rows the two-stage path (:class:`ArticleExtractor` then :class:`AnchorTyper`) gives for
+    those sentences, numbers included, so the corpus is the same.
+    """
+
+    name = "Articles to typed sentences"
+    side_tables = False
+
+    def __init__(self, work_dir: str, types_db: str, nltk_data: str | None = None, page_timeout: float = 60.0,
+                 max_page_chars: int = 4_000_000):
+        super().__init__(nltk_data=nltk_data, page_timeout=page_timeout, max_page_chars=max_page_chars)
+        self.work_dir = str(work_dir)
+        self.types_db = str(types_db)
+        self._lookups = None
+
+    def _typing(self):
+        from .dbpedia import DBpediaTypes
+        from .redirects import Redirects
+
+        if self._lookups is None:  # per worker: SQLite connections do not cross process boundaries
+            self._lookups = Redirects(Path(self.work_dir) / "redirects.sqlite"), DBpediaTypes(self.types_db)
+        return self._lookups
+
+    def _rows(self, doc: Document, counts: Counter) -> Iterator[Document]:
+        from .dbpedia import ENTITY
+
+        title, page_id = doc.metadata["title"], int(doc.id)
+        text, anchors = wikitext_to_text(doc.text)
+        redirects, types = self._typing()
+        targets = list(dict.fromkeys(t for _, _, t in anchors))
+        resolved = redirects.resolve_many(targets)
+        typed = dict(zip(targets, zip(resolved, types.categories(resolved), types.categories(resolved, coarse=True))))
+        untyped = sum(1 for _, _, t in anchors if typed[t][1] == ENTITY)
+        counts["typed_anchors"] += len(anchors) - untyped
+        counts["untyped_anchors"] += untyped
+        sentences = anchor_sentences(text, anchors, nltk_data=self.nltk_data, counts=counts,
+                                     keep=lambda inside: any(typed[t][1] != ENTITY for _, _, t in inside))
+        for sentence in sentences:
+            spans = [(first, end, *typed[t]) for first, end, t in sentence.spans]
+            if all(category == ENTITY for *_, category, _ in spans):
+                continue  # its typed anchor lost its words to an overlapping one
+            yield Document(text="", id=f"{doc.id}-{sentence.number}", metadata={
+                "kind": "typed", "page_id": page_id, "title": title, "sentence": sentence.number,
+                "tokens": sentence.words, "span_start": [span[0] for span in spans],
+                "span_end": [span[1] for span in spans], "span_target": [span[2] for span in spans],
+                "span_category": [span[3] for span in spans], "span_coarse": [span[4] for span in spans],
+            })
+
+
+class RedirectCollector(PipelineStep):
+    """The redirect stage: article-namespace redirect pages -> ``redirect`` rows (title, target)."""
+
+    name = "Redirects"
+    type = "🔀 - REDIRECTS"
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        for doc in data:
+            if doc.metadata["redirect"] is not None and doc.metadata["namespace"] == ARTICLE_NAMESPACE:
+                self.stat_update("redirects")
+                yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": doc.metadata["title"],
+                                                             "target": doc.metadata["redirect"]})
 
 
 def _row_adapter(self, document: Document) -> dict:
@@ -435,8 +511,34 @@ def run_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], *, nltk_data:
     require_complete(work / "logs" / "extract", len(tasks), "extract")
 
 
-def build_redirects(work_dir: str | Path) -> Path:
-    """Merge every task's redirect rows into ``work_dir/redirects.sqlite``."""
+def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options: ExecutorOptions) -> None:
+    """The redirect stage of the NER-BERT builder: every task's redirect pages to ``stage0/redirect``."""
+    work = Path(work_dir)
+    pipeline = [WikipediaPageReader(str(work), namespaces=(ARTICLE_NAMESPACE,)), RedirectCollector(),
+                KindParquetWriter(str(work / "stage0"), {"redirect": SCHEMAS["redirect"]})]
+    _executor(pipeline, len(tasks), work / "logs" / "redirects", options).run()
+    require_complete(work / "logs" / "redirects", len(tasks), "redirects")
+
+
+def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_db: str | Path, *,
+                      nltk_data: str | None, options: ExecutorOptions, page_timeout: float = 60.0,
+                      max_page_chars: int = 4_000_000) -> None:
+    """The NER-BERT builder's extract stage (:class:`TypedArticleExtractor`) to ``nerbert/typed``; needs
+    ``redirects.sqlite`` (:func:`run_redirects` then :func:`build_redirects` with ``stage="stage0"``)."""
+    work = Path(work_dir)
+    require_punkt(nltk_data)
+    pipeline = [
+        WikipediaPageReader(str(work)),
+        TypedArticleExtractor(str(work), str(types_db), nltk_data=nltk_data, page_timeout=page_timeout,
+                              max_page_chars=max_page_chars),
+        KindParquetWriter(str(work / "nerbert"), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
+    ]
+    _executor(pipeline, len(tasks), work / "logs" / "extract-typed", options).run()
+    require_complete(work / "logs" / "extract-typed", len(tasks), "extract-typed")
+
+
+def build_redirects(work_dir: str | Path, stage: str = "stage1") -> Path:
+    """Merge every task's redirect rows (``work_dir/<stage>/redirect``) into ``work_dir/redirects.sqlite``."""
     import pyarrow.parquet as pq
 
     from .redirects import build_redirects_db
@@ -444,7 +546,7 @@ def build_redirects(work_dir: str | Path) -> Path:
     work = Path(work_dir)
 
     def pairs() -> Iterator[tuple[str, str]]:
-        for path in sorted((work / "stage1" / "redirect").glob("*.parquet")):
+        for path in sorted((work / stage / "redirect").glob("*.parquet")):
             table = pq.read_table(path)
             yield from zip(table.column("title").to_pylist(), table.column("target").to_pylist())
 

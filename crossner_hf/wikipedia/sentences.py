@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..words import _punkt, _words_of
@@ -39,6 +39,8 @@ WordSpan = tuple[int, int, str]
 class AnchoredSentence:
     words: list[str]
     spans: list[WordSpan] = field(default_factory=list)
+    number: int = 0
+    """Position among all the text's sentences (also those ``keep`` left out): the key of later random draws."""
 
 
 def require_punkt(nltk_data: str | None = None) -> None:
@@ -78,14 +80,22 @@ def _join_split_anchors(spans: list[tuple[int, int]], anchors: Sequence[Anchor],
 
 
 def anchor_sentences(
-    text: str, anchors: Sequence[Anchor], *, nltk_data: str | None = None, counts: Counter | None = None
+    text: str, anchors: Sequence[Anchor], *, nltk_data: str | None = None, counts: Counter | None = None,
+    keep: Callable[[Sequence[Anchor]], bool] | None = None,
 ) -> list[AnchoredSentence]:
-    """Sentences of ``text`` as words, with the anchors as word spans (see the module docstring)."""
+    """Sentences of ``text`` as words, with the anchors as word spans (see the module docstring).
+
+    ``keep`` (given a sentence's anchors, before word splitting) leaves the other sentences out
+    without splitting them into words, the costly part: the NER-BERT builder keeps only sentences
+    with a typed anchor. Every line is still split into sentences, so each sentence keeps the
+    ``number`` it has without ``keep`` (later random draws are keyed by it).
+    """
     counts = counts if counts is not None else Counter()
     anchors = sorted(anchors)
     out: list[AnchoredSentence] = []
     line_start = 0
     anchor_at = 0
+    number = 0
     for line in text.split("\n"):
         line_end = line_start + len(line)
         # the anchors on this line (wikitext_to_text never lets an anchor span a line break
@@ -101,10 +111,17 @@ def anchor_sentences(
         if line.strip():
             spans = _join_split_anchors(_sentence_spans(line, nltk_data), line_anchors, counts)
             for s_start, s_end in spans:
+                inside = [a for a in line_anchors if a[0] < s_end and a[1] > s_start]
+                if keep is not None and not keep(inside):
+                    # a span of text always holds words (punkt spans are stripped, non-empty): it takes a number
+                    number += bool(line[s_start:s_end].strip())
+                    continue
                 words = list(_words_of(line[s_start:s_end], s_start))
                 if words:
-                    out.append(_with_spans(words, [a for a in line_anchors if a[0] < s_end and a[1] > s_start],
-                                           counts))
+                    sentence = _with_spans(words, inside, counts)
+                    sentence.number = number
+                    number += 1
+                    out.append(sentence)
         line_start = line_end + 1
     return out
 
