@@ -1,17 +1,26 @@
 """The Wikipedia stages as datatrove pipelines: dump -> sentences with anchors -> typed anchors.
 
-Two datatrove pipelines run over a *work folder*; everything global (the redirect map,
-the corpus-level filtering and balancing) runs between and after them in the calling
-process, on files:
+Two paths over a *work folder*; everything global (the redirect map, the corpus-level filtering
+and balancing) runs between and after the pipelines in the calling process, on files.
 
-1. ``extract`` (one task per shard of the fixed manifest): read pages
-   (:class:`WikipediaPageReader`), turn each article into sentences of words with its
-   anchors as word spans (:class:`ArticleExtractor`), and write, per task,
-   ``stage1/{sentence,page,redirect,category,skipped}/<rank>.parquet``
-   (:class:`KindParquetWriter`).
-2. the redirect map is merged from ``stage1/redirect/*`` into ``redirects.sqlite``.
-3. ``type`` (one task per stage-1 shard): resolve every anchor's target through the
-   redirect map and type it through the DBpedia lookup (:class:`AnchorTyper`), writing
+The NER-BERT corpus (:func:`run_redirects`, then :func:`run_typed_extract`):
+
+1. ``redirects`` (one task per shard of the fixed manifest): the redirect pages
+   (:class:`RedirectCollector`) to ``stage0/redirect/<rank>.parquet``, merged into
+   ``redirects.sqlite`` by :func:`build_redirects`.
+2. ``extract-typed``: read pages (:class:`WikipediaPageReader`), turn each article into text and
+   anchors, type every anchor through the redirect map and the DBpedia lookup, and split into
+   sentences of words only what can enter the corpus: sentences holding a typed anchor
+   (:class:`TypedArticleExtractor`), to ``nerbert/typed/<rank>.parquet``.
+
+The domain corpora, which need every sentence (:func:`run_extract`, then :func:`run_typing`):
+
+1. ``extract``: every article as sentences of words with its anchors as word spans
+   (:class:`ArticleExtractor`), written per task to
+   ``stage1/{sentence,page,redirect,category,skipped}/<rank>.parquet`` (:class:`KindParquetWriter`);
+   the redirect map is merged from ``stage1/redirect/*``.
+2. ``type`` (one task per stage-1 shard): resolve every anchor's target through the redirect map
+   and type it through the DBpedia lookup (:class:`AnchorTyper`), writing
    ``stage2/typed/<rank>.parquet``.
 
 Resume and integrity
