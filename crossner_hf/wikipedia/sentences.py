@@ -31,6 +31,10 @@ from dataclasses import dataclass, field
 from ..words import _punkt, _words_of
 from .wikitext import Anchor
 
+LINE_STRIDE = 4096
+"""Sentence numbers of line n start at n x LINE_STRIDE (a line of more sentences runs into the next
+line's numbers: they key random draws, so a repeat only repeats a draw)."""
+
 WordSpan = tuple[int, int, str]
 """``(first word, one past the last word, link target)`` within a sentence."""
 
@@ -40,7 +44,7 @@ class AnchoredSentence:
     words: list[str]
     spans: list[WordSpan] = field(default_factory=list)
     number: int = 0
-    """Position among all the text's sentences (also those ``keep`` left out): the key of later random draws."""
+    """``line x LINE_STRIDE + place in the line`` (see :func:`anchor_sentences`): the key of later random draws."""
 
 
 def require_punkt(nltk_data: str | None = None) -> None:
@@ -85,18 +89,19 @@ def anchor_sentences(
 ) -> list[AnchoredSentence]:
     """Sentences of ``text`` as words, with the anchors as word spans (see the module docstring).
 
-    ``keep`` (given a sentence's anchors, before word splitting) leaves the other sentences out
-    without splitting them into words, the costly part: the NER-BERT builder keeps only sentences
-    with a typed anchor. Every line is still split into sentences, so each sentence keeps the
-    ``number`` it has without ``keep`` (later random draws are keyed by it).
+    A sentence's ``number`` is ``line x LINE_STRIDE + its place in the line`` (lines of ``text``
+    counted from 0): it depends on its own line only. ``keep`` (given anchors, before any
+    splitting) leaves the other sentences out: a line whose anchors ``keep`` rejects is neither
+    split into sentences nor into words, and in the lines it accepts, a sentence it rejects is not
+    split into words (the two costly steps). The NER-BERT builder keeps only what holds a typed
+    anchor; the sentences kept have the words, spans and numbers they have without ``keep``.
     """
     counts = counts if counts is not None else Counter()
     anchors = sorted(anchors)
     out: list[AnchoredSentence] = []
     line_start = 0
     anchor_at = 0
-    number = 0
-    for line in text.split("\n"):
+    for line_number, line in enumerate(text.split("\n")):
         line_end = line_start + len(line)
         # the anchors on this line (wikitext_to_text never lets an anchor span a line break
         # except through its own text; such an anchor is clipped to the line)
@@ -108,8 +113,9 @@ def anchor_sentences(
             s, e, target = anchors[j]
             line_anchors.append((max(s, line_start) - line_start, min(e, line_end) - line_start, target))
             j += 1
-        if line.strip():
+        if line.strip() and (keep is None or keep(line_anchors)):
             spans = _join_split_anchors(_sentence_spans(line, nltk_data), line_anchors, counts)
+            number = line_number * LINE_STRIDE
             for s_start, s_end in spans:
                 inside = [a for a in line_anchors if a[0] < s_end and a[1] > s_start]
                 if keep is not None and not keep(inside):
