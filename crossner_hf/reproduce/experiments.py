@@ -51,7 +51,7 @@ CPU_CUTS = (
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
     "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 20 epochs of at most 200 steps",
     "NER-BERT: 1 epoch of pre-training on the corpus given by --nerbert_corpus (the shared sample builds about "
-    "2,600 sentences, not the paper's 16.3 million)",
+    "2,300 training sentences, not the paper's 16.3 million)",
 )
 
 

@@ -256,7 +256,7 @@ class CorpusBuilder:
                 seen = distinct.setdefault(category, set())
                 if len(seen) < cap:
                     seen.add(target)
-        self.steps.append(raw.row("typed sentences (every anchor an entity)"))
+        self.steps.append(raw.row("sentences read (every anchor an entity)"))
         if self.options.scarce_count == "mentions":
             size = raw.categories
         else:
