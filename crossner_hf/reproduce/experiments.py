@@ -50,8 +50,8 @@ CPU_CUTS = (
     "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
     "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline), 20 epochs of at most 200 steps",
-    "NER-BERT: 1 epoch of pre-training on the corpus given by --nerbert_corpus (the shared sample builds about "
-    "2,300 training sentences, not the paper's 16.3 million)",
+    "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
+    "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
 )
 
 
@@ -255,8 +255,8 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
             "--nerbert_corpus (a folder built by crossner-hf build-nerbert-corpus)",)
         budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--validation_subsample", "20",
                             "--use_cpu", "true", "--disable_tqdm", "true"],
-                  "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--use_cpu", "true",
-                          "--disable_tqdm", "true"],
+                  "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--effective_batch_size",
+                          "16", "--learning_rate", "1e-4", "--use_cpu", "true", "--disable_tqdm", "true"],
                   "paper": _preset("nerbert_pretrain") if scale == "paper" else []}[scale]
         cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=1 if scale == "paper" else 0,
                           argv=(*budget, "--model_name_or_path", model, "--dataset_name",
