@@ -121,61 +121,63 @@ def dump_date(args: WikipediaSourceArguments) -> str:
     return "unknown (pass --dump_date)"
 
 
-def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
-    """Stages 1-2 (extract, redirects, DBpedia lookup, typing); returns the work folder and stats."""
-    from .dbpedia import DBpediaTypes, build_types_db, load_ontology
-    from .pipeline import (
-        ExecutorOptions, build_redirects, make_manifest, run_extract, run_typing, stage_stats,
-    )
+def _work_setup(args: WikipediaSourceArguments):
+    """The work folder, NLTK data, executor options, manifest tasks and types-DB path of a build."""
+    from .pipeline import ExecutorOptions, make_manifest
 
     work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
-    nltk_data = args.nltk_data or os.environ.get("NLTK_DATA")
     options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
                               slurm_time=args.slurm_time)
-    started = time.monotonic()
     tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20)
     logger.info("%d task(s) over %d dump file(s); work folder %s", len(tasks), len(args.dump), work)
+    types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
+    return work, args.nltk_data or os.environ.get("NLTK_DATA"), options, tasks, types_db
+
+
+def _types_db(args: WikipediaSourceArguments, types_db: Path) -> None:
+    from .dbpedia import build_types_db, load_ontology
+
+    if not types_db.is_file():
+        build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
+
+
+def _stats(extract: dict[str, Any], typing: dict[str, Any], tasks: int, started: float, types_db: Path) -> dict:
+    from .dbpedia import DBpediaTypes
+
+    return {"extract": extract, "type": typing, "tasks": tasks, "seconds": round(time.monotonic() - started, 1),
+            "types_db": str(types_db), "ontology_classes": len(DBpediaTypes(types_db).ontology)}
+
+
+def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
+    """The domain corpora's stages (extract every sentence, redirects, DBpedia lookup, typing); returns the
+    work folder and stats. The typed sentences go to ``work/stage2/typed``."""
+    from .pipeline import build_redirects, run_extract, run_typing, stage_stats
+
+    started = time.monotonic()
+    work, nltk_data, options, tasks, types_db = _work_setup(args)
     run_extract(work, tasks, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
                 max_page_chars=args.max_page_chars)
     build_redirects(work)
-    types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
-    if not types_db.is_file():
-        build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
+    _types_db(args, types_db)
     run_typing(work, len(tasks), types_db, options)
-    stats = {"extract": stage_stats(work, "extract"), "type": stage_stats(work, "type"),
-             "tasks": len(tasks), "seconds": round(time.monotonic() - started, 1),
-             "types_db": str(types_db)}
-    stats["ontology_classes"] = len(DBpediaTypes(types_db).ontology)
-    return work, stats
+    return work, _stats(stage_stats(work, "extract"), stage_stats(work, "type"), len(tasks), started, types_db)
 
 
 def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
     """The NER-BERT builder's stages (redirects, DBpedia lookup, typed extract); returns the work folder
     and stats. The typed sentences go to ``work/nerbert/typed``."""
-    from .dbpedia import DBpediaTypes, build_types_db, load_ontology
-    from .pipeline import (
-        ExecutorOptions, build_redirects, make_manifest, run_redirects, run_typed_extract, stage_stats,
-    )
+    from .pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
 
-    work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
-    nltk_data = args.nltk_data or os.environ.get("NLTK_DATA")
-    options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
-                              slurm_time=args.slurm_time)
     started = time.monotonic()
-    tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20)
-    logger.info("%d task(s) over %d dump file(s); work folder %s", len(tasks), len(args.dump), work)
+    work, nltk_data, options, tasks, types_db = _work_setup(args)
     run_redirects(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
     build_redirects(work, stage="stage0")
-    types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
-    if not types_db.is_file():
-        build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
+    _types_db(args, types_db)
     run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
                       max_page_chars=args.max_page_chars)
     extract = stage_stats(work, "extract-typed")
-    stats = {"extract": extract, "type": {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")},
-             "tasks": len(tasks), "seconds": round(time.monotonic() - started, 1), "types_db": str(types_db)}
-    stats["ontology_classes"] = len(DBpediaTypes(types_db).ontology)
-    return work, stats
+    typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}
+    return work, _stats(extract, typing, len(tasks), started, types_db)
 
 
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
