@@ -9,6 +9,7 @@ import bz2
 import json
 import os
 import signal
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -313,6 +314,55 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
 
     local = rows(sample_corpus.parent / "out.work" / "nerbert" / "typed")
     assert len(tasks) == 3 and len(local) > 1000 and rows(work / "nerbert" / "typed") == local
+
+
+FAKE_SBATCH = r"""#!/bin/bash
+# stand-in for sbatch: runs the job script at once, one run per array index, then prints a job id
+script="${@: -1}"
+for arg in "$@"; do case "$arg" in --export=ALL,*) export "${arg#--export=ALL,}";; esac; done
+echo "sbatch $*" >> "$FAKE_SLURM_LOG"
+grep '^#SBATCH' "$script" >> "$FAKE_SLURM_LOG"
+export SLURM_JOB_ID=4242 SLURM_NODELIST=localhost SLURM_NODEID=0
+range=$(sed -n 's/^#SBATCH --array=\([0-9]*-[0-9]*\).*/\1/p' "$script")
+if [ -n "$range" ]; then
+  for i in $(seq "${range%-*}" "${range#*-}"); do
+    SLURM_ARRAY_TASK_ID=$i bash "$script" >> "$FAKE_SLURM_LOG" 2>&1 || exit 1
+  done
+else
+  bash "$script" >> "$FAKE_SLURM_LOG" 2>&1
+fi
+echo "Submitted batch job 4242"
+"""
+FAKE_SRUN = """#!/bin/bash
+while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do [ "$1" = "-n" ] && shift; shift; done
+exec "$@"
+"""
+
+
+@pytest.mark.slow
+def test_slurm_executor_builds_the_local_corpus(tmp_path, wiki, sample_corpus):
+    """Every stage of the NER-BERT builder through datatrove's Slurm executor (job arrays of three tasks,
+    stand-in sbatch/srun/squeue running the generated job scripts here) gives the local build's corpus;
+    the command waits for each stage's job before the next."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stand_ins = {"sbatch": FAKE_SBATCH, "srun": FAKE_SRUN, "squeue": "#!/bin/bash\nexit 0\n",
+                 "scontrol": "#!/bin/bash\n[ \"$1 $2\" = \"show hostnames\" ] && echo localhost\nexit 0\n"}
+    for name, text in stand_ins.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=100)
+    out = tmp_path / "out"
+    extra = f'"--index", {str(index)!r}, "--unit_mb", "0", "--executor", "slurm", "--slurm_partition", "cpu"'
+    env_path = f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    proc = run_builder(tmp_path, "slurm", build_script(out, dump, wiki, extra),
+                       env={"PATH": env_path, "FAKE_SLURM_LOG": str(tmp_path / "sbatch.log")})
+    assert proc.wait(timeout=900) == 0, (tmp_path / "slurm.log").read_text()[-3000:]
+    slurm_log = (tmp_path / "sbatch.log").read_text()
+    assert slurm_log.count("#SBATCH --array=0-2") == 2  # the redirect and the typed-extract stages, 3 tasks each
+    assert "#SBATCH --partition=cpu" in slurm_log
+    assert dataset_tables(out) == dataset_tables(sample_corpus)
 
 
 def test_typed_extract_gives_the_two_stage_corpus(sample_corpus, wiki):

@@ -33,11 +33,13 @@ def build_script(out: Path, dump: Path, wiki: dict[str, Path], extra: str = "") 
         """)
 
 
-def run_builder(tmp_path: Path, name: str, script: str, **popen) -> subprocess.Popen:
-    """Start ``script`` (saved as ``tmp_path/name.py``) in a new session; stderr goes to ``name.log``."""
+def run_builder(tmp_path: Path, name: str, script: str, env: dict[str, str] | None = None,
+                **popen) -> subprocess.Popen:
+    """Start ``script`` (saved as ``tmp_path/name.py``) in a new session; stderr goes to ``name.log``.
+    ``env`` adds to (or overrides) this process's environment."""
     path = tmp_path / f"{name}.py"
     path.write_text(script)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return subprocess.Popen([sys.executable, str(path)], env=env, stdout=subprocess.DEVNULL,
                             stderr=open(tmp_path / f"{name}.log", "w"), start_new_session=True, **popen)
 

@@ -464,6 +464,8 @@ class ExecutorOptions:
     slurm_time: str = "24:00:00"
     slurm_cpus_per_task: int = 1
     slurm_mem_per_cpu_gb: int = 4
+    slurm_poll_seconds: float = 30.0
+    """How often the command checks a submitted stage (completion markers, then ``squeue``)."""
 
 
 def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOptions):
@@ -495,6 +497,48 @@ def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOp
                                  mem_per_cpu_gb=options.slurm_mem_per_cpu_gb, job_name="crossner-wikipedia")
 
 
+def _completed(logging_dir: Path) -> int:
+    return sum(1 for _ in (logging_dir / "completions").glob("*"))
+
+
+def wait_for_slurm(job_id: str | int | None, logging_dir: str | Path, tasks: int, stage: str, *,
+                   poll_seconds: float = 30.0) -> None:
+    """Block until the stage's Slurm job array has finished (its tasks completed, or it left the queue).
+
+    datatrove's Slurm executor submits and returns; the builder's next step reads this stage's
+    shards, so the command waits on the completion markers, logging progress, and stops waiting
+    as soon as ``squeue`` no longer lists the job (then :func:`require_complete` says which tasks
+    failed). ``job_id`` -1 or None: nothing was submitted (every task had completed).
+    """
+    import subprocess
+
+    logging_dir = Path(logging_dir)
+    if job_id in (None, -1, "-1"):
+        return
+    logger.info("%s: waiting for Slurm job %s (%d tasks; progress in %s)", stage, job_id, tasks, logging_dir)
+    last = -1
+    while True:
+        done = _completed(logging_dir)
+        if done != last:
+            logger.info("%s: %d of %d Slurm tasks completed", stage, done, tasks)
+            last = done
+        if done >= tasks:
+            return
+        queued = subprocess.run(["squeue", "-h", "-j", str(job_id)], capture_output=True, text=True)
+        if queued.returncode == 0 and not queued.stdout.strip():
+            return  # the job left the queue: require_complete reports what did not complete
+        time.sleep(poll_seconds)
+
+
+def _run_stage(pipeline: list, tasks: int, logging_dir: Path, stage: str, options: ExecutorOptions) -> None:
+    """Run a stage on the chosen executor and return once every task has completed (else raise)."""
+    executor = _executor(pipeline, tasks, logging_dir, options)
+    executor.run()
+    if options.executor == "slurm":
+        wait_for_slurm(executor.job_id, logging_dir, tasks, stage, poll_seconds=options.slurm_poll_seconds)
+    require_complete(logging_dir, tasks, stage)
+
+
 def require_complete(logging_dir: str | Path, tasks: int, stage: str) -> None:
     """Raise unless every task of a stage wrote its completion marker."""
     done = {p.name for p in (Path(logging_dir) / "completions").glob("*")}
@@ -516,8 +560,7 @@ def run_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], *, nltk_data:
         ArticleExtractor(nltk_data=nltk_data, page_timeout=page_timeout, max_page_chars=max_page_chars),
         KindParquetWriter(str(work / "stage1"), SCHEMAS),
     ]
-    _executor(pipeline, len(tasks), work / "logs" / "extract", options).run()
-    require_complete(work / "logs" / "extract", len(tasks), "extract")
+    _run_stage(pipeline, len(tasks), work / "logs" / "extract", "extract", options)
 
 
 def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options: ExecutorOptions) -> None:
@@ -525,8 +568,7 @@ def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options:
     work = Path(work_dir)
     pipeline = [WikipediaPageReader(str(work), namespaces=(ARTICLE_NAMESPACE,)), RedirectCollector(),
                 KindParquetWriter(str(work / "stage0"), {"redirect": SCHEMAS["redirect"]})]
-    _executor(pipeline, len(tasks), work / "logs" / "redirects", options).run()
-    require_complete(work / "logs" / "redirects", len(tasks), "redirects")
+    _run_stage(pipeline, len(tasks), work / "logs" / "redirects", "redirects", options)
 
 
 def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_db: str | Path, *,
@@ -542,8 +584,7 @@ def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_d
                               max_page_chars=max_page_chars),
         KindParquetWriter(str(work / "nerbert"), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
     ]
-    _executor(pipeline, len(tasks), work / "logs" / "extract-typed", options).run()
-    require_complete(work / "logs" / "extract-typed", len(tasks), "extract-typed")
+    _run_stage(pipeline, len(tasks), work / "logs" / "extract-typed", "extract-typed", options)
 
 
 def build_redirects(work_dir: str | Path, stage: str = "stage1") -> Path:
@@ -567,8 +608,7 @@ def run_typing(work_dir: str | Path, tasks: int, types_db: str | Path, options: 
     work = Path(work_dir)
     pipeline = [AnchorTyper(str(work), str(types_db)),
                 KindParquetWriter(str(work / "stage2"), {"typed": TYPED_SCHEMA})]
-    _executor(pipeline, tasks, work / "logs" / "type", options).run()
-    require_complete(work / "logs" / "type", tasks, "type")
+    _run_stage(pipeline, tasks, work / "logs" / "type", "type", options)
 
 
 def stage_stats(work_dir: str | Path, stage: str) -> dict[str, Any]:
