@@ -22,6 +22,7 @@ Two generators and a command:
 Usage:
     python benchmarks/wikipedia_scale.py dump --dump_mb 2048 --output_dir /data/scale-2g
     python benchmarks/wikipedia_scale.py typed --sentences 16300000 --output_dir /data/typed-16m
+    python benchmarks/wikipedia_scale.py post --work_dir /data/typed-16m     # the corpus steps, timed
 """
 
 from __future__ import annotations
@@ -211,6 +212,58 @@ def make_typed_shards(out_dir: str | Path, sentences: int, *, categories: int = 
             "shards": len(list(folder.glob("*.parquet")))}
 
 
+def _anonymous_rss_mb() -> int:
+    """This process's resident anonymous memory (MB), without the file pages mapped by Arrow (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return round(int(line.split()[1]) / 1024)
+    return -1
+
+
+def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -> dict[str, object]:
+    """The NER-BERT builder's steps after extraction on ``work_dir/stage2/typed`` (counting passes, the
+    selection written shard by shard, the ``datasets`` assembly and the Hub folder), each timed; and this
+    process's peak RSS (run it in a fresh process: ``python benchmarks/wikipedia_scale.py post``)."""
+    import resource
+    import time
+
+    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.wikipedia.dbpedia import load_ontology
+    from crossner_hf.wikipedia.nerbert_corpus import CorpusBuilder, CorpusOptions, to_datasets, write_selection
+
+    work = Path(work_dir)
+    seconds: dict[str, float] = {}
+    heap: dict[str, int] = {}  # anonymous RSS (MB) after each step: the memory the steps hold
+    peak: dict[str, int] = {}  # peak RSS (MB) by the end of each step, memory-mapped Arrow pages included
+    started = time.perf_counter()
+    builder = CorpusBuilder(work, CorpusOptions(merged_categories=merged_categories), ontology=load_ontology(ONTOLOGY))
+    builder.count()
+    seconds["count (passes 1-2)"] = time.perf_counter() - started
+    peak["count (passes 1-2)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    heap["count (passes 1-2)"] = _anonymous_rss_mb()
+    mark = time.perf_counter()
+    paths = write_selection(builder, work / "selection")
+    seconds["select and write the selection (pass 3)"] = time.perf_counter() - mark
+    peak["select and write the selection (pass 3)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    heap["select and write the selection (pass 3)"] = _anonymous_rss_mb()
+    mark = time.perf_counter()
+    configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))
+    seconds["datasets assembly (tags to ids)"] = time.perf_counter() - mark
+    peak["datasets assembly (tags to ids)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    heap["datasets assembly (tags to ids)"] = _anonymous_rss_mb()
+    mark = time.perf_counter()
+    write_hub_dataset_folder(configs, work / "dataset", {"license": "cc-by-sa-3.0"}, "benchmark")
+    seconds["Hub folder (Parquet shards)"] = time.perf_counter() - mark
+    peak["Hub folder (Parquet shards)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    heap["Hub folder (Parquet shards)"] = _anonymous_rss_mb()
+    sizes = {f"{c} {split}": len(ds) for c, dd in configs.items() for split, ds in dd.items()}
+    return {"seconds": {k: round(v, 1) for k, v in seconds.items()}, "total_seconds": round(time.perf_counter() - started, 1),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "peak_rss_mb_after": peak,
+            "anonymous_rss_mb_after": heap,
+            "sizes": sizes,
+            "categories": len(builder.before_balancing)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -224,9 +277,14 @@ def main(argv: list[str] | None = None) -> int:
     typed.add_argument("--categories", type=int, default=315)
     typed.add_argument("--shard_rows", type=int, default=500_000)
     typed.add_argument("--output_dir", required=True)
+    post = sub.add_parser("post", allow_abbrev=False, help="time the corpus steps on typed shards (peak RSS too)")
+    post.add_argument("--work_dir", required=True, help="a folder holding stage2/typed (from the typed command)")
+    post.add_argument("--merged_categories", type=int, default=212)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    if args.what == "dump":
+    if args.what == "post":
+        result = run_post_extraction(args.work_dir, merged_categories=args.merged_categories)
+    elif args.what == "dump":
         result = make_scaled_dump(args.output_dir, args.dump_mb, pages_per_stream=args.pages_per_stream)
     else:
         result = make_typed_shards(args.output_dir, args.sentences, categories=args.categories,
