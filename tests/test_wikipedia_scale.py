@@ -93,3 +93,14 @@ def test_typed_shards_go_through_the_post_extraction_steps(scale, tmp_path, wiki
         assert set(row["tags"]) == {"all", "4types", "20types"}
     assert splits["train"] > 10_000 and splits["validation"] > 1000
     assert {c for row in rows for c in row["span_coarse"]} <= {"person", "location", "organisation", ENTITY}
+
+
+def test_post_extraction_benchmark_runs_every_step(scale, tmp_path):
+    scale.make_typed_shards(tmp_path, 4000, categories=40, shard_rows=2000)
+    result = scale.run_post_extraction(tmp_path, merged_categories=20)
+    assert list(result["seconds"]) == ["count (passes 1-2)", "select and write the selection (pass 3)",
+                                       "datasets assembly (tags to ids)", "Hub folder (Parquet shards)"]
+    assert result["sizes"]["all train"] > 2000 and set(result["sizes"]) == {
+        f"{c} {s}" for c in ("all", "4types", "20types") for s in ("train", "validation")}
+    assert 0 < result["anonymous_rss_mb_after"]["Hub folder (Parquet shards)"] <= result["peak_rss_mb"]
+    assert (tmp_path / "dataset" / "README.md").is_file()
