@@ -307,9 +307,11 @@ class TypedArticleExtractor(ArticleExtractor):
     Each anchor's target goes through the redirect map (``redirects.sqlite``, built by the
     redirect stage before this one) and the DBpedia lookup, both opened read-only in each worker.
     A sentence whose anchors are all untyped can never enter the corpus (step 2 drops it), so it
-    is numbered but not split into words, the costly part of extraction; the rows written are the
-    typed rows the two-stage path (:class:`ArticleExtractor` then :class:`AnchorTyper`) gives for
-    those sentences, numbers included, so the corpus is the same.
+    is not split into words, and a line without a typed anchor not even into sentences (the two
+    costly steps of extraction). Sentence numbers depend on their own line only
+    (:func:`~crossner_hf.wikipedia.sentences.anchor_sentences`), so the rows written are the typed
+    rows the two-stage path (:class:`ArticleExtractor` then :class:`AnchorTyper`) gives for those
+    sentences, numbers included, and the corpus is the same.
     """
 
     name = "Articles to typed sentences"
