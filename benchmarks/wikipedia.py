@@ -93,7 +93,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--entities", type=int, default=5_000_000, help="synthetic entities for the DBpedia build "
                         "(0 skips it)")
     parser.add_argument("--skip_memory", action="store_true", help="skip the 1x/4x peak-memory runs")
+    parser.add_argument("--dump_dir", help="instead of the repeated sample: a dump made by `python "
+                        "benchmarks/wikipedia_scale.py dump` (multistream dump, index, instance types); WikiExtractor "
+                        "and the builder with 1 and all workers, --runs times each, with each run's peak RSS")
     args = parser.parse_args(argv)
+    if args.dump_dir:
+        at_scale(Path(args.dump_dir), args.runs)
+        return
 
     from crossner_hf.testing import make_multistream_dump
     from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
@@ -160,6 +166,65 @@ def main(argv: list[str] | None = None) -> None:
         print("\n| DBpedia lookup build | value |\n|---|---:|")
         for key, value in result.items():
             print(f"| {key} | {value} |")
+
+
+def at_scale(folder: Path, runs: int) -> None:
+    """WikiExtractor and the whole builder on a generated multistream dump, 1 and all cores, one table."""
+    import json
+
+    from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
+
+    made = json.loads((folder / "scale.json").read_text(encoding="utf-8"))
+    dump, index, xml_mb = folder / "dump.xml.bz2", folder / "index.txt.bz2", made["xml_mb"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
+    work = Path(tempfile.mkdtemp(prefix="bench-wikipedia-scale-", dir=folder))
+    start = time.perf_counter()
+    types_db = build_types_db([folder / "instance_types.nt"], load_ontology(SHARED / "dbpedia" / "dbpedia_2016-10.owl"),
+                              work / "types.sqlite")
+    print(f"DBpedia lookup of {made['type_lines']:,} type lines: {time.perf_counter() - start:.1f} s "
+          "(prebuilt, outside the builder's timings)", file=sys.stderr)
+    cores = os.cpu_count() or 1
+
+    def builder_run(workers: int, run: int) -> list[str]:
+        command = builder(dump, work / f"c{workers}-{run}", types_db, workers, index)
+        return command[:command.index("--unit_mb")]  # the builder's default task size at this scale
+
+    methods = {
+        "WikiExtractor 3.1 --links, 1 process": (1, lambda r: [
+            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(work / f"wx1-{r}"),
+            "--links", "--processes", "1", "-q"]),
+        "whole NER-BERT builder, 1 worker": (1, lambda r: builder_run(1, r)),
+        f"WikiExtractor 3.1 --links, {cores} processes": (cores, lambda r: [
+            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(work / f"wxn-{r}"),
+            "--links", "--processes", str(cores), "-q"]),
+        f"whole NER-BERT builder, {cores} workers": (cores, lambda r: builder_run(cores, r)),
+    }
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in methods}
+    for run in range(runs):
+        for name, (_, command) in methods.items():
+            results[name].append(_peak_of(command(run), env))
+            print(f"run {run + 1}: {name}: {results[name][-1][0]:.1f} s, peak RSS {results[name][-1][1]:.0f} MB",
+                  file=sys.stderr)
+    output = sum(f.stat().st_size for f in (work / "c1-0").rglob("*") if f.is_file())
+    import pyarrow.parquet as pq
+
+    shards = sorted((work / "c1-0").rglob("*.parquet"))
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in shards)
+    peer = statistics.median(s for s, _ in results["WikiExtractor 3.1 --links, 1 process"])
+    print(f"\nInput: {folder.name}, {made['pages']:,} pages ({made['copies']} renamed copies of the sample), "
+          f"{xml_mb:,.0f} MB of XML, {made['bz2_mb']:,.0f} MB bz2 multistream; {cores} cores; medians of {runs} "
+          f"run(s), wall time including interpreter start; peak RSS is the largest single process.\n")
+    print("| method | cores | median s | MB/s | MB/s per core | x WikiExtractor per core | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, (n, _) in methods.items():
+        median = statistics.median(s for s, _ in results[name])
+        peak = max(p for _, p in results[name])
+        print(f"| {name} | {n} | {median:.1f} | {xml_mb / median:.2f} | {xml_mb / median / n:.2f} | "
+              f"{(peer / median) / n:.2f} | {peak:.0f} |")
+    one = statistics.median(s for s, _ in results["whole NER-BERT builder, 1 worker"])
+    all_ = statistics.median(s for s, _ in results[f"whole NER-BERT builder, {cores} workers"])
+    print(f"\nBuilder scaling, {cores} workers vs 1: {one / all_:.2f}x; the 1-worker dataset folder: {output / 1e6:,.0f} MB, "
+          f"{len(shards)} Parquet shards, {rows:,} rows over all configs and splits")
 
 
 def _peak_of(command: list[str], env: dict[str, str]) -> tuple[float, float]:

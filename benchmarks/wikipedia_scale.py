@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import bz2
+import json
 import re
 import sys
 from pathlib import Path
@@ -40,6 +41,7 @@ SAMPLE_TYPES = SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"
 ONTOLOGY = SHARED / "dbpedia" / "dbpedia_2016-10.owl"
 
 ID_STRIDE = 100_000_000
+SCALE_FILE = "scale.json"  # what make_scaled_dump made (sizes, paths), beside the dump
 """Copy k's page ids are the sample's plus k x ID_STRIDE (the sample's ids are far below it)."""
 
 _PAGE = re.compile(r"  <page>.*?</page>\n", flags=re.DOTALL)
@@ -119,8 +121,12 @@ def make_scaled_dump(out_dir: str | Path, dump_mb: float, *, source: str | Path 
             stream("".join(batch))
         stream(footer)
     type_lines = _copied_types(types, copies, out / "instance_types.nt")
-    return {"copies": copies, "pages": n_pages, "xml_mb": xml_bytes / 1e6, "bz2_mb": dump.stat().st_size / 1e6,
-            "type_lines": type_lines, "dump": str(dump), "index": str(index), "instance_types": str(out / "instance_types.nt")}
+    result = {"copies": copies, "pages": n_pages, "xml_mb": xml_bytes / 1e6, "bz2_mb": dump.stat().st_size / 1e6,
+              "type_lines": type_lines, "dump": str(dump), "index": str(index),
+              "instance_types": str(out / "instance_types.nt")}
+    # benchmarks/wikipedia.py --dump_dir reads the XML size from here instead of decompressing gigabytes
+    (out / SCALE_FILE).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return result
 
 
 def _index_lines(lines, offset: int, batch: list[str]) -> None:

@@ -168,17 +168,25 @@ def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
     from huggingface_hub import EvalResult
 
     domain = results["domain"]
+    dataset_type, dataset_name = _dataset_of(results)
     out = []
     for decoding, scores in results["test_mean"].items():
         for metric in ("precision", "recall", "f1"):
             out.append(EvalResult(
                 task_type="token-classification", task_name="Named Entity Recognition",
-                dataset_type="crossner", dataset_name=f"CrossNER {domain}", dataset_config=domain,
+                dataset_type=dataset_type, dataset_name=dataset_name, dataset_config=domain,
                 dataset_split="test", metric_type=metric, metric_value=round(100 * scores[metric], 2),
                 metric_config=decoding,
                 metric_name=f"Test {METRIC_NAMES[metric]} ({decoding} decoding, mean of {len(results['seeds'])} seed(s))",
             ))
     return out
+
+
+def _dataset_of(results: Mapping[str, Any]) -> tuple[str, str]:
+    """(dataset type, dataset name) of a run: a CrossNER domain, or a user's CoNLL folder (``--dataset_dir``)."""
+    if results["config"].get("dataset_dir"):
+        return "conll", results["domain"]
+    return "crossner", f"CrossNER {results['domain']}"
 
 
 def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id: str | None = None) -> Path:
@@ -196,7 +204,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     card_data = ModelCardData(
         language="en", license=base["license"] or "unknown", library_name="transformers",
         pipeline_tag="token-classification", base_model=base["hub_id"],
-        datasets=["crossner"], metrics=["precision", "recall", "f1"],
+        datasets=["crossner"] if _dataset_of(results)[0] == "crossner" else None, metrics=["precision", "recall", "f1"],
         tags=["token-classification", "ner", "crossner", "crossner_hf", domain, f"decoding-{decoding}"],
         model_name=repo_id or name, eval_results=ner_eval_results(results),
     )
@@ -214,7 +222,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     )}
     n_seeds = len(results["seeds"])
     values = {
-        "title": f"CrossNER {domain} NER ({results['schedule']})",
+        "title": f"{_dataset_of(results)[1]} NER ({results['schedule']})",
         "domain": domain, "schedule": results["schedule"], "decoding": decoding, "other_decoding": other,
         "base_model_text": f"`{base['hub_id']}`" if base["hub_id"] else "a local encoder",
         "pretraining": _pretraining_text(base["pretraining"]),
@@ -226,8 +234,8 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "per_type_table": "```\n" + format_per_type_table(best["test"]) + "\n```",
         "repo": repo_id or "PATH_OR_REPO_ID",
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
-        "n_labels": len(labels_for(domain)),
-        "labels": ", ".join(f"`{t}`" for t in labels_for(domain)),
+        "n_labels": len(results["labels"]),
+        "labels": ", ".join(f"`{t}`" for t in results["labels"]),
     }
     return write_model_card(folder, card_data, render("ner_model", values))
 

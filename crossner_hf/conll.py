@@ -53,13 +53,14 @@ def _decode(path: Path, data: bytes) -> str:
 
 
 def read_conll(
-    path: str | Path, labels: Sequence[str], strict: bool = True
+    path: str | Path, labels: Sequence[str] | None, strict: bool = True
 ) -> list[dict[str, list[str]]]:
     """Read a CoNLL NER file into ``[{"tokens": [...], "ner_tags": [...]}, ...]``.
 
     Args:
         path: the file, one ``token<TAB>tag`` per line, a blank line between sentences.
-        labels: the allowed tags (a config's label list, e.g. ``LABELS["politics"]``).
+        labels: the allowed tags (a config's label list, e.g. ``LABELS["politics"]``); ``None``
+            allows any ``O``, ``B-<type>`` or ``I-<type>`` (to find a new folder's label list).
         strict: if True, an ``I-x`` tag that does not continue an entity of type ``x``
             raises; if False it is repaired to ``B-x`` and the number of repairs is
             logged as a warning.
@@ -71,7 +72,7 @@ def read_conll(
     """
     path = Path(path)
     text = _decode(path, path.read_bytes())
-    allowed = set(labels)
+    allowed = set(labels) if labels is not None else None
     sentences: list[dict[str, list[str]]] = []
     tokens: list[str] = []
     tags: list[str] = []
@@ -105,7 +106,11 @@ def read_conll(
             raise ConllFormatError(
                 path, lineno, f"empty token (tag {tag!r}); every line needs a non-blank token."
             )
-        if tag not in allowed:
+        if allowed is None:
+            if tag != "O" and (tag[:2] not in ("B-", "I-") or len(tag) < 3):
+                raise ConllFormatError(
+                    path, lineno, f"tag {tag!r} (token {token!r}) is not BIO: use O, B-<type> or I-<type>.")
+        elif tag not in allowed:
             raise ConllFormatError(
                 path, lineno,
                 f"tag {tag!r} (token {token!r}) is not in this config's label list; "
@@ -123,7 +128,7 @@ def read_conll(
                         "with strict=False to repair it.",
                     )
                 tag = "B-" + etype
-                if tag not in allowed:
+                if allowed is not None and tag not in allowed:
                     raise ConllFormatError(
                         path, lineno,
                         f"cannot repair orphan {parts[1]!r}: {tag!r} is not in the label list.",

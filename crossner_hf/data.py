@@ -20,12 +20,14 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import shutil
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 from .conll import read_conll
@@ -134,33 +136,35 @@ def resolve_data_dir(config: str, data_dir: str | Path | None = None) -> Path:
     return _download(config)
 
 
-def features_for(config: str):
-    """The ``datasets.Features`` of a config: ``id``, ``tokens``, ``ner_tags`` (ClassLabel)."""
+def features_for(config: str | Sequence[str]):
+    """The ``datasets.Features`` of a config (a CrossNER config name or a label list): ``id``, ``tokens``,
+    ``ner_tags`` (ClassLabel)."""
     from datasets import ClassLabel, Features, List, Value
 
+    labels = labels_for(config) if isinstance(config, str) else list(config)
     return Features(
         {
             "id": Value("string"),
             "tokens": List(Value("string")),
-            "ner_tags": List(ClassLabel(names=labels_for(config))),
+            "ner_tags": List(ClassLabel(names=labels)),
         }
     )
 
 
-def _fingerprint(config: str, folder: Path) -> str:
+def _fingerprint(labels: Sequence[str], folder: Path) -> str:
     h = hashlib.blake2b(digest_size=16)
-    h.update("\n".join(labels_for(config)).encode())
+    h.update("\n".join(labels).encode())
     for name in SPLIT_FILES.values():
         h.update(name.encode())
         h.update((folder / name).read_bytes())
     return h.hexdigest()
 
 
-def build_split(path: Path, config: str, strict: bool = True):
-    """Parse one raw file into a ``datasets.Dataset`` with the config's features."""
+def build_split(path: Path, config: str | Sequence[str], strict: bool = True):
+    """Parse one raw file into a ``datasets.Dataset`` with the config's features (a config name or a label list)."""
     from datasets import Dataset
 
-    labels = labels_for(config)
+    labels = labels_for(config) if isinstance(config, str) else list(config)
     index = {tag: i for i, tag in enumerate(labels)}
     sentences = read_conll(path, labels, strict=strict)
     return Dataset.from_dict(
@@ -169,7 +173,7 @@ def build_split(path: Path, config: str, strict: bool = True):
             "tokens": [s["tokens"] for s in sentences],
             "ner_tags": [[index[t] for t in s["ner_tags"]] for s in sentences],
         },
-        features=features_for(config),
+        features=features_for(labels),
     )
 
 
@@ -184,17 +188,22 @@ def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bo
 
     The result is cached as Arrow; the cache key hashes the files, so edits are noticed.
     """
+    folder = resolve_data_dir(config, data_dir)
+    return _parsed(folder, config, labels_for(config), strict)
+
+
+def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
+    """The three splits of ``folder`` as a ``DatasetDict``, from the Arrow cache when the files are unchanged."""
     from datasets import DatasetDict
 
-    folder = resolve_data_dir(config, data_dir)
-    key = f"{config}-{'strict' if strict else 'repair'}-{_fingerprint(config, folder)}"
+    key = f"{name}-{'strict' if strict else 'repair'}-{_fingerprint(labels, folder)}"
     cached = cache_root() / "arrow" / key
     if (cached / "dataset_dict.json").is_file():
-        logger.debug("Loading %s from cache %s", config, cached)
+        logger.debug("Loading %s from cache %s", name, cached)
         return DatasetDict.load_from_disk(str(cached))
-    logger.info("Parsing CrossNER %s from %s", config, folder)
+    logger.info("Parsing %s from %s", name, folder)
     splits = DatasetDict(
-        {split: build_split(folder / name, config, strict) for split, name in SPLIT_FILES.items()}
+        {split: build_split(folder / file, labels, strict) for split, file in SPLIT_FILES.items()}
     )
     cached.parent.mkdir(parents=True, exist_ok=True)
     # Write beside the final place, then rename: a crash never leaves a half cache behind.
@@ -209,3 +218,50 @@ def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bo
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return DatasetDict.load_from_disk(str(cached))
+
+
+# ----------------------------------------------------------------------------- any CoNLL folder
+
+FOLDER_LABELS_FILE = "labels.json"
+"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
+
+
+def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
+    """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
+    path = Path(folder)
+    missing = [f for f in SPLIT_FILES.values() if not (path / f).is_file()]
+    if missing:
+        raise ValueError(f"{flag} {folder}: no {', '.join(missing)} there; pass a folder holding train.txt, dev.txt "
+                         "and test.txt in CoNLL format (word<TAB>tag lines, a blank line between sentences).")
+    return path
+
+
+def conll_folder_labels(folder: str | Path) -> list[str]:
+    """The tag list of a user's CoNLL folder: its ``labels.json`` if there is one, else ``O`` and then
+    ``B-``/``I-`` of each entity type in the order the types first appear in train, dev, test.
+
+    Deterministic, so every run on the folder (and every seed) builds the same head.
+    """
+    path = check_conll_folder(folder)
+    given = path / FOLDER_LABELS_FILE
+    if given.is_file():
+        labels = json.loads(given.read_text(encoding="utf-8"))
+        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
+            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
+                             "\"I-person\"].")
+        return labels
+    types: dict[str, None] = {}
+    for file in SPLIT_FILES.values():
+        for sentence in read_conll(path / file, None, strict=False):
+            for tag in sentence["ner_tags"]:
+                if tag != "O":
+                    types.setdefault(tag[2:], None)
+    return ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]
+
+
+def load_conll_folder(folder: str | Path, *, strict: bool = True):
+    """Load a user's CoNLL folder (``train.txt``, ``dev.txt``, ``test.txt``) as a ``DatasetDict`` with
+    ``train``/``validation``/``test``, its labels from :func:`conll_folder_labels`; cached like
+    :func:`load_crossner`."""
+    path = check_conll_folder(folder)
+    return _parsed(path, path.name, conll_folder_labels(path), strict)

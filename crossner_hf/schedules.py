@@ -48,7 +48,7 @@ from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 from .data import load_crossner
 from .encoders import resolve_model_path
 from .modeling import record_decoding, record_head
-from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
+from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from .tokenization import prepare_split as _prepare_split
 from .trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from .training_args import CrossNERTrainingArguments
@@ -70,9 +70,10 @@ def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_ev
 
 
 def source_in_target_space(
-    target: str, data_dir: str | None, subsample: int | None = None, seed: int = 0
+    target: str | Sequence[str], data_dir: str | None, subsample: int | None = None, seed: int = 0
 ):
-    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name).
+    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name; a CrossNER
+    domain's name or the list itself).
 
     ``subsample`` keeps that many sentences, drawn with ``seed``.
     """
@@ -81,7 +82,7 @@ def source_in_target_space(
     source = load_crossner(SOURCE_DOMAIN, data_dir)["train"]
     if subsample is not None:
         source = source.shuffle(seed=seed).select(range(min(subsample, len(source))))
-    target_labels = labels_for(target)
+    target_labels = labels_for(target) if isinstance(target, str) else list(target)
     names = map_tags_by_name(labels_for(SOURCE_DOMAIN), target_labels)
     remap = [target_labels.index(n) for n in names]
     features = source.features.copy()
@@ -93,7 +94,7 @@ def source_in_target_space(
 
 
 def load_target(args: CrossNERTrainingArguments, seed: int):
-    data = load_crossner(args.domain, args.data_dir)
+    data = args.load_target_data()
     keep = args.few_shot
     if args.few_shot_fraction is not None:
         keep = max(1, round(args.few_shot_fraction * len(data["train"])))
@@ -144,11 +145,11 @@ def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArgumen
     return token_classifier_from_pretrained(path, labels, **kwargs)
 
 
-def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int):
+def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int, labels: Sequence[str]):
     """CoNLL-2003 train in the target label space, tokenised (pretrain-finetune and joint)."""
     with args.main_process_first(desc="source data"):
         return prepare_split(
-            source_in_target_space(args.domain, args.data_dir, args.source_subsample, seed), tokenizer, args
+            source_in_target_space(labels, args.data_dir, args.source_subsample, seed), tokenizer, args
         )
 
 
@@ -163,7 +164,7 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
         args, stage_dir, seed, num_train_epochs=args.source_epochs, max_steps=args.source_max_steps,
         eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
     )
-    source = _source_rows(args, tokenizer, seed)
+    source = _source_rows(args, tokenizer, seed, labels)
     set_seed(seed)
     trainer = CrossNERTrainer(
         model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
@@ -195,11 +196,17 @@ def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labe
         return CrossNERTrainer(train_dataset=train, **common)
     from datasets import concatenate_datasets
 
-    source = _source_rows(args, tokenizer, seed)
+    source = _source_rows(args, tokenizer, seed, labels)
     return JointTrainer(
         train_dataset=concatenate_datasets([source, train]), n_source=len(source),
         oversample_factor=args.oversample_factor, **common,
     )
+
+
+def head_labels(args: CrossNERTrainingArguments) -> list[str]:
+    """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
+    labels = args.target_labels()
+    return labels if args.schedule == "direct" else with_source_tags(labels)
 
 
 def run_seed(
@@ -214,7 +221,10 @@ def run_seed(
     started = time.perf_counter()
     model_path = resolve_model_path(args.model_name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    labels = labels_for(args.domain)
+    labels = head_labels(args)
+    if len(labels) > len(args.target_labels()):
+        logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone.", args.domain,
+                       ", ".join(labels[len(args.target_labels()):]))
     with args.main_process_first(desc="target data"):
         target = load_target(args, seed)
         train = prepare_split(target["train"], tokenizer, args)
@@ -273,6 +283,7 @@ def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -
         "domain": args.domain,
         "schedule": args.schedule,
         "model_name_or_path": args.model_name_or_path,
+        "labels": head_labels(args),
         "seeds": [r["seed"] for r in per_seed],
         "test_overall_f1_mean": statistics.fmean(test_f1),
         "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,

@@ -99,3 +99,18 @@ def make_multistream_dump(source: str | Path, dump: str | Path, index: str | Pat
             offset += len(data)
     Path(index).write_text("".join(lines), encoding="utf-8")
     return len(streams)
+
+
+def make_renamed_conll_folder(source: str | Path, folder: str | Path, rename: dict[str, str]) -> Path:
+    """A CoNLL folder (train/dev/test.txt) copied from a CrossNER config folder (e.g. ``.../politics``) with
+    entity types renamed: a dataset the library has no label list for, as a user's own data would be."""
+    from .conll import read_conll, write_conll
+
+    source, folder = Path(source), Path(folder)
+    folder.mkdir(parents=True)
+    for name in ("train.txt", "dev.txt", "test.txt"):
+        sentences = read_conll(source / name, None)
+        for s in sentences:
+            s["ner_tags"] = [t if t == "O" else f"{t[:2]}{rename.get(t[2:], t[2:])}" for t in s["ner_tags"]]
+        write_conll(folder / name, sentences)
+    return folder

@@ -21,7 +21,7 @@ from transformers import TrainingArguments
 
 from .decoding import DECODINGS, check_decoding
 from .encoders import OFFLINE_ENCODER
-from .labels import DOMAINS
+from .labels import DOMAINS, labels_for
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,13 @@ class CrossNERTrainingArguments(TrainingArguments):
                   f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
     )
     domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    dataset_dir: str | None = field(
+        default=None,
+        metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
+                  "CoNLL format (word<TAB>tag, BIO). Its tags come from a labels.json in it (a list, \"O\" first) "
+                  "or, without one, are O then B-/I- of each type in the order the files first use them; the run "
+                  "is named after the folder (--domain is then not used)."},
+    )
     schedule: str = field(
         default="direct",
         metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
@@ -163,7 +170,12 @@ class CrossNERTrainingArguments(TrainingArguments):
     )
 
     def __post_init__(self):
-        if self.domain not in DOMAINS:
+        if self.dataset_dir is not None:
+            from .data import check_conll_folder
+
+            # the folder's name stands for the domain in output names, results.json and the card
+            self.domain = check_conll_folder(self.dataset_dir).resolve().name
+        elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
@@ -189,6 +201,22 @@ class CrossNERTrainingArguments(TrainingArguments):
         if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
             logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
         super().__post_init__()
+
+    def target_labels(self) -> list[str]:
+        """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
+        if self.dataset_dir is not None:
+            from .data import conll_folder_labels
+
+            return conll_folder_labels(self.dataset_dir)
+        return labels_for(self.domain)
+
+    def load_target_data(self):
+        """The target's ``DatasetDict`` (train / validation / test)."""
+        from .data import load_conll_folder, load_crossner
+
+        if self.dataset_dir is not None:
+            return load_conll_folder(self.dataset_dir)
+        return load_crossner(self.domain, self.data_dir)
 
     def seed_list(self) -> list[int]:
         """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""

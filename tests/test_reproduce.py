@@ -223,6 +223,34 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
     assert grid_status(full.cells, out)["nerbert-4types"] == "missing input"
 
 
+@pytest.mark.slow  # two real fine-tuning runs (about 20 s on a quiet machine)
+def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_data_dir, tiny_bert_dir, monkeypatch):
+    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+    from crossner_hf.testing import make_renamed_conll_folder
+
+    for name, value in _env(tmp_path, crossner_data_dir).items():
+        monkeypatch.setenv(name, value)
+    folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "speeches", {"person": "speaker"})
+    out = tmp_path / "grid"
+    grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
+                datasets=[str(folder)], rows=["encoder direct"])
+    assert [c.name for c in grid.cells] == ["politics/encoder-direct/seed-1", "speeches/encoder-direct/seed-1"]
+    assert grid.cells[1].argv[grid.cells[1].argv.index("--dataset_dir") + 1] == str(folder)
+    assert set(run_grid(grid.cells, out, GridExecutorOptions()).values()) == {"done"}
+    records = {r["column"]: r["ours"] for r in build_table("nerbert-table2", grid.cells, out)}
+    for cell in grid.cells:
+        results = json.loads((cell.folder(out) / "results.json").read_text())
+        assert records[cell.column] == f"{100 * results['test_overall_f1_mean']:.2f}"
+    assert "B-speaker" in json.loads((grid.cells[1].folder(out) / "results.json").read_text())["labels"]
+    # a folder that is not there is a missing input, shown as such; other experiments refuse --datasets
+    gone = plan("nerbert-fig2", "smoke", tmp_path / "g2", domains=["politics"], model=tiny_bert_dir,
+                datasets=[str(tmp_path / "nowhere")], nerbert_corpus=str(tmp_path / "c"))
+    assert {grid_status(gone.cells, tmp_path / "g2")[c.name] for c in gone.cells if c.column == "10"
+            and "nowhere" in c.name} == {"missing input"}
+    with pytest.raises(ValueError, match="--datasets: crossner-table2 runs on CrossNER domains only"):
+        plan("crossner-table2", "cpu", out, datasets=[str(folder)])
+
+
 def test_fig3_table_and_curve_from_the_cells_results(tmp_path):
     """The table and the figure read the cells' results.json: mean ± std over seeds, partial seeds said so."""
     pytest.importorskip("matplotlib")

@@ -150,3 +150,36 @@ def test_source_tags_mapped_by_name(crossner_data_dir):
 def test_argument_errors(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):
         CrossNERTrainingArguments(output_dir=str(tmp_path), **kw)
+
+
+def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp_path, crossner_data_dir):
+    from huggingface_hub import ModelCard
+
+    from crossner_hf.data import conll_folder_labels
+
+    from crossner_hf.testing import make_renamed_conll_folder
+
+    folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "speeches",
+                                       rename={"person": "PER", "politician": "POL"})
+    labels = conll_folder_labels(folder)
+    # O, then each type's B-/I- in the order train first uses it
+    assert labels[0] == "O" and "B-PER" in labels and "B-person" not in labels
+    assert labels.index("I-POL") == labels.index("B-POL") + 1
+    direct = run(_args(tiny_bert_dir, tmp_path / "direct", dataset_dir=str(folder)))
+    assert direct["domain"] == "speeches" and direct["labels"] == labels
+    config = json.loads((tmp_path / "direct" / "config.json").read_text())
+    assert [config["id2label"][str(i)] for i in range(len(labels))] == labels
+    card = ModelCard.load(tmp_path / "direct" / "README.md")
+    assert card.data.eval_results[0].dataset_type == "conll" and "speeches NER (direct)" in card.text
+    # CoNLL-2003 as source: its person tags have no counterpart, so the head gets them as well
+    ptf = run(_args(tiny_bert_dir, tmp_path / "ptf", dataset_dir=str(folder), schedule="pretrain-finetune",
+                    source_subsample=16, source_epochs=1, num_train_epochs=1))
+    assert ptf["labels"] == [*labels, "B-person", "I-person"]
+    # a labels.json fixes the order (and a wrong one is refused, naming the file)
+    (folder / "labels.json").write_text(json.dumps(["O", *sorted(labels[1:])]))
+    assert conll_folder_labels(folder) == ["O", *sorted(labels[1:])]
+    (folder / "labels.json").write_text(json.dumps(["B-PER", "O"]))
+    with pytest.raises(ValueError, match="labels.json: expected a JSON list of tags with \"O\" first"):
+        conll_folder_labels(folder)
+    with pytest.raises(ValueError, match="--dataset_dir .*no train.txt, dev.txt, test.txt"):
+        CrossNERTrainingArguments(output_dir=str(tmp_path), dataset_dir=str(tmp_path / "nothing"))

@@ -51,6 +51,9 @@ class ReproduceArguments:
                 "NER-BERT rows; without it those rows show 'missing input'."})
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    datasets: list[str] | None = field(default=None, metadata={
+        "help": "nerbert-table2 and nerbert-fig2: further CoNLL folders (train.txt, dev.txt, test.txt; see `train "
+                "--dataset_dir`), each one more column / curve named after its folder."})
     executor: str = field(default="local", metadata={
         "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
         "choices": ["local", "ray", "slurm"]})

@@ -270,8 +270,8 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
 
 
 def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
-                   model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
-                   ) -> list[Cell]:
+                   model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None,
+                   datasets: Sequence[str] | None = None) -> list[Cell]:
     """NER-BERT's main table: the encoder and each NER-BERT variant, direct and with CoNLL-2003 as source.
 
     One NER-BERT pre-training per corpus config (read from ``--nerbert_corpus``, a
@@ -279,34 +279,51 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
     """
     cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus)
     gpus = 1 if scale == "paper" else 0
-    for domain in domains:
+    for column, target in _targets(domains, datasets):
         for seed in _seeds(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
             for label, (path, deps) in encoders.items():
                 for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
                     slug = label.lower().replace(" ", "-")
                     cells.append(Cell(
-                        name=f"{domain}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
+                        name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
                         argv=(*_train_flags(scale, schedule, data_dir), "--model_name_or_path", path,
-                              "--domain", domain, "--seeds", str(seed)),
-                        row=f"{label} {schedule}", column=domain, seed=seed, gpus=gpus,
-                        minutes=_minutes(scale, "train"),
-                        inputs=(model,) if scale == "smoke" and not deps else ()))
+                              *target, "--seeds", str(seed)),
+                        row=f"{label} {schedule}", column=column, seed=seed, gpus=gpus,
+                        minutes=_minutes(scale, "train"), inputs=_target_inputs(scale, model, deps, target)))
     return cells
+
+
+def _targets(domains: Sequence[str], datasets: Sequence[str] | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(column name, train flags) of each CrossNER domain, then of each user CoNLL folder (``--datasets``)."""
+    targets = [(domain, ("--domain", domain)) for domain in domains]
+    for folder in datasets or ():
+        name = Path(folder).resolve().name
+        if name in {column for column, _ in targets}:
+            raise ValueError(f"--datasets {folder}: a column named {name!r} exists already; rename the folder.")
+        targets.append((name, ("--dataset_dir", str(Path(folder).resolve()))))
+    return targets
+
+
+def _target_inputs(scale: str, model: str, deps: Sequence[str], target: Sequence[str]) -> tuple[str, ...]:
+    """A cell's input paths: a user's folder must exist (else the cell shows 'missing input'); at smoke
+    scale the tiny encoder too when no dependency makes the model."""
+    inputs = (model,) if scale == "smoke" and not deps else ()
+    return (*inputs, target[1]) if target[0] == "--dataset_dir" else inputs
 
 
 FEW_SHOT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0)
 
 
 def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
-                 model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None
-                 ) -> list[Cell]:
+                 model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None,
+                 datasets: Sequence[str] | None = None) -> list[Cell]:
     """NER-BERT's few-shot figure: the encoder vs NER-BERT ``all``, direct fine-tuning on a share of train.
 
     A curve per (encoder, domain) over :data:`FEW_SHOT_FRACTIONS` of the domain's train split.
     """
     cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus, configs=("all",))
     fractions = FEW_SHOT_FRACTIONS[:2] if scale == "smoke" else FEW_SHOT_FRACTIONS
-    for domain in domains:
+    for domain, target in _targets(domains, datasets):
         for seed in _seeds(scale, seeds):
             for label, (path, deps) in encoders.items():
                 for fraction in fractions:
@@ -315,10 +332,10 @@ def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
                     cells.append(Cell(
                         name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
                         argv=(*_train_flags(scale, "direct", data_dir, few_shot=False), "--few_shot_fraction",
-                              str(fraction), "--model_name_or_path", path, "--domain", domain, "--seeds", str(seed)),
+                              str(fraction), "--model_name_or_path", path, *target, "--seeds", str(seed)),
                         row=f"{label} ({domain})", column=percent, seed=seed, meta={"domain": domain},
                         gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
-                        inputs=(model,) if scale == "smoke" and not deps else ()))
+                        inputs=_target_inputs(scale, model, deps, target)))
     return cells
 
 
@@ -364,7 +381,8 @@ def select_rows(cells: list[Cell], rows: Sequence[str]) -> list[Cell]:
 
 def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str] | None = None,
          seeds: Sequence[int] | None = None, model: str | None = None, corpora: str | None = None,
-         data_dir: str | None = None, rows: Sequence[str] | None = None, nerbert_corpus: str | None = None) -> Plan:
+         data_dir: str | None = None, rows: Sequence[str] | None = None, nerbert_corpus: str | None = None,
+         datasets: Sequence[str] | None = None) -> Plan:
     """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise."""
     if scale not in SCALES:
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
@@ -376,9 +394,14 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
-    if experiment.startswith("nerbert-"):
-        build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2, "nerbert-fig3": nerbert_fig3}
-        cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, **common)
+    if datasets and experiment not in ("nerbert-table2", "nerbert-fig2"):
+        raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further CoNLL folders become "
+                         "columns of nerbert-table2 and curves of nerbert-fig2.")
+    if experiment in ("nerbert-table2", "nerbert-fig2"):
+        build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2}
+        cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, datasets=datasets, **common)
+    elif experiment == "nerbert-fig3":
+        cells = nerbert_fig3(scale, out, nerbert_corpus=nerbert_corpus, **common)
     else:
         build = {"crossner-table2": crossner_table2, "crossner-fig2": crossner_fig2, "crossner-fig3": crossner_fig3,
                  "crossner-table4": crossner_table4}
