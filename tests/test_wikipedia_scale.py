@@ -104,3 +104,24 @@ def test_post_extraction_benchmark_runs_every_step(scale, tmp_path):
         f"{c} {s}" for c in ("all", "4types", "20types") for s in ("train", "validation")}
     assert 0 < result["anonymous_rss_mb_after"]["Hub folder (Parquet shards)"] <= result["peak_rss_mb"]
     assert (tmp_path / "dataset" / "README.md").is_file()
+
+
+@pytest.mark.slow  # WikiExtractor and the builder at 1 and 2 workers on one copy of the sample (~1 min)
+def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
+    """`benchmarks/wikipedia.py --dump_dir` (the at-scale table) on the smallest generated dump."""
+    import os
+    import subprocess
+
+    pytest.importorskip("wikiextractor", reason="pip install -e .[benchmark]")
+    scale.make_scaled_dump(tmp_path / "in", 1)
+    env = {**os.environ, "NLTK_DATA": str(wiki["nltk"])}
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wikipedia.py"), "--dump_dir", str(tmp_path / "in"),
+                          "--runs", "1"], capture_output=True, text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "MB/s" not in line]
+    assert [r.split(" | ")[0].strip("| ") for r in rows] == [
+        "WikiExtractor 3.1 --links, 1 process", "whole NER-BERT builder, 1 worker",
+        f"WikiExtractor 3.1 --links, {os.cpu_count()} processes", f"whole NER-BERT builder, {os.cpu_count()} workers"]
+    assert rows[0].split(" | ")[5] == "1.00"  # the peer is the unit
+    assert all(float(r.split(" | ")[-1].strip(" |")) > 10 for r in rows)  # a peak RSS per method, in MB
+    assert "Builder scaling" in out.stdout and "rows over all configs and splits" in out.stdout
