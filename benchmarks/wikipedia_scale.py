@@ -235,14 +235,18 @@ def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -
 
     from crossner_hf.publish import write_hub_dataset_folder
     from crossner_hf.wikipedia.dbpedia import load_ontology
-    from crossner_hf.wikipedia.nerbert_corpus import CorpusBuilder, CorpusOptions, to_datasets, write_selection
+    from crossner_hf.wikipedia.nerbert_corpus import (TYPED_DIR, CorpusBuilder, CorpusOptions, to_datasets,
+                                                      write_selection)
 
     work = Path(work_dir)
     seconds: dict[str, float] = {}
     heap: dict[str, int] = {}  # anonymous RSS (MB) after each step: the memory the steps hold
     peak: dict[str, int] = {}  # peak RSS (MB) by the end of each step, memory-mapped Arrow pages included
     started = time.perf_counter()
-    builder = CorpusBuilder(work, CorpusOptions(merged_categories=merged_categories), ontology=load_ontology(ONTOLOGY))
+    # a builder's own work folder (its extract stage wrote nerbert/typed) or generated shards (stage2/typed)
+    typed = work / TYPED_DIR if (work / TYPED_DIR).is_dir() else None
+    builder = CorpusBuilder(work, CorpusOptions(merged_categories=merged_categories), ontology=load_ontology(ONTOLOGY),
+                            typed_dir=typed)
     builder.count()
     seconds["count (passes 1-2)"] = time.perf_counter() - started
     peak["count (passes 1-2)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -284,7 +288,8 @@ def main(argv: list[str] | None = None) -> int:
     typed.add_argument("--shard_rows", type=int, default=500_000)
     typed.add_argument("--output_dir", required=True)
     post = sub.add_parser("post", allow_abbrev=False, help="time the corpus steps on typed shards (peak RSS too)")
-    post.add_argument("--work_dir", required=True, help="a folder holding stage2/typed (from the typed command)")
+    post.add_argument("--work_dir", required=True, help="a folder holding stage2/typed (from the typed command) or "
+                      "a builder's work folder (nerbert/typed)")
     post.add_argument("--merged_categories", type=int, default=212)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))

@@ -68,6 +68,13 @@ if __name__ == "__main__":
             per_copy[copy][(title, row["sentence"], tuple(row["tokens"]), tuple(row["span_category"]))] += 1
     assert sum(per_copy[0].values()) > 1000  # the sentences with a typed anchor
     assert per_copy[0] == per_copy[1]  # same words, same anchors, same DBpedia categories
+    # the post-extraction benchmark reads a builder's own work folder (nerbert/typed) and gives its dataset
+    from datasets import load_dataset
+
+    result = scale.run_post_extraction(tmp_path / "out.work")
+    built = load_dataset(str(tmp_path / "out"), "all")
+    assert result["sizes"]["all train"] == len(built["train"]) and result["sizes"]["all validation"] == len(
+        built["validation"])
 
 
 def test_typed_shards_go_through_the_post_extraction_steps(scale, tmp_path, wiki):
