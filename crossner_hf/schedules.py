@@ -45,7 +45,7 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
-from .data import load_crossner
+from .data import conll_folder_labels, load_conll_folder, load_crossner
 from .encoders import resolve_model_path
 from .modeling import record_decoding, record_head
 from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
@@ -94,7 +94,8 @@ def source_in_target_space(
 
 
 def load_target(args: CrossNERTrainingArguments, seed: int):
-    data = args.load_target_data()
+    data = load_conll_folder(args.dataset_dir) if args.dataset_dir is not None else load_crossner(args.domain,
+                                                                                                  args.data_dir)
     keep = args.few_shot
     if args.few_shot_fraction is not None:
         keep = max(1, round(args.few_shot_fraction * len(data["train"])))
@@ -203,9 +204,14 @@ def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labe
     )
 
 
+def target_labels(args: CrossNERTrainingArguments) -> list[str]:
+    """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
+    return conll_folder_labels(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
+
+
 def head_labels(args: CrossNERTrainingArguments) -> list[str]:
     """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
-    labels = args.target_labels()
+    labels = target_labels(args)
     return labels if args.schedule == "direct" else with_source_tags(labels)
 
 
@@ -222,9 +228,10 @@ def run_seed(
     model_path = resolve_model_path(args.model_name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     labels = head_labels(args)
-    if len(labels) > len(args.target_labels()):
+    added = labels[len(target_labels(args)):]
+    if added:
         logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone.", args.domain,
-                       ", ".join(labels[len(args.target_labels()):]))
+                       ", ".join(added))
     with args.main_process_first(desc="target data"):
         target = load_target(args, seed)
         train = prepare_split(target["train"], tokenizer, args)

@@ -21,7 +21,7 @@ from transformers import TrainingArguments
 
 from .decoding import DECODINGS, check_decoding
 from .encoders import OFFLINE_ENCODER
-from .labels import DOMAINS, labels_for
+from .labels import DOMAINS
 
 logger = logging.getLogger(__name__)
 
@@ -201,22 +201,6 @@ class CrossNERTrainingArguments(TrainingArguments):
         if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
             logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
         super().__post_init__()
-
-    def target_labels(self) -> list[str]:
-        """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
-        if self.dataset_dir is not None:
-            from .data import conll_folder_labels
-
-            return conll_folder_labels(self.dataset_dir)
-        return labels_for(self.domain)
-
-    def load_target_data(self):
-        """The target's ``DatasetDict`` (train / validation / test)."""
-        from .data import load_conll_folder, load_crossner
-
-        if self.dataset_dir is not None:
-            return load_conll_folder(self.dataset_dir)
-        return load_crossner(self.domain, self.data_dir)
 
     def seed_list(self) -> list[int]:
         """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""
