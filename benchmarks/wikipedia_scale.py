@@ -228,14 +228,14 @@ def _anonymous_rss_mb() -> int:
 
 def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -> dict[str, object]:
     """The NER-BERT builder's steps after extraction on ``work_dir/stage2/typed`` (counting passes, the
-    selection written shard by shard, the ``datasets`` assembly and the Hub folder), each timed; and this
+    selection written shard by shard, the Hub folder streamed from it, tags to ids), each timed; and this
     process's peak RSS (run it in a fresh process: ``python benchmarks/wikipedia_scale.py post``)."""
     import resource
     import time
 
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.publish import write_hub_folder_from_batches
     from crossner_hf.wikipedia.dbpedia import load_ontology
-    from crossner_hf.wikipedia.nerbert_corpus import (TYPED_DIR, CorpusBuilder, CorpusOptions, to_datasets,
+    from crossner_hf.wikipedia.nerbert_corpus import (TYPED_DIR, CorpusBuilder, CorpusOptions, hub_configs,
                                                       write_selection)
 
     work = Path(work_dir)
@@ -257,16 +257,12 @@ def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -
     peak["select and write the selection (pass 3)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     heap["select and write the selection (pass 3)"] = _anonymous_rss_mb()
     mark = time.perf_counter()
-    configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))
-    seconds["datasets assembly (tags to ids)"] = time.perf_counter() - mark
-    peak["datasets assembly (tags to ids)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    heap["datasets assembly (tags to ids)"] = _anonymous_rss_mb()
-    mark = time.perf_counter()
-    write_hub_dataset_folder(configs, work / "dataset", {"license": "cc-by-sa-3.0"}, "benchmark")
-    seconds["Hub folder (Parquet shards)"] = time.perf_counter() - mark
-    peak["Hub folder (Parquet shards)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    heap["Hub folder (Parquet shards)"] = _anonymous_rss_mb()
-    sizes = {f"{c} {split}": len(ds) for c, dd in configs.items() for split, ds in dd.items()}
+    sizes = write_hub_folder_from_batches(hub_configs(paths), work / "dataset", {"license": "cc-by-sa-3.0"},
+                                          "benchmark")
+    seconds["Hub folder (tags to ids, Parquet shards)"] = time.perf_counter() - mark
+    peak["Hub folder (tags to ids, Parquet shards)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    heap["Hub folder (tags to ids, Parquet shards)"] = _anonymous_rss_mb()
+    sizes = {f"{c} {split}": n for c, splits in sizes.items() for split, n in splits.items()}
     return {"seconds": {k: round(v, 1) for k, v in seconds.items()}, "total_seconds": round(time.perf_counter() - started, 1),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "peak_rss_mb_after": peak,
             "anonymous_rss_mb_after": heap,

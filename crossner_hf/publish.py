@@ -24,11 +24,14 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict, DatasetInfo, SplitDict, SplitInfo
+import pyarrow as pa
+import pyarrow.parquet as pq
+from datasets import Dataset, DatasetDict, DatasetInfo, Features, SplitDict, SplitInfo
 from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
@@ -40,6 +43,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _SPLIT_RE = re.compile(r"^\w+$")
+_BATCH_ROWS = 10_000
 
 
 def _as_splits(name: str, data: Dataset | DatasetDict) -> dict[str, Dataset]:
@@ -77,6 +81,54 @@ def write_hub_dataset_folder(
     """
     if not configs:
         raise ValueError("write_hub_dataset_folder got no configs: pass {name: Dataset}.")
+    streamed: dict[str, ConfigBatches] = {}
+    for name, data in configs.items():
+        splits = _as_splits(name, data)
+        features = next(iter(splits.values())).features
+        for split, dataset in splits.items():
+            if dataset.features != features:
+                raise ValueError(
+                    f"Config {name!r}: split {split!r} has features {dataset.features}, unlike the "
+                    f"first split's {features}; one config has one schema."
+                )
+        # iterating in Arrow format reads a filtered/selected view's rows, not its whole backing table
+        streamed[name] = ConfigBatches(features, {
+            split: dataset.with_format("arrow").iter(batch_size=_BATCH_ROWS) for split, dataset in splits.items()
+        })
+    write_hub_folder_from_batches(streamed, output_dir, card_yaml_extra, card_body, default_config=default_config,
+                                  max_shard_bytes=max_shard_bytes, overwrite=overwrite)
+    return Path(output_dir)
+
+
+@dataclass
+class ConfigBatches:
+    """One config given as Arrow batches per split, for corpora written without a ``datasets`` cache.
+
+    Each split's batches are read once, in order, and must have ``features``' columns (their types
+    are cast to ``features.arrow_schema``; a ``ClassLabel`` column holds integer ids).
+    """
+
+    features: Features
+    splits: Mapping[str, Iterable[pa.Table | pa.RecordBatch]]
+
+
+def write_hub_folder_from_batches(
+    configs: Mapping[str, ConfigBatches],
+    output_dir: str | Path,
+    card_yaml_extra: Mapping[str, Any] | None = None,
+    card_body: str = "",
+    *,
+    default_config: str | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    overwrite: bool = True,
+) -> dict[str, dict[str, int]]:
+    """The folder :func:`write_hub_dataset_folder` writes, from Arrow batches streamed shard by shard.
+
+    Memory holds one batch and disk one copy of the data (the Parquet shards): a corpus of any
+    size is written without an Arrow cache. Returns the rows written per config and split.
+    """
+    if not configs:
+        raise ValueError("write_hub_folder_from_batches got no configs: pass {name: ConfigBatches}.")
     if default_config is not None and default_config not in configs:
         raise ValueError(
             f"write_hub_dataset_folder: default_config {default_config!r} is not one of {list(configs)}."
@@ -86,50 +138,38 @@ def write_hub_dataset_folder(
         raise ValueError(f"{out / 'data'} exists; pass overwrite=True or choose another output_dir.")
     # data/ and the card are written aside and replace the old ones only when complete
     with staged_outputs(out) as stage:
-        _write_configs(configs, stage, card_yaml_extra, card_body, default_config, max_shard_bytes)
+        rows = _write_configs(configs, stage, card_yaml_extra, card_body, default_config, max_shard_bytes)
     logger.info("Wrote %d config(s) to %s.", len(configs), out)
-    return out
+    return rows
 
 
-def _write_configs(configs: Mapping[str, Dataset | DatasetDict], out: Path, card_yaml_extra: Mapping[str, Any] | None,
-                   card_body: str, default_config: str | None, max_shard_bytes: int) -> None:
+def _write_configs(configs: Mapping[str, ConfigBatches], out: Path, card_yaml_extra: Mapping[str, Any] | None,
+                   card_body: str, default_config: str | None, max_shard_bytes: int) -> dict[str, dict[str, int]]:
     data_dir = out / "data"
     data_dir.mkdir(parents=True)
 
     metadata: dict[str, dict[str, Any]] = {}
     infos = DatasetInfosDict()
-    for name, data in configs.items():
+    rows: dict[str, dict[str, int]] = {}
+    for name, config in configs.items():
         if not _NAME_RE.match(name):
             raise ValueError(
                 f"Config name {name!r} must start with a letter or digit and use only letters, "
                 "digits, '-', '_' and '.'."
             )
-        splits = _as_splits(name, data)
-        features = next(iter(splits.values())).features
-        info = DatasetInfo(features=features, splits=SplitDict(), download_size=0, dataset_size=0)
+        info = DatasetInfo(features=config.features, splits=SplitDict(), download_size=0, dataset_size=0)
         data_files = []
-        for split, dataset in splits.items():
+        rows[name] = {}
+        for split, batches in config.splits.items():
             if not _SPLIT_RE.match(split):
                 raise ValueError(f"Split name {split!r} of config {name!r} must be letters, digits or '_'.")
-            if dataset.features != features:
-                raise ValueError(
-                    f"Config {name!r}: split {split!r} has features {dataset.features}, unlike the "
-                    f"first split's {features}; one config has one schema."
-                )
-            if dataset._indices is not None:  # no public accessor; pinned by test_corpora (a filtered split)
-                # A filtered/selected view: its Arrow table still holds every row, so sizes
-                # and shards must come from a flat copy.
-                fmt = dataset.format
-                dataset = dataset.with_format("arrow").flatten_indices().with_format(
-                    fmt["type"], columns=fmt["columns"], output_all_columns=fmt["output_all_columns"],
-                    **fmt["format_kwargs"],
-                )
-            written = _write_split(dataset, data_dir / name, split, max_shard_bytes)
-            num_bytes = dataset.data.nbytes
-            info.splits.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=len(dataset)))
+            examples, num_bytes, written = _write_split(batches, config.features, data_dir / name, split,
+                                                        max_shard_bytes)
+            info.splits.add(SplitInfo(name=split, num_bytes=num_bytes, num_examples=examples))
             info.download_size += written
             info.dataset_size += num_bytes
             data_files.append({"split": split, "path": f"data/{name}/{split}-*"})
+            rows[name][split] = examples
         info.size_in_bytes = info.download_size + info.dataset_size
         infos[name] = info
         metadata[name] = {"data_files": data_files}
@@ -141,20 +181,52 @@ def _write_configs(configs: Mapping[str, Dataset | DatasetDict], out: Path, card
     infos.to_dataset_card_data(card_data)
     card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{card_body.lstrip()}")
     card.save(out / "README.md")
+    return rows
 
 
-def _write_split(dataset: Dataset, folder: Path, split: str, max_shard_bytes: int) -> int:
-    """Parquet shards ``<split>-0000i-of-0000n.parquet``; returns the bytes written."""
+def _write_split(batches: Iterable[pa.Table | pa.RecordBatch], features: Features, folder: Path, split: str,
+                 max_shard_bytes: int) -> tuple[int, int, int]:
+    """Parquet shards ``<split>-0000i-of-0000n.parquet``, a new one once a shard holds ``max_shard_bytes``
+    of Arrow data; returns (rows, Arrow bytes, Parquet bytes written)."""
     folder.mkdir(parents=True, exist_ok=True)
-    num_shards = max(1, math.ceil(dataset.data.nbytes / max_shard_bytes)) if len(dataset) else 1
-    num_shards = min(num_shards, max(1, len(dataset)))
+    # the features travel in the schema metadata, as datasets' own to_parquet writes them
+    schema = features.arrow_schema
+    shards: list[Path] = []
+    writer: pq.ParquetWriter | None = None
+    rows = num_bytes = in_shard = 0
+    try:
+        for batch in batches:
+            table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
+            if not table.num_rows:
+                continue
+            table = table.select(schema.names).cast(schema)
+            row_bytes = table.nbytes / table.num_rows
+            while table.num_rows:
+                if writer is None or in_shard >= max_shard_bytes:
+                    if writer is not None:
+                        writer.close()
+                    # the shard count is known only at the end: numbered now, named "-of-N" then
+                    shards.append(folder / f"{split}-{len(shards):05d}.parquet.partial")
+                    writer, in_shard = pq.ParquetWriter(shards[-1], schema), 0
+                # as many rows as the shard has room for (at least one), the rest go to the next shard
+                take = max(1, min(table.num_rows, math.ceil((max_shard_bytes - in_shard) / row_bytes)))
+                part, table = table.slice(0, take), table.slice(take)
+                writer.write_table(part)
+                rows += part.num_rows
+                num_bytes += part.nbytes
+                in_shard += part.nbytes
+        if writer is None:  # an empty split is one empty shard, so the card's glob still matches a file
+            shards.append(folder / f"{split}-00000.parquet.partial")
+            pq.write_table(schema.empty_table(), shards[-1])
+    finally:
+        if writer is not None:
+            writer.close()
     written = 0
-    for index in range(num_shards):
-        shard = dataset.shard(num_shards, index, contiguous=True) if num_shards > 1 else dataset
-        path = folder / f"{split}-{index:05d}-of-{num_shards:05d}.parquet"
-        shard.to_parquet(str(path))
-        written += path.stat().st_size
-    return written
+    for index, path in enumerate(shards):
+        final = folder / f"{split}-{index:05d}-of-{len(shards):05d}.parquet"
+        path.rename(final)
+        written += final.stat().st_size
+    return rows, num_bytes, written
 
 
 def hub_repo_id(args: Any) -> str | None:

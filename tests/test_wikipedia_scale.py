@@ -106,10 +106,21 @@ def test_post_extraction_benchmark_runs_every_step(scale, tmp_path):
     scale.make_typed_shards(tmp_path, 4000, categories=40, shard_rows=2000)
     result = scale.run_post_extraction(tmp_path, merged_categories=20)
     assert list(result["seconds"]) == ["count (passes 1-2)", "select and write the selection (pass 3)",
-                                       "datasets assembly (tags to ids)", "Hub folder (Parquet shards)"]
+                                       "Hub folder (tags to ids, Parquet shards)"]
     assert result["sizes"]["all train"] > 2000 and set(result["sizes"]) == {
         f"{c} {s}" for c in ("all", "4types", "20types") for s in ("train", "validation")}
-    assert 0 < result["anonymous_rss_mb_after"]["Hub folder (Parquet shards)"] <= result["peak_rss_mb"]
+    assert 0 < result["anonymous_rss_mb_after"]["Hub folder (tags to ids, Parquet shards)"] <= result["peak_rss_mb"]
+    # the streamed folder holds the selection, tags as ClassLabel ids of the sorted B-/I- names
+    from datasets import load_dataset
+
+    for config in ("all", "20types"):
+        selection = pq.read_table(tmp_path / "selection" / config / "validation.parquet").to_pylist()
+        loaded = load_dataset(str(tmp_path / "dataset"), config, split="validation", cache_dir=str(tmp_path / "c"))
+        names = loaded.features["ner_tags"].feature.names
+        assert names[0] == "O" and names[1:] == sorted(names[1:], key=lambda n: (n[2:], n[0] == "I"))
+        assert len(loaded) == len(selection) == result["sizes"][f"{config} validation"]
+        assert [[names[i] for i in row] for row in loaded["ner_tags"]] == [r["ner_tags"] for r in selection]
+        assert loaded["tokens"] == [r["tokens"] for r in selection]
     assert (tmp_path / "dataset" / "README.md").is_file()
 
 

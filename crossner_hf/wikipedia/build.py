@@ -182,9 +182,10 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
 
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
-    from ..publish import write_hub_dataset_folder
+    from ..publish import write_hub_folder_from_batches
     from .nerbert_corpus import (
-        CorpusBuilder, CorpusOptions, format_steps, to_datasets, write_report, write_selection,
+        CorpusBuilder, CorpusOptions, format_steps, hub_configs, selection_sizes, write_report,
+        write_selection,
     )
 
     corpus_options = CorpusOptions(
@@ -201,7 +202,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
                             typed_dir=work / TYPED_DIR)
     builder.count()
     paths = write_selection(builder, work / "selection")
-    configs = to_datasets(paths, cache_dir=str(work / "hf_cache"))
+    configs = hub_configs(paths)
     out = Path(args.output_dir)
     extract = stats["extract"]
     report = write_report(builder, out, {
@@ -213,8 +214,8 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         "dump_date": dump_date(args), "dumps": [Path(d).name for d in args.dump], "tasks": stats["tasks"],
         "ontology_classes": stats["ontology_classes"], "stage_seconds": stats["seconds"],
     })
-    sizes = {config: {split: len(ds) for split, ds in dd.items()} for config, dd in configs.items()}
-    n_categories = (len(configs["all"]["train"].features["ner_tags"].feature.names) - 1) // 2
+    sizes = selection_sizes(paths)
+    n_categories = (len(configs["all"].features["ner_tags"].feature.names) - 1) // 2
     metadata = {
         "language": ["en"], "license": "cc-by-sa-3.0", "task_categories": ["token-classification"],
         "task_ids": ["named-entity-recognition"], "pretty_name": "NER-BERT Wikipedia entity-tagging corpus",
@@ -222,7 +223,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         "source_datasets": ["original"],
     }
     body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
-    write_hub_dataset_folder(configs, out, metadata, body, default_config="all")
+    write_hub_folder_from_batches(configs, out, metadata, body, default_config="all")
     logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
     if args.push_to_hub:
         from ..hub import push_to_hub
