@@ -46,11 +46,9 @@ from dataclasses import dataclass, field
 from ..extras import require
 
 mwparserfromhell = require("mwparserfromhell", "wikipedia")
-from mwparserfromhell.nodes import (
-    Argument, Comment, ExternalLink, Heading, HTMLEntity, Tag, Template, Text, Wikilink,
-)
 
 from .titles import normalise_title
+from .wikitree import Entity, ExternalLink, Heading, Link, Tag, Template, parse, source, strip_code
 
 logger = logging.getLogger(__name__)
 
@@ -183,12 +181,17 @@ def _namespace_of(title: str) -> tuple[bool, str | None]:
     return colon, None
 
 
-def _template_name(template: Template) -> str:
-    return str(template.name).strip().lower().replace("_", " ")
+def _plain(text: str) -> str:
+    """Text without wiki style quotes and magic words (the checks skip the regexes on most text)."""
+    if "''" in text:
+        text = _STYLE_QUOTES.sub("", text)
+    if "__" in text:
+        text = _MAGIC_WORDS.sub("", text)
+    return text
 
 
 def _render_template(template: Template, out: _Builder) -> None:
-    name = _template_name(template)
+    name = source(template.name).strip().lower().replace("_", " ")
     if name in _SPACE_TEMPLATES:
         out.write(_SPACE_TEMPLATES[name])
         return
@@ -200,23 +203,23 @@ def _render_template(template: Template, out: _Builder) -> None:
         chosen = positional[0] if name in {"ill", "interlanguage link", "nowrap", "nobr", "nobreak", "small",
                                            "smaller", "big", "em", "strong", "not a typo", "sic", "as written",
                                            "vr"} or name.startswith("lang-") else positional[-1]
-        _render(chosen.value.nodes, out)
+        _render(list(chosen.value), out)
     elif name in {"convert", "cvt"} and len(positional) >= 2:
-        out.write(f"{str(positional[0].value).strip()} {str(positional[1].value).strip()}")
+        out.write(f"{source(positional[0].value).strip()} {source(positional[1].value).strip()}")
 
 
-def _render_link(link: Wikilink, out: _Builder, trail: str) -> None:
-    raw_title = str(link.title).strip()
+def _render_link(link: Link, out: _Builder, trail: str) -> None:
+    raw_title = source(link.title).strip()
     colon, namespace = _namespace_of(raw_title)
     if namespace is not None and not colon and (namespace in _IMAGE_NAMESPACES or namespace == "category"
                                                 or _LANGUAGE_PREFIX.match(namespace)):
         return  # images, category membership, interlanguage links: not part of the prose
     start = out.length
-    if link.text is not None and str(link.text).strip():
-        _render(link.text.nodes, out)
+    if link.text is not None and source(link.text).strip():
+        _render(list(link.text), out)
     else:
         # MediaWiki shows an unlabelled link's title with its entities decoded ([[Kruskal&ndash;Wallis test]]
-        # reads "Kruskal–Wallis test"), as the HTMLEntity nodes of prose and labels are below
+        # reads "Kruskal–Wallis test"), as the Entity nodes of prose and labels are below
         shown = _NO_BREAK_SPACES.sub(" ", html.unescape(raw_title.lstrip(":")))
         if link.text is not None:  # the pipe trick: [[Paris (band)|]] shows "Paris"
             shown = re.sub(r"\s*\([^)]*\)$", "", shown.split(":", 1)[-1])
@@ -228,13 +231,18 @@ def _render_link(link: Wikilink, out: _Builder, trail: str) -> None:
 
 
 def _render(nodes: list, out: _Builder) -> None:
+    """Write a node list's text (``nodes`` is the caller's copy: a link trail is cut from the text after a link)."""
     skip_level = 0  # inside a skipped section: its heading level, else 0
     index, count = 0, len(nodes)
     while index < count:
         node = nodes[index]
         index += 1
+        if isinstance(node, str):
+            if not skip_level:
+                out.write(_plain(node))
+            continue
         if isinstance(node, Heading):
-            title = _MAGIC_WORDS.sub("", _STYLE_QUOTES.sub("", node.title.strip_code())).strip().lower()
+            title = _plain(strip_code(node.title)).strip().lower()
             if skip_level and node.level > skip_level:
                 continue
             skip_level = node.level if title in SKIPPED_SECTIONS else 0
@@ -242,20 +250,18 @@ def _render(nodes: list, out: _Builder) -> None:
             continue
         if skip_level:
             continue
-        if isinstance(node, Text):
-            out.write(_MAGIC_WORDS.sub("", _STYLE_QUOTES.sub("", node.value)))
-        elif isinstance(node, Wikilink):
+        if isinstance(node, Link):
             trail = ""
-            if index < count and isinstance(nodes[index], Text):
-                match = _LINK_TRAIL.match(nodes[index].value)
+            if index < count and isinstance(nodes[index], str):
+                match = _LINK_TRAIL.match(nodes[index])
                 if match:
                     trail = match.group()
-                    nodes[index] = Text(nodes[index].value[len(trail):])
+                    nodes[index] = nodes[index][len(trail):]
             _render_link(node, out, trail)
         elif isinstance(node, Template):
             _render_template(node, out)
         elif isinstance(node, Tag):
-            name = str(node.tag).strip().lower()
+            name = node.tag.strip().lower()
             if node.wiki_markup and name in {"table", "tr", "td", "th", "caption"}:
                 continue
             if name in DROPPED_TAGS:
@@ -263,17 +269,16 @@ def _render(nodes: list, out: _Builder) -> None:
             if name in _LINE_TAGS:
                 out.write("\n")
             if node.contents is not None and not node.self_closing:
-                _render(node.contents.nodes, out)
+                _render(list(node.contents), out)
             if name in {"p", "div", "blockquote", "center", "poem"}:
                 out.write("\n")
-        elif isinstance(node, HTMLEntity):
-            value = node.normalize()
+        elif isinstance(node, Entity):
+            value = node.value
             out.write(" " if value in "\u00a0\u2009\u202f" else value)
         elif isinstance(node, ExternalLink):
             if node.brackets and node.title is not None:
-                _render(node.title.nodes, out)
-        elif isinstance(node, (Comment, Argument)):
-            continue
+                _render(list(node.title), out)
+        # Dropped (comments, template arguments): no text
 
 
 def _normalise_space(text: str, anchors: list[Anchor]) -> tuple[str, list[Anchor]]:
@@ -339,8 +344,7 @@ def wikitext_to_text(
     else:
         resolve = lambda title: redirects.get(title, title)  # noqa: E731
     out = _Builder(resolve=resolve)
-    code = mwparserfromhell.parse(prestrip(wikitext), skip_style_tags=True)
-    _render(code.nodes, out)
+    _render(parse(prestrip(wikitext), skip_style_tags=True), out)
     return _normalise_space("".join(out.pieces), out.anchors)
 
 
