@@ -179,10 +179,22 @@ def typed_shards(folder: str | Path) -> list[Path]:
     return sorted(Path(folder).glob("*.parquet"))
 
 
-def _rows(shards: Sequence[Path]) -> Iterator[dict[str, Any]]:
+def _batches(shards: Sequence[Path], columns: Sequence[str]) -> Iterator[tuple[pa.RecordBatch, list[dict[str, Any]],
+                                                                         list[int]]]:
+    """Per record batch: the batch, its ``columns`` as Python rows (only those: a pass never converts the
+    token lists it does not need) and each sentence's token count (computed in Arrow)."""
     for path in shards:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
-            yield from batch.to_pylist()
+        parquet = pq.ParquetFile(path)
+        present = [c for c in columns if c in parquet.schema_arrow.names]
+        for batch in parquet.iter_batches(batch_size=_ARROW_BATCH, columns=[*present, "tokens"]):
+            lengths = pc.list_value_length(batch.column("tokens")).to_pylist()
+            yield batch, batch.select(present).to_pylist(), lengths
+
+
+def _rows(shards: Sequence[Path], columns: Sequence[str]) -> Iterator[tuple[dict[str, Any], int]]:
+    """``(row of the given columns, token count)`` for every typed sentence."""
+    for _, rows, lengths in _batches(shards, columns):
+        yield from zip(rows, lengths)
 
 
 def _fine(categories: Sequence[str], rare: set[str] | frozenset[str] = frozenset()) -> list[str]:
@@ -252,8 +264,8 @@ class CorpusBuilder:
         raw = StepCounts()
         distinct: dict[str, set[str]] = {}  # capped at the threshold: memory stays flat on any corpus
         cap = self.options.min_category_entities
-        for row in _rows(self.shards):
-            raw.add(len(row["tokens"]), _fine(row["span_category"]))
+        for row, length in _rows(self.shards, ["span_category", "span_target"]):
+            raw.add(length, _fine(row["span_category"]))
             for category, target in zip(row["span_category"], row.get("span_target") or ()):
                 seen = distinct.setdefault(category, set())
                 if len(seen) < cap:
@@ -278,13 +290,13 @@ class CorpusBuilder:
                     [: self.options.top_categories]}
         with_entity, filtered = StepCounts(), StepCounts()
         sentences_with: Counter = Counter()
-        for row in _rows(self.shards):
+        for row, length in _rows(self.shards, ["span_category", "page_id", "sentence"]):
             categories = _fine(row["span_category"], self.rare)
             if not categories or all(c == ENTITY for c in categories):
                 continue
-            with_entity.add(len(row["tokens"]), categories)
+            with_entity.add(length, categories)
             if self._filter(row).keep:
-                filtered.add(len(row["tokens"]), categories)
+                filtered.add(length, categories)
                 sentences_with.update({c for c in categories if c != ENTITY})
         self.steps.append(with_entity.row("2. sentences with at least one typed entity"))
         self.steps.append(filtered.row(
@@ -299,12 +311,12 @@ class CorpusBuilder:
         total = sum(weights.values()) or 1.0
         self.poisson = {c: self.target_size * w / total / sentences_with[c] for c, w in weights.items()}
 
-    def _tags(self, row: dict[str, Any], categories: list[str], config: str) -> list[str]:
+    def _tags(self, row: dict[str, Any], length: int, categories: list[str], config: str) -> list[str]:
         if config == "4types":
             categories = row["span_coarse"]
         elif config != "all":
             categories = [self.merge.get(c, c) for c in categories]
-        return bio_tags(len(row["tokens"]), list(zip(row["span_start"], row["span_end"], categories)))
+        return bio_tags(length, list(zip(row["span_start"], row["span_end"], categories)))
 
     def _balancing_step(self) -> str:
         o = self.options
@@ -312,31 +324,55 @@ class CorpusBuilder:
             return f"4. balanced: sampled with replacement, q_E ~ |E|^{o.alpha}, target {self.target_size:,} sentences"
         return f"4. balanced: downsampled (alpha {o.alpha})" if o.balancing == "downsample" else "4. balancing off"
 
-    def select(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Pass 3: ``(split, row)`` for every kept sentence (once per copy), with ``tags`` per config."""
+    def select_batches(self) -> Iterator[tuple[str, pa.Table]]:
+        """Pass 3: per input batch and split, the kept sentences (each once per copy, in input order) as a
+        table of ``page_id``, ``sentence``, ``tokens``, ``title`` and ``tags:<config>`` per config.
+
+        The decisions and tags are made row by row from the span columns; the token lists and titles
+        are taken from the Arrow batch by index, never turned into Python objects.
+        """
         if not self.steps:
             self.count()
         balanced = StepCounts()
         splits = {"train": StepCounts(), "validation": StepCounts()}
-        for row in _rows(self.shards):
-            decision = self._filter(row)
-            if not decision.keep:
-                continue
-            copies = self._copies(row, decision.categories)
-            if not copies:
-                continue
-            draw = uniform(self.options.seed, "split", row["page_id"], row["sentence"])
-            split = "validation" if draw < self.options.validation_fraction else "train"
-            out = {"tokens": row["tokens"], "title": row["title"],
-                   "tags": {config: self._tags(row, decision.categories, config) for config in self.configs}}
-            for _ in range(copies):
-                balanced.add(len(row["tokens"]), decision.categories)
-                splits[split].add(len(row["tokens"]), decision.categories)
-                yield split, out
+        columns = ["page_id", "sentence", "span_start", "span_end", "span_category", "span_coarse"]
+        for batch, rows, lengths in _batches(self.shards, [*columns, "title"]):
+            picked: dict[str, list[int]] = {"train": [], "validation": []}
+            tags: dict[str, dict[str, list]] = {split: {c: [] for c in self.configs} for split in picked}
+            for index, (row, length) in enumerate(zip(rows, lengths)):
+                decision = self._filter(row)
+                if not decision.keep:
+                    continue
+                copies = self._copies(row, decision.categories)
+                if not copies:
+                    continue
+                draw = uniform(self.options.seed, "split", row["page_id"], row["sentence"])
+                split = "validation" if draw < self.options.validation_fraction else "train"
+                row_tags = {config: self._tags(row, length, decision.categories, config) for config in self.configs}
+                for _ in range(copies):
+                    balanced.add(length, decision.categories)
+                    splits[split].add(length, decision.categories)
+                    picked[split].append(index)
+                    for config, config_tags in row_tags.items():
+                        tags[split][config].append(config_tags)
+            for split, indices in picked.items():
+                if indices:
+                    taken = pa.array(indices, pa.int64())
+                    yield split, pa.table({
+                        **{c: batch.column(c).take(taken) for c in ("page_id", "sentence", "tokens", "title")},
+                        **{f"tags:{c}": pa.array(t, pa.list_(pa.string())) for c, t in tags[split].items()}})
         self.steps.append(balanced.row(self._balancing_step()))
         for name, counts in splits.items():
             self.steps.append(counts.row(f"5. {name} split"))
         self.after_balancing = balanced.categories
+
+    def select(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Pass 3 row by row: ``(split, {"page_id", "sentence", "tokens", "title", "tags": {config: tags}})``
+        (for inspection and small corpora; :func:`write_selection` uses :meth:`select_batches`)."""
+        for split, table in self.select_batches():
+            for row in table.to_pylist():
+                tags = {config: row.pop(f"tags:{config}") for config in self.configs}
+                yield split, {**row, "tags": tags}
 
 
 def bio_label_names(categories: Sequence[str]) -> list[str]:
@@ -354,23 +390,15 @@ def write_selection(builder: CorpusBuilder, folder: Path) -> dict[str, dict[str,
     paths = {config: {split: folder / config / f"{split}.parquet" for split in ("train", "validation")}
              for config in builder.configs}
     writers = {}
-    buffers: dict[tuple[str, str], list[dict]] = {}
     try:
         for config in builder.configs:
             for split, path in paths[config].items():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 writers[config, split] = pq.ParquetWriter(path, schema)
-                buffers[config, split] = []
-        for split, row in builder.select():
+        for split, table in builder.select_batches():
             for config in builder.configs:
-                buffer = buffers[config, split]
-                buffer.append({"tokens": row["tokens"], "ner_tags": row["tags"][config], "title": row["title"]})
-                if len(buffer) >= 4096:
-                    writers[config, split].write_batch(pa.RecordBatch.from_pylist(buffer, schema=schema))
-                    buffer.clear()
-        for key, buffer in buffers.items():
-            if buffer:
-                writers[key].write_batch(pa.RecordBatch.from_pylist(buffer, schema=schema))
+                writers[config, split].write_table(pa.table(
+                    [table.column("tokens"), table.column(f"tags:{config}"), table.column("title")], schema=schema))
     finally:
         for writer in writers.values():
             writer.close()
