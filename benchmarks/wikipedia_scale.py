@@ -226,7 +226,7 @@ def _anonymous_rss_mb() -> int:
     return -1
 
 
-def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -> dict[str, object]:
+def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212, workers: int = 1) -> dict[str, object]:
     """The NER-BERT builder's steps after extraction on ``work_dir/stage2/typed`` (counting passes, the
     selection written shard by shard, the Hub folder streamed from it, tags to ids), each timed; and this
     process's peak RSS (run it in a fresh process: ``python benchmarks/wikipedia_scale.py post``)."""
@@ -246,7 +246,7 @@ def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212) -
     # a builder's own work folder (its extract stage wrote nerbert/typed) or generated shards (stage2/typed)
     typed = work / TYPED_DIR if (work / TYPED_DIR).is_dir() else None
     builder = CorpusBuilder(work, CorpusOptions(merged_categories=merged_categories), ontology=load_ontology(ONTOLOGY),
-                            typed_dir=typed)
+                            typed_dir=typed, workers=workers)
     builder.count()
     seconds["count (passes 1-2)"] = time.perf_counter() - started
     peak["count (passes 1-2)"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
@@ -287,10 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     post.add_argument("--work_dir", required=True, help="a folder holding stage2/typed (from the typed command) or "
                       "a builder's work folder (nerbert/typed)")
     post.add_argument("--merged_categories", type=int, default=212)
+    post.add_argument("--workers", type=int, default=1, help="processes for the corpus passes (the builder uses "
+                      "all cores)")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.what == "post":
-        result = run_post_extraction(args.work_dir, merged_categories=args.merged_categories)
+        result = run_post_extraction(args.work_dir, merged_categories=args.merged_categories, workers=args.workers)
     elif args.what == "dump":
         result = make_scaled_dump(args.output_dir, args.dump_mb, pages_per_stream=args.pages_per_stream)
     else:

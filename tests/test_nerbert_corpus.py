@@ -119,7 +119,7 @@ def test_merged_config_follows_the_ontology(tmp_path):
     builder = CorpusBuilder(work, CorpusOptions(merged_categories=2, balancing="none"), ontology=ontology)
     paths = write_selection(builder, tmp_path / "sel")
     assert set(paths) == {"all", "4types", "2types"}
-    tags = {t for row in pq.read_table(paths["2types"]["train"]).to_pylist() for t in row["ner_tags"]}
+    tags = {t for path in paths["2types"]["train"] for row in pq.read_table(path).to_pylist() for t in row["ner_tags"]}
     assert tags == {"O", "B-sportstournament", "B-country"}
     assert builder.merge == {"tennistournament": "sportstournament", "golftournament": "sportstournament",
                              "country": "country"}
@@ -132,3 +132,32 @@ def test_poisson_quantile_has_the_poisson_mean_and_variance(lam):
     mean = sum(draws) / n
     var = sum((d - mean) ** 2 for d in draws) / n
     assert abs(mean - lam) < 0.02 * lam + 0.01 and abs(var - lam) < 0.06 * lam + 0.02
+
+
+def test_the_passes_in_two_processes_give_the_one_process_corpus(tmp_path):
+    # three shards: the skewed corpus cut in three, so every pass merges shard counts (scarce categories,
+    # distinct entities capped per shard, balancing rates) before the next
+    work = _skewed(tmp_path / "w")
+    folder = work / "stage2" / "typed"
+    table = pq.read_table(folder / "00000.parquet")
+    for number, start in enumerate(range(0, table.num_rows, 210)):
+        pq.write_table(table.slice(start, 210), folder / f"{number:05d}.parquet")
+    ontology = Ontology({"Place": None, "Country": "Place", "City": "Place", "Person": None, "Politician": "Person"})
+    built = {}
+    for workers in (1, 2):
+        builder = CorpusBuilder(work, CorpusOptions(validation_fraction=0.2, merged_categories=2), ontology=ontology,
+                                workers=workers)
+        paths = write_selection(builder, tmp_path / f"sel{workers}")
+        rows = {(config, split): [row for path in files for row in pq.read_table(path).to_pylist()]
+                for config, splits in paths.items() for split, files in splits.items()}
+        built[workers] = builder.steps, builder.rare, builder.merge, rows, [len(f) for s in paths.values()
+                                                                             for f in s.values()]
+    assert built[1] == built[2]
+    steps, rare, _, rows, files = built[2]
+    assert rare == {"politician"} and files == [3] * 6  # each shard wrote each config and split
+    assert len(rows["all", "train"]) == steps[-2]["sentences"] and len(rows["all", "validation"]) == steps[-1]["sentences"]
+    # the row-by-row view in this process is the same selection, in the same order
+    one = CorpusBuilder(work, CorpusOptions(validation_fraction=0.2, merged_categories=2), ontology=ontology)
+    by_row = [(split, row["tokens"], row["tags"]["2types"]) for split, row in one.select()]
+    assert [r for r in by_row if r[0] == "train"] == [("train", r["tokens"], r["ner_tags"])
+                                                      for r in rows["2types", "train"]]

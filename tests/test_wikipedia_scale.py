@@ -114,7 +114,8 @@ def test_post_extraction_benchmark_runs_every_step(scale, tmp_path):
     from datasets import load_dataset
 
     for config in ("all", "20types"):
-        selection = pq.read_table(tmp_path / "selection" / config / "validation.parquet").to_pylist()
+        selection = [row for path in sorted((tmp_path / "selection" / config).glob("validation-*.parquet"))
+                     for row in pq.read_table(path).to_pylist()]
         loaded = load_dataset(str(tmp_path / "dataset"), config, split="validation", cache_dir=str(tmp_path / "c"))
         names = loaded.features["ner_tags"].feature.names
         assert names[0] == "O" and names[1:] == sorted(names[1:], key=lambda n: (n[2:], n[0] == "I"))

@@ -198,8 +198,10 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     from .dbpedia import DBpediaTypes
     from .nerbert_corpus import TYPED_DIR
 
+    # the corpus passes run in this command's process and its children: all local cores with -1
+    workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
     builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology,
-                            typed_dir=work / TYPED_DIR)
+                            typed_dir=work / TYPED_DIR, workers=workers)
     builder.count()
     paths = write_selection(builder, work / "selection")
     configs = hub_configs(paths)

@@ -46,9 +46,13 @@ import hashlib
 import json
 import logging
 import math
+import multiprocessing
+import shutil
 import struct
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +169,13 @@ class StepCounts:
         self.entities += len(categories)
         self.categories.update(categories)
 
+    def merge(self, other: StepCounts) -> None:
+        """Add another shard's counts (categories keep first-seen order, as one pass over both gives)."""
+        self.sentences += other.sentences
+        self.tokens += other.tokens
+        self.entities += other.entities
+        self.categories.update(other.categories)
+
     def row(self, step: str) -> dict[str, Any]:
         return {"step": step, "sentences": self.sentences, "tokens": self.tokens, "entities": self.entities,
                 "categories": len([c for c in self.categories if c != ENTITY]),
@@ -212,12 +223,15 @@ class CorpusBuilder:
     """Counts, filters, balances and splits the typed sentences of a work folder.
 
     ``ontology`` (a :class:`~crossner_hf.wikipedia.dbpedia.Ontology`) is needed for the merged
-    config; without one only ``all`` and ``4types`` are built.
+    config; without one only ``all`` and ``4types`` are built. ``workers`` > 1 runs each pass over
+    the typed shards in that many processes; the counts are merged in shard order, so every figure
+    and the selection are the ones one process gives.
     """
 
     def __init__(self, work_dir: str | Path, options: CorpusOptions, ontology: Any = None,
-                 typed_dir: str | Path | None = None):
+                 typed_dir: str | Path | None = None, workers: int = 1):
         self.work_dir = Path(work_dir)
+        self.workers = workers
         self.options = options
         self.ontology = ontology
         self.configs = options.configs if ontology is not None else BASE_CONFIGS
@@ -259,22 +273,31 @@ class CorpusBuilder:
             return int(uniform(seed, "balance", page, sentence) < rate)
         return sum(poisson_quantile(uniform(seed, f"sample:{c}", page, sentence), self.poisson[c]) for c in typed)
 
+    def _over_shards(self, function: Callable, *args: Any) -> list:
+        """``function(*args, shard)`` for every shard, in shard order, in ``workers`` processes."""
+        if self.workers <= 1 or len(self.shards) <= 1:
+            return [function(*args, shard) for shard in self.shards]
+        # spawn: the parent holds Arrow's thread pool, which a forked child must not inherit
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(self.workers, len(self.shards)), mp_context=context) as pool:
+            return list(pool.map(partial(function, *args), self.shards))
+
     def count(self) -> None:
         """Passes 1 and 2: the counts of steps 1-3, rare and top categories, the merge table, balancing rates."""
         raw = StepCounts()
-        distinct: dict[str, set[str]] = {}  # capped at the threshold: memory stays flat on any corpus
+        distinct: dict[str, set[str]] = {}
         cap = self.options.min_category_entities
-        for row, length in _rows(self.shards, ["span_category", "span_target"]):
-            raw.add(length, _fine(row["span_category"]))
-            for category, target in zip(row["span_category"], row.get("span_target") or ()):
+        for shard_raw, shard_distinct in self._over_shards(_raw_counts, cap):
+            raw.merge(shard_raw)
+            for category, targets in shard_distinct.items():
                 seen = distinct.setdefault(category, set())
-                if len(seen) < cap:
-                    seen.add(target)
+                if len(seen) < cap:  # a shard's set is capped too: at least `cap` in the union means >= cap
+                    seen.update(targets)
         self.steps.append(raw.row("sentences read (every anchor an entity)"))
         if self.options.scarce_count == "mentions":
             size = raw.categories
         else:
-            size = Counter({c: len(distinct.get(c, ())) for c in raw.categories})
+            size = Counter({c: min(len(distinct.get(c, ())), cap) for c in raw.categories})
         self.rare = {c for c in raw.categories if c != ENTITY and size[c] < cap}
         relabelled = Counter()
         for category, n in raw.categories.items():
@@ -290,14 +313,10 @@ class CorpusBuilder:
                     [: self.options.top_categories]}
         with_entity, filtered = StepCounts(), StepCounts()
         sentences_with: Counter = Counter()
-        for row, length in _rows(self.shards, ["span_category", "page_id", "sentence"]):
-            categories = _fine(row["span_category"], self.rare)
-            if not categories or all(c == ENTITY for c in categories):
-                continue
-            with_entity.add(length, categories)
-            if self._filter(row).keep:
-                filtered.add(length, categories)
-                sentences_with.update({c for c in categories if c != ENTITY})
+        for shard_with, shard_filtered, shard_sentences in self._over_shards(_filtered_counts, self):
+            with_entity.merge(shard_with)
+            filtered.merge(shard_filtered)
+            sentences_with.update(shard_sentences)
         self.steps.append(with_entity.row("2. sentences with at least one typed entity"))
         self.steps.append(filtered.row(
             f"3. ENTITY-heavy sentences of the top-{self.options.top_categories} categories dropped "
@@ -324,19 +343,17 @@ class CorpusBuilder:
             return f"4. balanced: sampled with replacement, q_E ~ |E|^{o.alpha}, target {self.target_size:,} sentences"
         return f"4. balanced: downsampled (alpha {o.alpha})" if o.balancing == "downsample" else "4. balancing off"
 
-    def select_batches(self) -> Iterator[tuple[str, pa.Table]]:
-        """Pass 3: per input batch and split, the kept sentences (each once per copy, in input order) as a
-        table of ``page_id``, ``sentence``, ``tokens``, ``title`` and ``tags:<config>`` per config.
+    def shard_selection(self, shard: Path, balanced: StepCounts,
+                        splits: dict[str, StepCounts]) -> Iterator[tuple[str, pa.Table]]:
+        """Pass 3 on one shard: per record batch and split, the kept sentences (each once per copy, in
+        input order) as a table of ``page_id``, ``sentence``, ``tokens``, ``title`` and ``tags:<config>``
+        per config; ``balanced`` and ``splits`` count them.
 
         The decisions and tags are made row by row from the span columns; the token lists and titles
         are taken from the Arrow batch by index, never turned into Python objects.
         """
-        if not self.steps:
-            self.count()
-        balanced = StepCounts()
-        splits = {"train": StepCounts(), "validation": StepCounts()}
-        columns = ["page_id", "sentence", "span_start", "span_end", "span_category", "span_coarse"]
-        for batch, rows, lengths in _batches(self.shards, [*columns, "title"]):
+        columns = ["page_id", "sentence", "span_start", "span_end", "span_category", "span_coarse", "title"]
+        for batch, rows, lengths in _batches([shard], columns):
             picked: dict[str, list[int]] = {"train": [], "validation": []}
             tags: dict[str, dict[str, list]] = {split: {c: [] for c in self.configs} for split in picked}
             for index, (row, length) in enumerate(zip(rows, lengths)):
@@ -361,18 +378,82 @@ class CorpusBuilder:
                     yield split, pa.table({
                         **{c: batch.column(c).take(taken) for c in ("page_id", "sentence", "tokens", "title")},
                         **{f"tags:{c}": pa.array(t, pa.list_(pa.string())) for c, t in tags[split].items()}})
+
+    def finish_selection(self, balanced: StepCounts, splits: dict[str, StepCounts]) -> None:
+        """Record steps 4-5 once pass 3 has gone over every shard."""
         self.steps.append(balanced.row(self._balancing_step()))
         for name, counts in splits.items():
             self.steps.append(counts.row(f"5. {name} split"))
         self.after_balancing = balanced.categories
 
     def select(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        """Pass 3 row by row: ``(split, {"page_id", "sentence", "tokens", "title", "tags": {config: tags}})``
-        (for inspection and small corpora; :func:`write_selection` uses :meth:`select_batches`)."""
-        for split, table in self.select_batches():
-            for row in table.to_pylist():
-                tags = {config: row.pop(f"tags:{config}") for config in self.configs}
-                yield split, {**row, "tags": tags}
+        """Pass 3 row by row, in this process: ``(split, {"page_id", "sentence", "tokens", "title", "tags":
+        {config: tags}})`` (for inspection and small corpora; :func:`write_selection` writes shard by shard)."""
+        if not self.steps:
+            self.count()
+        balanced, splits = StepCounts(), {"train": StepCounts(), "validation": StepCounts()}
+        for shard in self.shards:
+            for split, table in self.shard_selection(shard, balanced, splits):
+                for row in table.to_pylist():
+                    tags = {config: row.pop(f"tags:{config}") for config in self.configs}
+                    yield split, {**row, "tags": tags}
+        self.finish_selection(balanced, splits)
+
+
+# the per-shard work of each pass, at module level so that worker processes find it by name
+def _raw_counts(cap: int, shard: Path) -> tuple[StepCounts, dict[str, set[str]]]:
+    """Pass 1 on one shard: sentences, tokens and mentions per category, distinct targets capped at ``cap``
+    (memory stays flat on any corpus)."""
+    raw = StepCounts()
+    distinct: dict[str, set[str]] = {}
+    for row, length in _rows([shard], ["span_category", "span_target"]):
+        raw.add(length, _fine(row["span_category"]))
+        for category, target in zip(row["span_category"], row.get("span_target") or ()):
+            seen = distinct.setdefault(category, set())
+            if len(seen) < cap:
+                seen.add(target)
+    return raw, distinct
+
+
+def _filtered_counts(builder: CorpusBuilder, shard: Path) -> tuple[StepCounts, StepCounts, Counter]:
+    """Pass 2 on one shard: steps 2 and 3, and the kept sentences per typed category."""
+    with_entity, filtered = StepCounts(), StepCounts()
+    sentences_with: Counter = Counter()
+    for row, length in _rows([shard], ["span_category", "page_id", "sentence"]):
+        categories = _fine(row["span_category"], builder.rare)
+        if not categories or all(c == ENTITY for c in categories):
+            continue
+        with_entity.add(length, categories)
+        if builder._filter(row).keep:
+            filtered.add(length, categories)
+            sentences_with.update({c for c in categories if c != ENTITY})
+    return with_entity, filtered, sentences_with
+
+
+_SELECTION_SCHEMA = pa.schema([("tokens", pa.list_(pa.string())), ("ner_tags", pa.list_(pa.string())),
+                               ("title", pa.string())])
+
+
+def _write_shard_selection(builder: CorpusBuilder, folder: Path, shard: Path
+                           ) -> tuple[dict[str, dict[str, Path]], StepCounts, dict[str, StepCounts]]:
+    """Pass 3 on one shard, written to ``folder/<config>/<split>-<shard>.parquet`` (splits it has rows for)."""
+    balanced, splits = StepCounts(), {"train": StepCounts(), "validation": StepCounts()}
+    writers: dict[tuple[str, str], pq.ParquetWriter] = {}
+    paths: dict[str, dict[str, Path]] = {config: {} for config in builder.configs}
+    try:
+        for split, table in builder.shard_selection(shard, balanced, splits):
+            for config in builder.configs:
+                if (config, split) not in writers:
+                    path = paths[config][split] = folder / config / f"{split}-{shard.stem}.parquet"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    writers[config, split] = pq.ParquetWriter(path, _SELECTION_SCHEMA)
+                writers[config, split].write_table(pa.table(
+                    [table.column("tokens"), table.column(f"tags:{config}"), table.column("title")],
+                    schema=_SELECTION_SCHEMA))
+    finally:
+        for writer in writers.values():
+            writer.close()
+    return paths, balanced, splits
 
 
 def bio_label_names(categories: Sequence[str]) -> list[str]:
@@ -383,56 +464,55 @@ def bio_label_names(categories: Sequence[str]) -> list[str]:
     return names
 
 
-def write_selection(builder: CorpusBuilder, folder: Path) -> dict[str, dict[str, Path]]:
-    """Stream the kept sentences into ``folder/<config>/<split>.parquet`` (tags as strings)."""
-    schema = pa.schema([("tokens", pa.list_(pa.string())), ("ner_tags", pa.list_(pa.string())),
-                        ("title", pa.string())])
-    paths = {config: {split: folder / config / f"{split}.parquet" for split in ("train", "validation")}
-             for config in builder.configs}
-    writers = {}
-    try:
-        for config in builder.configs:
-            for split, path in paths[config].items():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                writers[config, split] = pq.ParquetWriter(path, schema)
-        for split, table in builder.select_batches():
-            for config in builder.configs:
-                writers[config, split].write_table(pa.table(
-                    [table.column("tokens"), table.column(f"tags:{config}"), table.column("title")], schema=schema))
-    finally:
-        for writer in writers.values():
-            writer.close()
+def write_selection(builder: CorpusBuilder, folder: Path) -> dict[str, dict[str, list[Path]]]:
+    """Pass 3 over every shard (``builder.workers`` processes): the kept sentences of each config and split
+    as ``folder/<config>/<split>-<shard>.parquet`` files (tags as strings), listed in shard order."""
+    if not builder.steps:
+        builder.count()
+    if folder.exists():
+        shutil.rmtree(folder)  # a rerun must not pick up an earlier run's shard files
+    balanced, splits = StepCounts(), {"train": StepCounts(), "validation": StepCounts()}
+    paths: dict[str, dict[str, list[Path]]] = {c: {"train": [], "validation": []} for c in builder.configs}
+    for shard_paths, shard_balanced, shard_splits in builder._over_shards(_write_shard_selection, builder, folder):
+        balanced.merge(shard_balanced)
+        for name, counts in shard_splits.items():
+            splits[name].merge(counts)
+        for config, by_split in shard_paths.items():
+            for split, path in by_split.items():
+                paths[config][split].append(path)
+    builder.finish_selection(balanced, splits)
     return paths
 
 
-def _tag_names(paths: Mapping[str, Path]) -> list[str]:
+def _tag_names(files: Sequence[Path]) -> list[str]:
     """``O`` and B-/I- of every category a config's selection uses (both splits), read column-wise."""
     tags: set[str] = set()
-    for path in paths.values():
+    for path in files:
         for batch in pq.ParquetFile(path).iter_batches(batch_size=_ARROW_BATCH, columns=["ner_tags"]):
             tags.update(pc.unique(pc.list_flatten(batch.column("ner_tags"))).to_pylist())
     return bio_label_names({t[2:] for t in tags if t != "O"})
 
 
-def _with_tag_ids(path: Path, names: list[str]) -> Iterator[pa.Table]:
+def _with_tag_ids(files: Sequence[Path], names: list[str]) -> Iterator[pa.Table]:
     """The selection's batches with ``ner_tags`` as ids into ``names`` (vectorised: no row becomes Python)."""
     value_set = pa.array(names)
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=_ARROW_BATCH):
-        tags = batch.column("ner_tags")
-        ids = pc.index_in(pc.list_flatten(tags), value_set=value_set).cast(pa.int64())
-        offsets = pc.subtract(tags.offsets, tags.offsets[0])
-        yield pa.Table.from_batches([batch]).set_column(
-            batch.schema.get_field_index("ner_tags"), "ner_tags", pa.ListArray.from_arrays(offsets, ids))
+    for path in files:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=_ARROW_BATCH):
+            tags = batch.column("ner_tags")
+            ids = pc.index_in(pc.list_flatten(tags), value_set=value_set).cast(pa.int64())
+            offsets = pc.subtract(tags.offsets, tags.offsets[0])
+            yield pa.Table.from_batches([batch]).set_column(
+                batch.schema.get_field_index("ner_tags"), "ner_tags", pa.ListArray.from_arrays(offsets, ids))
 
 
-def selection_sizes(paths: dict[str, dict[str, Path]]) -> dict[str, dict[str, int]]:
+def selection_sizes(paths: dict[str, dict[str, list[Path]]]) -> dict[str, dict[str, int]]:
     """Rows per config and non-empty split of the selection (from the Parquet footers)."""
-    sizes = {config: {split: pq.read_metadata(path).num_rows for split, path in splits.items()}
+    sizes = {config: {split: sum(pq.read_metadata(path).num_rows for path in files) for split, files in splits.items()}
              for config, splits in paths.items()}
     return {config: {split: n for split, n in splits.items() if n} for config, splits in sizes.items()}
 
 
-def hub_configs(paths: dict[str, dict[str, Path]]) -> dict[str, Any]:
+def hub_configs(paths: dict[str, dict[str, list[Path]]]) -> dict[str, Any]:
     """The selection as :class:`~crossner_hf.publish.ConfigBatches` per config, ``ner_tags`` a ClassLabel
     sequence (``O`` then B-/I- of the config's categories in alphabetical order); empty splits left out.
 
@@ -446,7 +526,7 @@ def hub_configs(paths: dict[str, dict[str, Path]]) -> dict[str, Any]:
 
     out = {}
     for config, splits in paths.items():
-        names = _tag_names(splits)
+        names = _tag_names([path for files in splits.values() for path in files])
         features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names)),
                              "title": Value("string")})
         kept = selection_sizes({config: splits})[config]
