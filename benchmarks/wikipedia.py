@@ -225,6 +225,39 @@ def at_scale(folder: Path, runs: int) -> None:
     all_ = statistics.median(s for s, _ in results[f"whole NER-BERT builder, {cores} workers"])
     print(f"\nBuilder scaling, {cores} workers vs 1: {one / all_:.2f}x; the 1-worker dataset folder: {output / 1e6:,.0f} MB, "
           f"{len(shards)} Parquet shards, {rows:,} rows over all configs and splits")
+    builds = sorted(p for p in work.iterdir() if p.is_dir() and p.name.startswith("c") and not p.suffix)
+    reference = _tables(work / "c1-0")
+    same = [b.name for b in builds if _tables(b) == reference]
+    print(f"Datasets identical to c1-0 (whatever the task count): {len(same)} of {len(builds)} builds")
+    _print_timings(work, runs, cores)
+
+
+def _tables(folder: Path) -> dict[str, object]:
+    import pyarrow.parquet as pq
+
+    return {str(f.relative_to(folder)): pq.read_table(f) for f in sorted(folder.rglob("*.parquet"))}
+
+
+def _print_timings(work: Path, runs: int, cores: int) -> None:
+    """Median wall seconds of each builder step (the builder's ``timings.json``), 1 worker beside all."""
+    import json
+
+    from crossner_hf.wikipedia.build import TIMINGS
+
+    def steps(workers: int) -> dict[str, float]:
+        found = [json.loads((work / f"c{workers}-{r}.work" / TIMINGS).read_text()) for r in range(runs)]
+        return {k: statistics.median(t[k] for t in found) for k in found[0]}
+
+    one, many = steps(1), steps(cores)
+    tasks = [len(json.loads((work / f"c{w}-0.work" / "manifest.json").read_text())["tasks"]) for w in (1, cores)]
+    print(f"\nBuilder steps, median wall s ({tasks[0]} dump tasks with 1 worker, {tasks[1]} with {cores}):\n")
+    print(f"| step | 1 worker | {cores} workers | scaling |")
+    print("|---|---:|---:|---:|")
+    for step in one:
+        ratio = f"{one[step] / many[step]:.2f}x" if many[step] >= 0.5 else "-"
+        print(f"| {step} | {one[step]:.1f} | {many[step]:.1f} | {ratio} |")
+    print(f"| sum | {sum(one.values()):.1f} | {sum(many.values()):.1f} | "
+          f"{sum(one.values()) / sum(many.values()):.2f}x |")
 
 
 def _peak_of(command: list[str], env: dict[str, str]) -> tuple[float, float]:

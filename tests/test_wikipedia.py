@@ -66,6 +66,29 @@ def test_multistream_and_byte_ranges_read_the_same_pages(wiki, sample_pages, tmp
     assert [(p.title, p.id, p.wikitext) for u in ranges for p in iter_unit_pages(u)] == [e[:2] + e[4:] for e in expected]
 
 
+def test_units_are_even_and_a_multiple_of_the_workers(wiki, tmp_path):
+    """Units are cut at the stream starts nearest to even shares (no small last unit), and their number is
+    rounded up to a multiple of the tasks that run at once; every stream is read exactly once either way."""
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=4)
+    starts = sorted({int(line.split(":", 1)[0]) for line in index.read_text().splitlines() if line.strip()})
+    span = dump.stat().st_size - starts[0]
+    for unit_bytes, multiple_of in [(span // 3 + 1, 1), (span // 3 + 1, 2), (span // 9 + 1, 2), (span // 4, 3)]:
+        units = plan_units([dump], indexes=[index], unit_bytes=unit_bytes, multiple_of=multiple_of)
+        assert len(units) % multiple_of == 0 and len(units) >= -(-span // unit_bytes)
+        assert units[0].start == starts[0] and units[-1].end == dump.stat().st_size
+        assert all(a.end == b.start for a, b in zip(units, units[1:])) and all(u.start in starts for u in units)
+        sizes = [u.size for u in units]
+        assert max(sizes) - min(sizes) < 2 * max(b - a for a, b in zip(starts, starts[1:]))  # within a stream or two
+    plain = tmp_path / "plain.xml"
+    plain.write_bytes(bz2.open(wiki["sample"]).read())
+    ranges = plan_units([plain, dump], indexes=["", index], unit_bytes=plain.stat().st_size, multiple_of=4)
+    # one unit each, then two extras, each to the file with the largest pieces (plain XML is 3x the bz2)
+    assert [u.kind for u in ranges] == ["bytes"] * 3 + ["streams"]
+    with pytest.raises(ValueError, match="multiple_of"):
+        plan_units([plain], multiple_of=0)
+
+
 def test_truncated_and_corrupt_dumps_name_the_file_and_pages_read(wiki, tmp_path):
     data = bz2.open(wiki["sample"]).read()
     cut = tmp_path / "cut.xml"

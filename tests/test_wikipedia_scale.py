@@ -137,10 +137,14 @@ def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wikipedia.py"), "--dump_dir", str(tmp_path / "in"),
                           "--runs", "1"], capture_output=True, text=True, env=env, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "MB/s" not in line]
+    table, steps = out.stdout.split("Builder scaling")
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "MB/s" not in line]
     assert [r.split(" | ")[0].strip("| ") for r in rows] == [
         "WikiExtractor 3.1 --links, 1 process", "whole NER-BERT builder, 1 worker",
         f"WikiExtractor 3.1 --links, {os.cpu_count()} processes", f"whole NER-BERT builder, {os.cpu_count()} workers"]
     assert rows[0].split(" | ")[5] == "1.00"  # the peer is the unit
     assert all(float(r.split(" | ")[-1].strip(" |")) > 10 for r in rows)  # a peak RSS per method, in MB
-    assert "Builder scaling" in out.stdout and "rows over all configs and splits" in out.stdout
+    assert "rows over all configs and splits" in steps
+    assert "Datasets identical to c1-0 (whatever the task count): 2 of 2 builds" in steps
+    step_rows = {line.split(" | ")[0].strip("| "): line for line in steps.splitlines() if line.startswith("| ")}
+    assert {"redirects", "typed_extract", "corpus_count", "corpus_select", "hub_folder", "sum"} <= set(step_rows)

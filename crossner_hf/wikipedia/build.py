@@ -14,10 +14,13 @@ report, and pushes it when asked. ``crossner-hf build-nerbert-corpus``
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,9 +62,11 @@ class WikipediaSourceArguments:
         metadata={"help": "Where the datatrove pipelines run: this machine, a Ray cluster, or Slurm.",
                   "choices": list(EXECUTORS)},
     )
-    workers: int = field(default=-1, metadata={"help": "Tasks run at once (-1: all cores)."})
+    workers: int = field(default=-1, metadata={"help": "Tasks run at once (-1: all cores here; on Slurm, as many as the cluster runs)."})
     unit_mb: int = field(
-        default=64, metadata={"help": "Size of one task's share of the dump in MB (multistream and plain XML)."}
+        default=64,
+        metadata={"help": "Size of one task's share of the dump in MB (multistream and plain XML); shares are cut "
+                  "even, and their number rounded up to a multiple of --workers so no worker idles at the end."},
     )
     page_timeout: float = field(
         default=60.0, metadata={"help": "Seconds one page may take before it is skipped and listed (0: no limit)."}
@@ -128,7 +133,8 @@ def _work_setup(args: WikipediaSourceArguments):
     work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
     options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
                               slurm_time=args.slurm_time)
-    tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20)
+    tasks = make_manifest(work, args.dump, args.index, unit_bytes=args.unit_mb << 20,
+                          multiple_of=options.at_once())
     logger.info("%d task(s) over %d dump file(s); work folder %s", len(tasks), len(args.dump), work)
     types_db = Path(args.types_db or work / "dbpedia_types.sqlite")
     return work, args.nltk_data or os.environ.get("NLTK_DATA"), options, tasks, types_db
@@ -141,11 +147,24 @@ def _types_db(args: WikipediaSourceArguments, types_db: Path) -> None:
         build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
 
 
-def _stats(extract: dict[str, Any], typing: dict[str, Any], tasks: int, started: float, types_db: Path) -> dict:
+def _stats(extract: dict[str, Any], typing: dict[str, Any], tasks: int, started: float, types_db: Path,
+           timings: dict[str, float] | None = None) -> dict:
     from .dbpedia import DBpediaTypes
 
     return {"extract": extract, "type": typing, "tasks": tasks, "seconds": round(time.monotonic() - started, 1),
-            "types_db": str(types_db), "ontology_classes": len(DBpediaTypes(types_db).ontology)}
+            "types_db": str(types_db), "ontology_classes": len(DBpediaTypes(types_db).ontology),
+            "timings": dict(timings or {})}
+
+
+TIMINGS = "timings.json"
+"""Wall seconds of each step of the last NER-BERT build, in the work folder: where the time goes."""
+
+
+@contextmanager
+def _timed(timings: dict[str, float], step: str) -> Iterator[None]:
+    started = time.monotonic()
+    yield
+    timings[step] = round(time.monotonic() - started, 2)
 
 
 def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
@@ -168,16 +187,20 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
     and stats. The typed sentences go to ``work/nerbert/typed``."""
     from .pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
 
-    started = time.monotonic()
-    work, nltk_data, options, tasks, types_db = _work_setup(args)
-    run_redirects(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
-    build_redirects(work, stage="stage0")
-    _types_db(args, types_db)
-    run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
-                      max_page_chars=args.max_page_chars)
+    started, timings = time.monotonic(), {}
+    with _timed(timings, "setup"):
+        work, nltk_data, options, tasks, types_db = _work_setup(args)
+    with _timed(timings, "redirects"):
+        run_redirects(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
+        build_redirects(work, stage="stage0")
+    with _timed(timings, "dbpedia_lookup"):
+        _types_db(args, types_db)
+    with _timed(timings, "typed_extract"):
+        run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options,
+                          page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
     extract = stage_stats(work, "extract-typed")
     typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}
-    return work, _stats(extract, typing, len(tasks), started, types_db)
+    return work, _stats(extract, typing, len(tasks), started, types_db, timings)
 
 
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
@@ -202,8 +225,11 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
     builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology,
                             typed_dir=work / TYPED_DIR, workers=workers)
-    builder.count()
-    paths = write_selection(builder, work / "selection")
+    timings = stats["timings"]
+    with _timed(timings, "corpus_count"):
+        builder.count()
+    with _timed(timings, "corpus_select"):
+        paths = write_selection(builder, work / "selection")
     configs = hub_configs(paths)
     out = Path(args.output_dir)
     extract = stats["extract"]
@@ -225,8 +251,12 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         "source_datasets": ["original"],
     }
     body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
-    write_hub_folder_from_batches(configs, out, metadata, body, default_config="all")
+    with _timed(timings, "hub_folder"):
+        write_hub_folder_from_batches(configs, out, metadata, body, default_config="all")
+    (work / TIMINGS).write_text(json.dumps(timings, indent=1))
     logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
+    logger.info("wall seconds by step (also in %s): %s", work / TIMINGS,
+                ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
     if args.push_to_hub:
         from ..hub import push_to_hub
 

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import bz2
 import codecs
 import io
@@ -304,14 +305,20 @@ def read_multistream_index(path: str | os.PathLike) -> list[int]:
 
 def plan_units(
     dumps: Iterable[str | os.PathLike], *, indexes: Iterable[str | os.PathLike] | None = None,
-    unit_bytes: int = 64 << 20,
+    unit_bytes: int = 64 << 20, multiple_of: int = 1,
 ) -> list[DumpUnit]:
-    """Cut dump files into units of about ``unit_bytes`` of file each.
+    """Cut dump files into units of about ``unit_bytes`` of file each, of even size.
 
     A multistream bz2 file with an index becomes runs of whole streams (the first stream,
     the ``<siteinfo>`` header, is left out: it has no pages); a plain XML file becomes byte
     ranges; a single-stream bz2 file stays one unit. ``indexes`` pairs with ``dumps`` by
     position (``None`` or ``""`` for a dump without one).
+
+    A file is cut into ``ceil(size / unit_bytes)`` pieces at the stream starts nearest to
+    even shares, so no small last piece is left over. With ``multiple_of`` (the number of
+    tasks that run at once), the largest pieces are split further until the number of units
+    is a multiple of it: then the last round of tasks keeps every worker busy (9 units on 2
+    workers would leave one worker idle for a ninth of the work).
     """
     dumps = [str(d) for d in dumps]
     index_list = [str(i) if i else "" for i in (indexes or [])]
@@ -320,23 +327,55 @@ def plan_units(
             f"--index: got {len(index_list)} index file(s) for {len(dumps)} dump(s); give one per dump, in order "
             "(an empty string for a dump without one)."
         )
-    units: list[DumpUnit] = []
+    if multiple_of < 1:
+        raise ValueError(f"multiple_of must be >= 1, got {multiple_of}.")
+    # per dump: its kind, the byte positions it may be cut at (None: anywhere), its end, and how many pieces
+    plans: list[tuple[str, str, list[int] | None, int, int]] = []
     for number, dump in enumerate(dumps):
         if not Path(dump).is_file():
             raise FileNotFoundError(f"--dump: {dump} does not exist.")
         size = os.path.getsize(dump)
         index = index_list[number] if index_list else ""
         if index:
-            offsets = read_multistream_index(index)
-            boundaries = [*offsets, size]
-            start = boundaries[0]
-            for position, offset in enumerate(boundaries[1:], 1):
-                if offset - start >= unit_bytes or position == len(boundaries) - 1:
-                    units.append(DumpUnit(dump, "streams", start, offset))
-                    start = offset
+            starts = read_multistream_index(index)
+            plans.append((dump, "streams", starts, size, -(-(size - starts[0]) // max(unit_bytes, 1))))
         elif dump.endswith(".bz2"):
-            units.append(DumpUnit(dump, "file"))
+            plans.append((dump, "file", [0], size, 1))
         else:
-            for start in range(0, max(size, 1), unit_bytes):
-                units.append(DumpUnit(dump, "bytes", start, min(size, start + unit_bytes)))
+            plans.append((dump, "bytes", None, size, -(-size // max(unit_bytes, 1))))
+    plans = [(d, k, s, e, max(1, min(n, _most_pieces(k, s, e)))) for d, k, s, e, n in plans]
+    for _ in range(-sum(p[4] for p in plans) % multiple_of):
+        splittable = [i for i, (_, k, s, e, n) in enumerate(plans) if n < _most_pieces(k, s, e)]
+        if not splittable:
+            break
+        i = max(splittable, key=lambda i: (plans[i][3] - (plans[i][2] or [0])[0]) / plans[i][4])
+        plans[i] = (*plans[i][:4], plans[i][4] + 1)
+    units: list[DumpUnit] = []
+    for dump, kind, starts, end, pieces in plans:
+        if kind == "file":
+            units.append(DumpUnit(dump, "file"))
+            continue
+        cuts = _even_cuts(starts, end, pieces)
+        units.extend(DumpUnit(dump, kind, a, b) for a, b in zip(cuts, cuts[1:]))
     return units
+
+
+def _most_pieces(kind: str, starts: list[int] | None, end: int) -> int:
+    return 1 if kind == "file" else len(starts) if starts is not None else max(end, 1)
+
+
+def _even_cuts(starts: list[int] | None, end: int, pieces: int) -> list[int]:
+    """``pieces + 1`` increasing boundaries from the first start to ``end``, nearest to even shares."""
+    if starts is None:  # a plain file cuts anywhere: a range owns the pages whose <page> line starts in it
+        return [end * j // pieces for j in range(pieces)] + [end]
+    first, previous = starts[0], 0
+    cuts = [first]
+    for j in range(1, pieces):
+        target = first + (end - first) * j / pieces
+        at = bisect.bisect_left(starts, target)
+        if at > 0 and (at == len(starts) or target - starts[at - 1] <= starts[at] - target):
+            at -= 1
+        # leave at least one stream to each piece before and after this cut
+        previous = min(max(at, previous + 1), len(starts) - (pieces - j))
+        cuts.append(starts[previous])
+    return cuts + [end]

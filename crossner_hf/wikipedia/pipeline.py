@@ -124,10 +124,12 @@ class, or ENTITY) and its 4-type category (person, location, organisation or ENT
 
 
 def make_manifest(work_dir: str | Path, dumps: Sequence[str], indexes: Sequence[str] | None = None,
-                  *, unit_bytes: int = 64 << 20, units_per_task: int = 1) -> list[list[DumpUnit]]:
+                  *, unit_bytes: int = 64 << 20, units_per_task: int = 1,
+                  multiple_of: int = 1) -> list[list[DumpUnit]]:
     """The tasks' dump units, written to ``work_dir/manifest.json`` once and reused after.
 
     A rerun with other dumps (paths or sizes) is refused, so a resume can never mix pages.
+    ``multiple_of`` (the tasks that run at once) evens the last round: see :func:`.dump.plan_units`.
     """
     work = Path(work_dir)
     path = work / MANIFEST
@@ -140,7 +142,8 @@ def make_manifest(work_dir: str | Path, dumps: Sequence[str], indexes: Sequence[
                 "files to resume, or a new --work_dir to start over."
             )
         return [[DumpUnit(**u) for u in task] for task in saved["tasks"]]
-    units = plan_units([d["path"] for d in identity], indexes=indexes, unit_bytes=unit_bytes)
+    units = plan_units([d["path"] for d in identity], indexes=indexes, unit_bytes=unit_bytes,
+                       multiple_of=multiple_of)
     tasks = [units[i:i + units_per_task] for i in range(0, len(units), units_per_task)]
     work.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -469,12 +472,19 @@ class ExecutorOptions:
     slurm_poll_seconds: float = 30.0
     """How often the command checks a submitted stage (completion markers, then ``squeue``)."""
 
+    def at_once(self) -> int:
+        """How many tasks run at the same time: ``workers``, else this machine's cores (local, Ray started
+        here); 1 on Slurm without a limit, where the cluster decides and no round can be planned."""
+        if self.workers > 0:
+            return self.workers
+        return 1 if self.executor == "slurm" else os.cpu_count() or 1
+
 
 def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOptions):
     _quiet_user_errors()
     if options.executor not in EXECUTORS:
         raise ValueError(f"--executor {options.executor!r} is not one of {', '.join(EXECUTORS)}.")
-    workers = options.workers if options.workers > 0 else min(tasks, os.cpu_count() or 1)
+    workers = min(tasks, options.at_once())
     if options.executor == "local":
         from datatrove.executor import LocalPipelineExecutor
 
@@ -493,7 +503,8 @@ def _executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOp
         raise ValueError("--executor slurm needs --slurm_partition.")
     from datatrove.executor import SlurmPipelineExecutor
 
-    return SlurmPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir),
+    # -1 keeps datatrove's "no limit": the array runs as wide as the cluster allows, not as this node's cores
+    return SlurmPipelineExecutor(pipeline, tasks=tasks, workers=options.workers, logging_dir=str(logging_dir),
                                  partition=options.slurm_partition, time=options.slurm_time,
                                  cpus_per_task=options.slurm_cpus_per_task,
                                  mem_per_cpu_gb=options.slurm_mem_per_cpu_gb, job_name="crossner-wikipedia")
