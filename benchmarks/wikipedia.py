@@ -14,8 +14,15 @@ round-robin over ``--runs`` runs, and the median is reported:
 - (c) the whole NER-BERT builder (``dataset_scripts/nerbert_wikipedia.py``: extract with
   sentences, words and anchors, redirects, typing, filtering, balancing, the dataset folder
   and card), one worker, DBpedia lookup prebuilt;
-- all cores: (a) with ``--processes 2`` and (c) on the multistream form of the same dump
+- (d) the whole CrossNER domain-corpora builder from the dump (``dataset_scripts/crossner_corpora.py
+  --domain politics --wikipedia_dump``: every sentence extracted and typed, the category walk, the four
+  levels and their dataset folder; it builds its own DBpedia lookup), on the multistream form, 1 worker;
+- all cores: (a) with ``--processes 2``, (c) and (d) on the multistream form of the same dump
   with ``--workers 2``.
+
+With ``--dump_dir`` (a dump from ``benchmarks/wikipedia_scale.py dump``): WikiExtractor and the two
+builders (``--builders``) at 1 and all cores, with each builder's scaling, a check that every build's
+dataset equals the 1-worker one, and each builder's wall seconds per step (its timings file).
 
 Peak memory (max RSS of the builder's processes) at 1x and 4x input, and the DBpedia
 lookup built from ``--entities`` synthetic entities (``benchmarks/dbpedia_types.py``).
@@ -96,9 +103,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dump_dir", help="instead of the repeated sample: a dump made by `python "
                         "benchmarks/wikipedia_scale.py dump` (multistream dump, index, instance types); WikiExtractor "
                         "and the builder with 1 and all workers, --runs times each, with each run's peak RSS")
+    parser.add_argument("--builders", nargs="+", choices=list(BUILDERS), default=list(BUILDERS),
+                        help="with --dump_dir: the builders measured beside WikiExtractor")
     args = parser.parse_args(argv)
     if args.dump_dir:
-        at_scale(Path(args.dump_dir), args.runs)
+        at_scale(Path(args.dump_dir), args.runs, args.builders)
         return
 
     from crossner_hf.testing import make_multistream_dump
@@ -110,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     xml_mb = repeated_dump(SHARED / "wikipedia" / "enwiki-sample-pages-articles.xml.bz2", args.repeat, dump) / 1e6
     multistream, index = work / "ms.xml.bz2", work / "ms-index.txt"
     make_multistream_dump(dump, multistream, index, pages_per_stream=100)
-    types_db = build_types_db([SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"],
+    instance_types = SHARED / "dbpedia" / "instance_types_en_wiki_subset.nt"
+    types_db = build_types_db([instance_types],
                               load_ontology(SHARED / "dbpedia" / "dbpedia_2016-10.owl"), work / "types.sqlite")
     reader = work / "reader.py"
     reader.write_text(READER)
@@ -125,11 +135,15 @@ def main(argv: list[str] | None = None) -> None:
             "--links", "--processes", "1", "-q"]),
         "(b) our reader + wikitext_to_text, 1 process": (1, lambda r: [sys.executable, str(reader), str(dump)]),
         "(c) whole NER-BERT builder, 1 worker": (1, lambda r: builder(dump, out_dir("c1", r), types_db, 1)),
+        "(d) whole domain-corpora builder (politics), 1 worker": (1, lambda r: domain_builder(
+            multistream, index, instance_types, out_dir("d1", r), 1)),
         f"(a) WikiExtractor 3.1 --links, {cores} processes": (cores, lambda r: [
             sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out_dir("wxn", r)),
             "--links", "--processes", str(cores), "-q"]),
         f"(c) whole NER-BERT builder, multistream, {cores} workers": (cores, lambda r: builder(
             multistream, out_dir("cn", r), types_db, cores, index)),
+        f"(d) whole domain-corpora builder, multistream, {cores} workers": (cores, lambda r: domain_builder(
+            multistream, index, instance_types, out_dir("dn", r), cores)),
     }
     seconds: dict[str, list[float]] = {name: [] for name in methods}
     for run in range(args.runs):
@@ -168,8 +182,25 @@ def main(argv: list[str] | None = None) -> None:
             print(f"| {key} | {value} |")
 
 
-def at_scale(folder: Path, runs: int) -> None:
-    """WikiExtractor and the whole builder on a generated multistream dump, 1 and all cores, one table."""
+DOMAIN_SEEDS = ["19th-century American politicians", "Theoretical physicists"]
+"""Seed categories of the domain-corpora runs: the README's example; the sample's copies keep their categories."""
+
+
+def domain_builder(dump: Path, index: Path, instance_types: Path, out: Path, workers: int) -> list[str]:
+    """The CrossNER domain-corpora builder from a dump (extract every sentence, type, category walk, levels)."""
+    return [sys.executable, str(ROOT / "dataset_scripts" / "crossner_corpora.py"), "--domain", "politics",
+            "--wikipedia_dump", str(dump), "--wikipedia_index", str(index),
+            "--ontology", str(SHARED / "dbpedia" / "dbpedia_2016-10.owl"), "--instance_types", str(instance_types),
+            "--seed_categories", *DOMAIN_SEEDS, "--nltk_data", str(SHARED / "nltk_data"),
+            "--output_dir", str(out), "--workers", str(workers)]
+
+
+BUILDERS = {"nerbert": ("whole NER-BERT builder", "c"), "domain": ("whole domain-corpora builder (politics)", "d")}
+"""The builders ``--builders`` picks: table name and output-folder prefix."""
+
+
+def at_scale(folder: Path, runs: int, builders: list[str]) -> None:
+    """WikiExtractor and the whole builders on a generated multistream dump, 1 and all cores, one table."""
     import json
 
     from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
@@ -178,38 +209,39 @@ def at_scale(folder: Path, runs: int) -> None:
     dump, index, xml_mb = folder / "dump.xml.bz2", folder / "index.txt.bz2", made["xml_mb"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false"}
     work = Path(tempfile.mkdtemp(prefix="bench-wikipedia-scale-", dir=folder))
-    start = time.perf_counter()
-    types_db = build_types_db([folder / "instance_types.nt"], load_ontology(SHARED / "dbpedia" / "dbpedia_2016-10.owl"),
-                              work / "types.sqlite")
-    print(f"DBpedia lookup of {made['type_lines']:,} type lines: {time.perf_counter() - start:.1f} s "
-          "(prebuilt, outside the builder's timings)", file=sys.stderr)
+    types_db = work / "types.sqlite"
+    if "nerbert" in builders:
+        start = time.perf_counter()
+        build_types_db([folder / "instance_types.nt"], load_ontology(SHARED / "dbpedia" / "dbpedia_2016-10.owl"),
+                       types_db)
+        print(f"DBpedia lookup of {made['type_lines']:,} type lines: {time.perf_counter() - start:.1f} s "
+              "(prebuilt for the NER-BERT builder, outside its timings; the domain-corpora builder builds its own)",
+              file=sys.stderr)
     cores = os.cpu_count() or 1
 
-    def builder_run(workers: int, run: int) -> list[str]:
-        command = builder(dump, work / f"c{workers}-{run}", types_db, workers, index)
+    def run_builder(kind: str, workers: int, run: int) -> list[str]:
+        out = work / f"{BUILDERS[kind][1]}{workers}-{run}"
+        if kind == "domain":
+            return domain_builder(dump, index, folder / "instance_types.nt", out, workers)
+        command = builder(dump, out, types_db, workers, index)
         return command[:command.index("--unit_mb")]  # the builder's default task size at this scale
 
-    methods = {
-        "WikiExtractor 3.1 --links, 1 process": (1, lambda r: [
-            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(work / f"wx1-{r}"),
-            "--links", "--processes", "1", "-q"]),
-        "whole NER-BERT builder, 1 worker": (1, lambda r: builder_run(1, r)),
-        f"WikiExtractor 3.1 --links, {cores} processes": (cores, lambda r: [
-            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(work / f"wxn-{r}"),
-            "--links", "--processes", str(cores), "-q"]),
-        f"whole NER-BERT builder, {cores} workers": (cores, lambda r: builder_run(cores, r)),
-    }
+    def worker_name(n: int) -> str:
+        return "1 worker" if n == 1 else f"{n} workers"
+
+    methods: dict[str, tuple[int, object]] = {}
+    for n in (1, cores):
+        methods[f"WikiExtractor 3.1 --links, {n} process{'es' if n > 1 else ''}"] = (n, lambda r, n=n: [
+            sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(work / f"wx{n}-{r}"),
+            "--links", "--processes", str(n), "-q"])
+        for kind in builders:
+            methods[f"{BUILDERS[kind][0]}, {worker_name(n)}"] = (n, lambda r, n=n, kind=kind: run_builder(kind, n, r))
     results: dict[str, list[tuple[float, float]]] = {name: [] for name in methods}
     for run in range(runs):
         for name, (_, command) in methods.items():
             results[name].append(_peak_of(command(run), env))
             print(f"run {run + 1}: {name}: {results[name][-1][0]:.1f} s, peak RSS {results[name][-1][1]:.0f} MB",
                   file=sys.stderr)
-    output = sum(f.stat().st_size for f in (work / "c1-0").rglob("*") if f.is_file())
-    import pyarrow.parquet as pq
-
-    shards = sorted((work / "c1-0").rglob("*.parquet"))
-    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in shards)
     peer = statistics.median(s for s, _ in results["WikiExtractor 3.1 --links, 1 process"])
     print(f"\nInput: {folder.name}, {made['pages']:,} pages ({made['copies']} renamed copies of the sample), "
           f"{xml_mb:,.0f} MB of XML, {made['bz2_mb']:,.0f} MB bz2 multistream; {cores} cores; medians of {runs} "
@@ -221,15 +253,26 @@ def at_scale(folder: Path, runs: int) -> None:
         peak = max(p for _, p in results[name])
         print(f"| {name} | {n} | {median:.1f} | {xml_mb / median:.2f} | {xml_mb / median / n:.2f} | "
               f"{(peer / median) / n:.2f} | {peak:.0f} |")
-    one = statistics.median(s for s, _ in results["whole NER-BERT builder, 1 worker"])
-    all_ = statistics.median(s for s, _ in results[f"whole NER-BERT builder, {cores} workers"])
-    print(f"\nBuilder scaling, {cores} workers vs 1: {one / all_:.2f}x; the 1-worker dataset folder: {output / 1e6:,.0f} MB, "
-          f"{len(shards)} Parquet shards, {rows:,} rows over all configs and splits")
-    builds = sorted(p for p in work.iterdir() if p.is_dir() and p.name.startswith("c") and not p.suffix)
-    reference = _tables(work / "c1-0")
-    same = [b.name for b in builds if _tables(b) == reference]
-    print(f"Datasets identical to c1-0 (whatever the task count): {len(same)} of {len(builds)} builds")
-    _print_timings(work, runs, cores)
+    for kind in builders:
+        label, prefix = BUILDERS[kind]
+        one = statistics.median(s for s, _ in results[f"{label}, 1 worker"])
+        all_ = statistics.median(s for s, _ in results[f"{label}, {worker_name(cores)}"])
+        print(f"\n{label}: scaling, {cores} workers vs 1: {one / all_:.2f}x; {_folder_summary(work / f'{prefix}1-0')}")
+        builds = sorted(p for p in work.iterdir() if p.is_dir() and p.name.startswith(prefix) and not p.suffix)
+        reference = _tables(work / f"{prefix}1-0")
+        same = [b.name for b in builds if _tables(b) == reference]
+        print(f"Datasets identical to {prefix}1-0 (whatever the task count): {len(same)} of {len(builds)} builds")
+        _print_timings(work, prefix, "politics" if kind == "domain" else None, runs, cores)
+
+
+def _folder_summary(folder: Path) -> str:
+    import pyarrow.parquet as pq
+
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    shards = sorted(folder.rglob("*.parquet"))
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in shards)
+    return (f"the 1-worker dataset folder: {size / 1e6:,.0f} MB, {len(shards)} Parquet shards, {rows:,} rows over "
+            "all configs and splits")
 
 
 def _tables(folder: Path) -> dict[str, object]:
@@ -238,18 +281,19 @@ def _tables(folder: Path) -> dict[str, object]:
     return {str(f.relative_to(folder)): pq.read_table(f) for f in sorted(folder.rglob("*.parquet"))}
 
 
-def _print_timings(work: Path, runs: int, cores: int) -> None:
-    """Median wall seconds of each builder step (the builder's ``timings.json``), 1 worker beside all."""
+def _print_timings(work: Path, prefix: str, domain: str | None, runs: int, cores: int) -> None:
+    """Median wall seconds of each builder step (the builder's timings file), 1 worker beside all."""
     import json
 
-    from crossner_hf.wikipedia.build import TIMINGS
+    from crossner_hf.wikipedia.build import timings_file
 
     def steps(workers: int) -> dict[str, float]:
-        found = [json.loads((work / f"c{workers}-{r}.work" / TIMINGS).read_text()) for r in range(runs)]
+        found = [json.loads(timings_file(work / f"{prefix}{workers}-{r}.work", domain).read_text())
+                 for r in range(runs)]
         return {k: statistics.median(t[k] for t in found) for k in found[0]}
 
     one, many = steps(1), steps(cores)
-    tasks = [len(json.loads((work / f"c{w}-0.work" / "manifest.json").read_text())["tasks"]) for w in (1, cores)]
+    tasks = [len(json.loads((work / f"{prefix}{w}-0.work" / "manifest.json").read_text())["tasks"]) for w in (1, cores)]
     print(f"\nBuilder steps, median wall s ({tasks[0]} dump tasks with 1 worker, {tasks[1]} with {cores}):\n")
     print(f"| step | 1 worker | {cores} workers | scaling |")
     print("|---|---:|---:|---:|")

@@ -523,6 +523,14 @@ def test_domain_corpora_from_the_dump(sample_corpus, wiki, tmp_path):
         for m in row["mentions"]:
             assert row["text"][m["start"]:m["end"]] == m["surface"]
     assert all(set(types) & {"politician", "politicalparty", "election"} for types in task["types"])
+    import json
+
+    from crossner_hf.wikipedia.build import timings_file
+
+    timings = json.loads(timings_file(sample_corpus.parent / "out.work", "politics").read_text())
+    assert list(timings) == ["setup", "extract", "redirects", "dbpedia_lookup", "typing", "domain_pages",
+                             "domain_corpus", "levels", "hub_folder"]
+    assert all(seconds >= 0 for seconds in timings.values()) and timings["extract"] > 0
     none = run_command(make_parser, main, argv + ["--seed_categories", "No such category"])
     assert none == 2  # no page reached: a one-line error, not an empty corpus
 

@@ -125,7 +125,7 @@ def test_post_extraction_benchmark_runs_every_step(scale, tmp_path):
     assert (tmp_path / "dataset" / "README.md").is_file()
 
 
-@pytest.mark.slow  # WikiExtractor and the builder at 1 and 2 workers on one copy of the sample (~1 min)
+@pytest.mark.slow  # WikiExtractor and both builders at 1 and 2 workers on one copy of the sample (~1.5 min)
 def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
     """`benchmarks/wikipedia.py --dump_dir` (the at-scale table) on the smallest generated dump."""
     import os
@@ -137,14 +137,20 @@ def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
     out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wikipedia.py"), "--dump_dir", str(tmp_path / "in"),
                           "--runs", "1"], capture_output=True, text=True, env=env, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    table, steps = out.stdout.split("Builder scaling")
+    table, nerbert, domain = out.stdout.split("\nwhole ")[0], *out.stdout.split("\nwhole ")[1:]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "MB/s" not in line]
+    cores = os.cpu_count()
     assert [r.split(" | ")[0].strip("| ") for r in rows] == [
         "WikiExtractor 3.1 --links, 1 process", "whole NER-BERT builder, 1 worker",
-        f"WikiExtractor 3.1 --links, {os.cpu_count()} processes", f"whole NER-BERT builder, {os.cpu_count()} workers"]
+        "whole domain-corpora builder (politics), 1 worker", f"WikiExtractor 3.1 --links, {cores} processes",
+        f"whole NER-BERT builder, {cores} workers", f"whole domain-corpora builder (politics), {cores} workers"]
     assert rows[0].split(" | ")[5] == "1.00"  # the peer is the unit
     assert all(float(r.split(" | ")[-1].strip(" |")) > 10 for r in rows)  # a peak RSS per method, in MB
-    assert "rows over all configs and splits" in steps
-    assert "Datasets identical to c1-0 (whatever the task count): 2 of 2 builds" in steps
-    step_rows = {line.split(" | ")[0].strip("| "): line for line in steps.splitlines() if line.startswith("| ")}
-    assert {"redirects", "typed_extract", "corpus_count", "corpus_select", "hub_folder", "sum"} <= set(step_rows)
+    assert nerbert.startswith("NER-BERT builder: scaling") and domain.startswith("domain-corpora builder")
+    for section, prefix in ((nerbert, "c"), (domain, "d")):
+        assert "rows over all configs and splits" in section
+        assert f"Datasets identical to {prefix}1-0 (whatever the task count): 2 of 2 builds" in section
+    steps = {section: {line.split(" | ")[0].strip("| ") for line in text.splitlines() if line.startswith("| ")}
+             for section, text in (("nerbert", nerbert), ("domain", domain))}
+    assert {"redirects", "typed_extract", "corpus_count", "corpus_select", "hub_folder", "sum"} <= steps["nerbert"]
+    assert {"extract", "typing", "domain_pages", "domain_corpus", "levels", "hub_folder", "sum"} <= steps["domain"]

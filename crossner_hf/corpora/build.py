@@ -27,6 +27,7 @@ from . import (
 from ..data import SPLIT_FILES as DATA_SPLIT_FILES
 from ..labels import DOMAINS, LABELS
 from ..publish import write_hub_dataset_folder
+from ..wikipedia.build import timed_step, timings_file, write_timings
 
 logger = logging.getLogger(__name__)
 
@@ -150,8 +151,9 @@ def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> d
     return entity_list_from_conll(sentences)
 
 
-def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str]:
-    """The levels from a Wikipedia dump: domain pages by category, anchors as mentions."""
+def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
+    """The levels from a Wikipedia dump: domain pages by category, anchors as mentions. Also returns the
+    work folder and the wall seconds of each step so far."""
     from . import select_levels
     from ..wikipedia.dbpedia import DBpediaTypes
     from ..wikipedia.domains import domain_corpus, domain_pages
@@ -165,8 +167,10 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
         nltk_data=args.nltk_data, executor=args.executor, workers=args.workers,
     )
     work, stats = prepare_typed_sentences(source_args)
-    members, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
-                                    category_links=args.category_links or ())
+    timings = stats["timings"]
+    with timed_step(timings, "domain_pages"):
+        members, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
+                                        category_links=args.category_links or ())
     if not members:
         raise ValueError(
             f"no page of the dump is in a {args.domain} category within depth {args.category_depth} of the seeds "
@@ -176,12 +180,15 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
     types_db = DBpediaTypes(stats["types_db"])
     ontology = types_db.ontology
     class_of = {cls.lower(): cls for cls in ontology.classes}
-    annotated = domain_corpus(work, args.domain, members, ontology.ancestors, class_of,
-                              cache_dir=str(work / "hf_cache"))
+    with timed_step(timings, "domain_corpus"):
+        annotated = domain_corpus(work, args.domain, members, ontology.ancestors, class_of,
+                                  cache_dir=str(work / "hf_cache"))
     source = (f"the anchors of {len(members)} pages in {len(reached)} {args.domain} categories (depth "
               f"{args.category_depth}), typed by their link targets' DBpedia classes and mapped to CrossNER types "
               "(crossner_hf.wikipedia.domains.CLASS_TO_TYPE)")
-    return select_levels(annotated, types, k=args.k, seed=args.seed), source
+    with timed_step(timings, "levels"):
+        levels = select_levels(annotated, types, k=args.k, seed=args.seed)
+    return levels, source, work, timings
 
 
 def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
@@ -206,8 +213,9 @@ def build_corpora(args: CorporaArguments) -> Path:
                          "--instance_types), not both or neither.")
     mention_fn, source = _mention_source(args)
     types = list(args.specialised_types) if args.specialised_types else specialised_types(args.domain)
+    work, timings = None, {}
     if args.wikipedia_dump:
-        levels, source = _wikipedia_levels(args, types)
+        levels, source, work, timings = _wikipedia_levels(args, types)
     else:
         corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
         levels = build_corpus_levels(
@@ -229,13 +237,16 @@ def build_corpora(args: CorporaArguments) -> Path:
     }
     if args.license:
         metadata["license"] = args.license
-    folder = write_hub_dataset_folder(
-        {f"{args.domain}-{level}": ds for level, ds in levels.items()},
-        args.output_dir,
-        metadata,
-        _card_body(args, counts, types, source),
-        default_config=f"{args.domain}-integrated",
-    )
+    with timed_step(timings, "hub_folder"):
+        folder = write_hub_dataset_folder(
+            {f"{args.domain}-{level}": ds for level, ds in levels.items()},
+            args.output_dir,
+            metadata,
+            _card_body(args, counts, types, source),
+            default_config=f"{args.domain}-integrated",
+        )
+    if work is not None:  # a Wikipedia build: where the time went, beside the NER-BERT build's
+        write_timings(timings_file(work, args.domain), timings)
     if isinstance(mention_fn, EntityMatcher):
         # The list itself makes the selection reproducible and inspectable.
         save_entity_list(mention_fn.entities, folder / "entity_list.tsv")

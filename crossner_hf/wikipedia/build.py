@@ -160,8 +160,19 @@ TIMINGS = "timings.json"
 """Wall seconds of each step of the last NER-BERT build, in the work folder: where the time goes."""
 
 
+def timings_file(work: Path, domain: str | None = None) -> Path:
+    """Where a build writes its step timings: ``TIMINGS`` for the NER-BERT corpus, ``timings-<domain>.json``
+    for a domain's corpora (both commands may share one work folder)."""
+    return work / (f"timings-{domain}.json" if domain else TIMINGS)
+
+
+def write_timings(path: Path, timings: dict[str, float]) -> None:
+    path.write_text(json.dumps(timings, indent=1))
+    logger.info("wall seconds by step (also in %s): %s", path, ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+
+
 @contextmanager
-def _timed(timings: dict[str, float], step: str) -> Iterator[None]:
+def timed_step(timings: dict[str, float], step: str) -> Iterator[None]:
     started = time.monotonic()
     yield
     timings[step] = round(time.monotonic() - started, 2)
@@ -172,14 +183,20 @@ def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[
     work folder and stats. The typed sentences go to ``work/stage2/typed``."""
     from .pipeline import build_redirects, run_extract, run_typing, stage_stats
 
-    started = time.monotonic()
-    work, nltk_data, options, tasks, types_db = _work_setup(args)
-    run_extract(work, tasks, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
-                max_page_chars=args.max_page_chars)
-    build_redirects(work)
-    _types_db(args, types_db)
-    run_typing(work, len(tasks), types_db, options)
-    return work, _stats(stage_stats(work, "extract"), stage_stats(work, "type"), len(tasks), started, types_db)
+    started, timings = time.monotonic(), {}
+    with timed_step(timings, "setup"):
+        work, nltk_data, options, tasks, types_db = _work_setup(args)
+    with timed_step(timings, "extract"):
+        run_extract(work, tasks, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
+                    max_page_chars=args.max_page_chars)
+    with timed_step(timings, "redirects"):
+        build_redirects(work)
+    with timed_step(timings, "dbpedia_lookup"):
+        _types_db(args, types_db)
+    with timed_step(timings, "typing"):
+        run_typing(work, len(tasks), types_db, options)
+    return work, _stats(stage_stats(work, "extract"), stage_stats(work, "type"), len(tasks), started, types_db,
+                        timings)
 
 
 def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
@@ -188,14 +205,14 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
     from .pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
 
     started, timings = time.monotonic(), {}
-    with _timed(timings, "setup"):
+    with timed_step(timings, "setup"):
         work, nltk_data, options, tasks, types_db = _work_setup(args)
-    with _timed(timings, "redirects"):
+    with timed_step(timings, "redirects"):
         run_redirects(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
         build_redirects(work, stage="stage0")
-    with _timed(timings, "dbpedia_lookup"):
+    with timed_step(timings, "dbpedia_lookup"):
         _types_db(args, types_db)
-    with _timed(timings, "typed_extract"):
+    with timed_step(timings, "typed_extract"):
         run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options,
                           page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
     extract = stage_stats(work, "extract-typed")
@@ -226,9 +243,9 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     builder = CorpusBuilder(work, corpus_options, ontology=DBpediaTypes(stats["types_db"]).ontology,
                             typed_dir=work / TYPED_DIR, workers=workers)
     timings = stats["timings"]
-    with _timed(timings, "corpus_count"):
+    with timed_step(timings, "corpus_count"):
         builder.count()
-    with _timed(timings, "corpus_select"):
+    with timed_step(timings, "corpus_select"):
         paths = write_selection(builder, work / "selection")
     configs = hub_configs(paths)
     out = Path(args.output_dir)
@@ -251,12 +268,10 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         "source_datasets": ["original"],
     }
     body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
-    with _timed(timings, "hub_folder"):
+    with timed_step(timings, "hub_folder"):
         write_hub_folder_from_batches(configs, out, metadata, body, default_config="all")
-    (work / TIMINGS).write_text(json.dumps(timings, indent=1))
     logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
-    logger.info("wall seconds by step (also in %s): %s", work / TIMINGS,
-                ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    write_timings(timings_file(work), timings)
     if args.push_to_hub:
         from ..hub import push_to_hub
 
