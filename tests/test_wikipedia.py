@@ -401,32 +401,51 @@ def test_slurm_executor_builds_the_local_corpus(tmp_path, wiki, sample_corpus):
     assert dataset_tables(out) == dataset_tables(sample_corpus)
 
 
-def test_typed_extract_gives_the_two_stage_corpus(sample_corpus, wiki):
+def test_typed_extract_gives_the_every_sentence_corpus(sample_corpus, wiki):
     """The NER-BERT builder types anchors while extracting and splits into words only the sentences with a
-    typed anchor; the two-stage path (every sentence, then typing) over the same dump gives the same corpus."""
+    typed anchor; the domain corpora's stages (page index, then every sentence of the chosen pages typed),
+    with every article chosen, give the same rows for those sentences and the same corpus."""
+    import numpy as np
+
     from crossner_hf.wikipedia.dbpedia import ENTITY, load_ontology
     from crossner_hf.wikipedia.nerbert_corpus import TYPED_DIR, CorpusBuilder, CorpusOptions
-    from crossner_hf.wikipedia.pipeline import ExecutorOptions, build_redirects, make_manifest, run_extract, run_typing
+    from crossner_hf.wikipedia.pipeline import (
+        ExecutorOptions, build_redirects, make_manifest, run_domain_extract, run_page_index,
+    )
 
-    work = sample_corpus.parent / "out.work"  # the domain corpora test below reuses these stages
+    work = sample_corpus.parent / "out.work"  # the domain corpora test below reuses the index
     tasks = make_manifest(work, [str(wiki["sample"])])
     options = ExecutorOptions(workers=1)
-    run_extract(work, tasks, nltk_data=str(wiki["nltk"]), options=options)
-    build_redirects(work)
-    run_typing(work, len(tasks), work / "dbpedia_types.sqlite", options)
+    run_page_index(work, tasks, options=options)
+    build_redirects(work, stage="index")
+    articles = sorted(i for path in sorted((work / "index" / "page").glob("*.parquet"))
+                      for i in pq.read_table(path).column("page_id").to_pylist())
+    chosen = work / "domain" / "every-article"
+    chosen.mkdir(parents=True)
+    np.save(chosen / "members.npy", np.array(articles, dtype=np.int64))
+    run_domain_extract(work, tasks, work / "dbpedia_types.sqlite", chosen / "members.npy",
+                       nltk_data=str(wiki["nltk"]), options=options)
 
     def rows(folder):
         return [row for path in sorted(folder.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
 
-    every = rows(work / "stage2" / "typed")
+    every = rows(chosen / "typed")
     typed = rows(work / TYPED_DIR)
+    assert len(articles) == 98 and {r["page_id"] for r in every} <= set(articles)
     assert typed == [r for r in every if any(c != ENTITY for c in r["span_category"])]
     assert 0 < len(typed) < len(every) / 5  # most sentences never needed splitting into words
     ontology = load_ontology(wiki["owl"])
-    two_stage = CorpusBuilder(work, CorpusOptions(), ontology=ontology)
+    everything = CorpusBuilder(work, CorpusOptions(), ontology=ontology, typed_dir=chosen / "typed")
     one_stage = CorpusBuilder(work, CorpusOptions(), ontology=ontology, typed_dir=work / TYPED_DIR)
-    assert list(two_stage.select()) == list(one_stage.select())
-    assert two_stage.steps[2:] == one_stage.steps[2:]  # from step 2 on: the first rows count what was read
+    assert list(everything.select()) == list(one_stage.select())
+    assert everything.steps[2:] == one_stage.steps[2:]  # from step 2 on: the first rows count what was read
+    # a chosen subset: the extract parses those pages alone and writes exactly their rows of the full set
+    few = work / "domain" / "three-articles"
+    few.mkdir(parents=True)
+    np.save(few / "members.npy", np.array(articles[:3], dtype=np.int64))
+    run_domain_extract(work, tasks, work / "dbpedia_types.sqlite", few / "members.npy",
+                       nltk_data=str(wiki["nltk"]), options=options)
+    assert rows(few / "typed") == [r for r in every if r["page_id"] in articles[:3]] != []
 
 
 def test_page_guard_skips_and_lists_slow_pages(wiki, monkeypatch):
@@ -528,8 +547,8 @@ def test_domain_corpora_from_the_dump(sample_corpus, wiki, tmp_path):
     from crossner_hf.wikipedia.build import timings_file
 
     timings = json.loads(timings_file(sample_corpus.parent / "out.work", "politics").read_text())
-    assert list(timings) == ["setup", "extract", "redirects", "dbpedia_lookup", "typing", "domain_pages",
-                             "domain_corpus", "levels", "hub_folder"]
+    assert list(timings) == ["setup", "index", "domain_pages", "dbpedia_lookup", "extract", "domain_corpus",
+                             "levels", "hub_folder"]
     assert all(seconds >= 0 for seconds in timings.values()) and timings["extract"] > 0
     none = run_command(make_parser, main, argv + ["--seed_categories", "No such category"])
     assert none == 2  # no page reached: a one-line error, not an empty corpus

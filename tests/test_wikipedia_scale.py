@@ -153,4 +153,4 @@ def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
     steps = {section: {line.split(" | ")[0].strip("| ") for line in text.splitlines() if line.startswith("| ")}
              for section, text in (("nerbert", nerbert), ("domain", domain))}
     assert {"redirects", "typed_extract", "corpus_count", "corpus_select", "hub_folder", "sum"} <= steps["nerbert"]
-    assert {"extract", "typing", "domain_pages", "domain_corpus", "levels", "hub_folder", "sum"} <= steps["domain"]
+    assert {"index", "domain_pages", "extract", "domain_corpus", "levels", "hub_folder", "sum"} <= steps["domain"]

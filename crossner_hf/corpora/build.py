@@ -157,7 +157,7 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
     from . import select_levels
     from ..wikipedia.dbpedia import DBpediaTypes
     from ..wikipedia.domains import domain_corpus, domain_pages
-    from ..wikipedia.build import WikipediaSourceArguments, prepare_typed_sentences
+    from ..wikipedia.build import WikipediaSourceArguments, prepare_domain_sentences
 
     if not (args.ontology and args.instance_types):
         raise ValueError("--wikipedia_dump needs --ontology and --instance_types (DBpedia) to type the anchors.")
@@ -166,24 +166,29 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
         instance_types=args.instance_types, output_dir=args.output_dir, work_dir=args.work_dir,
         nltk_data=args.nltk_data, executor=args.executor, workers=args.workers,
     )
-    work, stats = prepare_typed_sentences(source_args)
+    reached: dict[str, int] = {}
+
+    def choose_pages(work: Path) -> set[int]:
+        members, found = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
+                                      category_links=args.category_links or ())
+        if not members:
+            raise ValueError(
+                f"no page of the dump is in a {args.domain} category within depth {args.category_depth} of the "
+                f"seeds {args.seed_categories or 'built in'}; pass --seed_categories, a larger --category_depth or "
+                "--category_links."
+            )
+        reached.update(found)
+        return members
+
+    work, stats = prepare_domain_sentences(source_args, args.domain, choose_pages)
     timings = stats["timings"]
-    with timed_step(timings, "domain_pages"):
-        members, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=args.seed_categories,
-                                        category_links=args.category_links or ())
-    if not members:
-        raise ValueError(
-            f"no page of the dump is in a {args.domain} category within depth {args.category_depth} of the seeds "
-            f"{args.seed_categories or 'built in'}; pass --seed_categories, a larger --category_depth or "
-            "--category_links."
-        )
     types_db = DBpediaTypes(stats["types_db"])
     ontology = types_db.ontology
     class_of = {cls.lower(): cls for cls in ontology.classes}
     with timed_step(timings, "domain_corpus"):
-        annotated = domain_corpus(work, args.domain, members, ontology.ancestors, class_of,
+        annotated = domain_corpus(stats["typed_dir"], args.domain, ontology.ancestors, class_of,
                                   cache_dir=str(work / "hf_cache"))
-    source = (f"the anchors of {len(members)} pages in {len(reached)} {args.domain} categories (depth "
+    source = (f"the anchors of {stats['pages']} pages in {len(reached)} {args.domain} categories (depth "
               f"{args.category_depth}), typed by their link targets' DBpedia classes and mapped to CrossNER types "
               "(crossner_hf.wikipedia.domains.CLASS_TO_TYPE)")
     with timed_step(timings, "levels"):

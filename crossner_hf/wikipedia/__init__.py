@@ -8,7 +8,7 @@ One module per job:
 * ``redirects``: the redirect map (chains resolved, cycles reported) as an SQLite file;
 * ``dbpedia``: the DBpedia Ontology and the most specific class of each entity (SQLite);
 * ``sentences``: sentences and CrossNER-style words with the anchors as word spans, BIO tags;
-* ``pipeline``: the datatrove pipelines (extract, type) with their executors and resume;
+* ``pipeline``: the datatrove stages (redirects, typed extract; page index, domain extract) with their executors and resume;
 * ``nerbert_corpus``: the NER-BERT filtering, balancing, split and report;
 * ``domains``: CrossNER's domain corpora from page categories and the category graph.
 
@@ -50,7 +50,7 @@ _LAZY = {
     "CorpusBuilder": "nerbert_corpus",
     "NERBERTCorpusArguments": "build",
     "build_nerbert_corpus": "build",
-    "prepare_typed_sentences": "build",
+    "prepare_domain_sentences": "build",
     "prepare_nerbert_sentences": "build",
 }
 

@@ -1,14 +1,15 @@
 """Building the NER-BERT corpus from Wikipedia dumps and DBpedia types: arguments and the build itself.
 
-:func:`prepare_typed_sentences` runs the datatrove stages of the domain corpora (extract every
-sentence, redirects, DBpedia lookup, typing) over a work folder; :func:`prepare_nerbert_sentences`
+:func:`prepare_domain_sentences` runs the datatrove stages of the domain corpora (an index of pages
+and categories without parsing, then the extract of the chosen domain's pages alone, every
+sentence typed) over a work folder; :func:`prepare_nerbert_sentences`
 those of the NER-BERT corpus, which needs only the sentences holding a typed anchor: a redirect
 stage first, then one extract stage that types anchors as it reads and splits into words only
 those sentences (the costly part; the corpus is the same). :func:`build_nerbert_corpus` adds the
 corpus steps (:mod:`.nerbert_corpus`), writes the Hub-ready dataset folder with its card and
 report, and pushes it when asked. ``crossner-hf build-nerbert-corpus``
 (:mod:`crossner_hf.commands.nerbert_wikipedia`) parses the arguments and calls it;
-``crossner-hf build-corpora`` runs :func:`prepare_typed_sentences`.
+``crossner-hf build-corpora`` runs :func:`prepare_domain_sentences`.
 """
 
 
@@ -19,7 +20,7 @@ import logging
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,25 +179,42 @@ def timed_step(timings: dict[str, float], step: str) -> Iterator[None]:
     timings[step] = round(time.monotonic() - started, 2)
 
 
-def prepare_typed_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
-    """The domain corpora's stages (extract every sentence, redirects, DBpedia lookup, typing); returns the
-    work folder and stats. The typed sentences go to ``work/stage2/typed``."""
-    from .pipeline import build_redirects, run_extract, run_typing, stage_stats
+def prepare_domain_sentences(
+    args: WikipediaSourceArguments, domain: str, choose_pages: Callable[[Path], set[int]],
+) -> tuple[Path, dict[str, Any]]:
+    """The domain corpora's stages: the index (no parsing), the domain's pages chosen from it by
+    ``choose_pages(work)``, the DBpedia lookup, then the extract of those pages alone with every
+    sentence typed. Returns the work folder and stats (``stats["typed_dir"]``: the typed sentences;
+    ``stats["pages"]``: how many pages were chosen)."""
+    import hashlib
+
+    import numpy as np
+
+    from .pipeline import build_redirects, run_domain_extract, run_page_index, stage_stats
 
     started, timings = time.monotonic(), {}
     with timed_step(timings, "setup"):
         work, nltk_data, options, tasks, types_db = _work_setup(args)
-    with timed_step(timings, "extract"):
-        run_extract(work, tasks, nltk_data=nltk_data, options=options, page_timeout=args.page_timeout,
-                    max_page_chars=args.max_page_chars)
-    with timed_step(timings, "redirects"):
-        build_redirects(work)
+    with timed_step(timings, "index"):
+        run_page_index(work, tasks, options=options)  # first: a cut or corrupt dump fails before anything else runs
+        build_redirects(work, stage="index")
+    with timed_step(timings, "domain_pages"):
+        members = np.array(sorted(choose_pages(work)), dtype=np.int64)
+    # the folder is named by the page set: other seeds or depth never reuse a stale extraction
+    folder = work / "domain" / f"{domain}-{hashlib.sha1(members.tobytes()).hexdigest()[:10]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    members_file = folder / "members.npy"
+    if not members_file.is_file():
+        np.save(members_file, members)
     with timed_step(timings, "dbpedia_lookup"):
         _types_db(args, types_db)
-    with timed_step(timings, "typing"):
-        run_typing(work, len(tasks), types_db, options)
-    return work, _stats(stage_stats(work, "extract"), stage_stats(work, "type"), len(tasks), started, types_db,
-                        timings)
+    with timed_step(timings, "extract"):
+        stage = run_domain_extract(work, tasks, types_db, members_file, nltk_data=nltk_data, options=options,
+                                   page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
+    extract = {**stage_stats(work, "index"), **stage_stats(work, stage)}
+    typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}
+    stats = _stats(extract, typing, len(tasks), started, types_db, timings)
+    return work, {**stats, "typed_dir": str(folder / "typed"), "pages": len(members)}
 
 
 def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:

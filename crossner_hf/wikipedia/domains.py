@@ -144,10 +144,11 @@ def category_children(parent_pairs: Iterable[tuple[str, Sequence[str]]]) -> dict
     return children
 
 
-def _stage1_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]:
+def _index_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]:
+    """Rows of one table of the index stage (:func:`~crossner_hf.wikipedia.pipeline.run_page_index`)."""
     import pyarrow.parquet as pq
 
-    for path in sorted((work_dir / "stage1" / kind).glob("*.parquet")):
+    for path in sorted((work_dir / "index" / kind).glob("*.parquet")):
         for batch in pq.ParquetFile(path).iter_batches(batch_size=8192, columns=columns):
             yield from batch.to_pylist()
 
@@ -156,35 +157,40 @@ def domain_pages(
     work_dir: str | Path, domain: str, *, depth: int = 2, seeds: Sequence[str] | None = None,
     category_links: Sequence[str] = (),
 ) -> tuple[set[int], dict[str, int]]:
-    """Page ids of ``domain`` and the categories reached (name -> distance from a seed)."""
+    """Page ids of ``domain`` and the categories reached (name -> distance from a seed), from the
+    index stage's tables in ``work_dir``."""
     work = Path(work_dir)
-    parents: dict[str, set[str]] = defaultdict(set)
-    for row in _stage1_rows(work, "category", ["title", "parents"]):
+    parents: dict[str, set[str]] = defaultdict(set)  # the category graph: held, it is what the walk needs
+    for row in _index_rows(work, "category", ["title", "parents"]):
         parents[row["title"]].update(row["parents"])
-    page_categories = {row["page_id"]: row["categories"]
-                       for row in _stage1_rows(work, "page", ["page_id", "title", "categories"])}
+    listed: dict[int, list[str]] = defaultdict(list)  # an article's categories from --category_links
     if category_links:
-        titles = {row["page_id"]: row["title"] for row in _stage1_rows(work, "page", ["page_id", "title"])}
+        titles = {row["page_id"]: row["title"] for row in _index_rows(work, "page", ["page_id", "title"])}
         titles.update({row["page_id"]: f"Category:{row['title']}"
-                       for row in _stage1_rows(work, "category", ["page_id", "title"])})
+                       for row in _index_rows(work, "category", ["page_id", "title"])})
         ids = {title: page_id for page_id, title in titles.items()}
         for links in category_links:
             for child, parent in read_category_links(links, titles):
                 if child.startswith("Category:"):
                     parents[child[len("Category:"):]].add(parent)
                 elif child in ids:
-                    page_categories.setdefault(ids[child], []).append(parent)
+                    listed[ids[child]].append(parent)
+        del titles, ids
     reached = category_closure(seeds or SEED_CATEGORIES[domain], category_children(parents.items()), depth)
-    members = {page_id for page_id, categories in page_categories.items() if not reached.keys().isdisjoint(categories)}
+    # the articles stream past: memory holds the category graph and the members, not every page's categories
+    members = {row["page_id"] for row in _index_rows(work, "page", ["page_id", "categories"])
+               if not reached.keys().isdisjoint(row["categories"])
+               or not reached.keys().isdisjoint(listed.get(row["page_id"], ()))}
     logger.info("%s: %d categories within depth %d of %d seed(s); %d pages", domain, len(reached), depth,
                 len(seeds or SEED_CATEGORIES[domain]), len(members))
     return members, reached
 
 
-def domain_corpus(work_dir: str | Path, domain: str, members: set[int], ancestors: Callable[[str], list[str]],
+def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str], list[str]],
                   class_of: Mapping[str, str], cache_dir: str | None = None):
     """The domain-level corpus as an annotated ``Dataset`` (``text``, ``idx``, ``n_mentions``,
-    ``types``, ``mentions``) ready for :func:`crossner_hf.corpora.select_levels`.
+    ``types``, ``mentions``) ready for :func:`crossner_hf.corpora.select_levels`, from the typed
+    sentences of the domain's pages (``typed_dir``: the domain extract stage's shards).
 
     ``text`` is the sentence's words joined by spaces (the CrossNER files' tokenisation);
     ``class_of`` maps a lower-cased category back to its DBpedia class name.
@@ -194,15 +200,13 @@ def domain_corpus(work_dir: str | Path, domain: str, members: set[int], ancestor
 
     from ..corpora.levels import MENTION_FEATURES
 
-    shards = sorted((Path(work_dir) / "stage2" / "typed").glob("*.parquet"))
+    shards = sorted(Path(typed_dir).glob("*.parquet"))
 
     def rows() -> Iterator[dict]:
         idx = 0
         for path in shards:
             for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
                 for row in batch.to_pylist():
-                    if row["page_id"] not in members:
-                        continue
                     starts, pos = [], 0
                     for word in row["tokens"]:
                         starts.append(pos)

@@ -235,7 +235,7 @@ class CorpusBuilder:
         self.options = options
         self.ontology = ontology
         self.configs = options.configs if ontology is not None else BASE_CONFIGS
-        # the builder's extract stage writes nerbert/typed; the two-stage path (domain corpora) stage2/typed
+        # the builder's extract stage writes nerbert/typed; benchmarks/wikipedia_scale.py typed, stage2/typed
         folder = Path(typed_dir) if typed_dir is not None else self.work_dir / "stage2" / "typed"
         self.shards = typed_shards(folder)
         if not self.shards:

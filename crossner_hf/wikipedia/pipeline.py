@@ -13,15 +13,19 @@ The NER-BERT corpus (:func:`run_redirects`, then :func:`run_typed_extract`):
    sentences of words only what can enter the corpus: sentences holding a typed anchor
    (:class:`TypedArticleExtractor`), to ``nerbert/typed/<rank>.parquet``.
 
-The domain corpora, which need every sentence (:func:`run_extract`, then :func:`run_typing`):
+The domain corpora, which need every sentence of a domain's pages (:func:`run_page_index`, then
+:func:`run_domain_extract`):
 
-1. ``extract``: every article as sentences of words with its anchors as word spans
-   (:class:`ArticleExtractor`), written per task to
-   ``stage1/{sentence,page,redirect,category,skipped}/<rank>.parquet`` (:class:`KindParquetWriter`);
-   the redirect map is merged from ``stage1/redirect/*``.
-2. ``type`` (one task per stage-1 shard): resolve every anchor's target through the redirect map
-   and type it through the DBpedia lookup (:class:`AnchorTyper`), writing
-   ``stage2/typed/<rank>.parquet``.
+1. ``index``: no parsing, the cheap reading pass (:class:`PageIndexer`): redirect rows, category
+   pages with their parent categories, and each article's id, title and declared categories, to
+   ``index/{redirect,category,page}/<rank>.parquet``; the redirect map is merged from
+   ``index/redirect/*``. The domain's pages are chosen from these tables
+   (:func:`~crossner_hf.wikipedia.domains.domain_pages`) and saved as a sorted id array.
+2. ``extract-<domain>-<digest>``: only those pages are parsed, split into sentences of words and
+   their anchors typed as they are read (:class:`DomainArticleExtractor`), every sentence kept, to
+   ``domain/<domain>-<digest>/typed/<rank>.parquet`` (the digest is that of the page set, so
+   another seed list or depth never reuses a stale extraction; the index is shared by every domain
+   and the NER-BERT builder's redirect map is the same file).
 
 Resume and integrity
     The manifest (``manifest.json``: every task's dump units) is written once and reused,
@@ -112,7 +116,8 @@ SCHEMAS: dict[str, pa.Schema] = {
     "category": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("parents", pa.list_(pa.string()))]),
     "skipped": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("reason", pa.string())]),
 }
-"""Stage-1 tables, one folder each (``stage1/<kind>/<rank>.parquet``)."""
+"""Row tables by kind, one folder each (``<stage>/<kind>/<rank>.parquet``): the extractors' sentences,
+pages and skipped pages, the index stage's redirects, category pages and pages."""
 
 TYPED_SCHEMA = SCHEMAS["sentence"].append(pa.field("span_category", pa.list_(pa.string()))).append(
     pa.field("span_coarse", pa.list_(pa.string())))
@@ -197,19 +202,17 @@ class _PageTimeout(Exception):
 
 
 class ArticleExtractor(PipelineStep):
-    """Page -> rows of the stage-1 tables (``metadata['kind']`` says which).
+    """Page -> rows: each article one ``page`` row and its ``sentence`` rows (``metadata['kind']``).
 
-    Redirects become ``redirect`` rows, category pages ``category`` rows (their parent
-    categories), disambiguation pages are skipped, and each article becomes one ``page``
-    row and its ``sentence`` rows. A page whose parsing raises, runs longer than
-    ``page_timeout`` seconds or is longer than ``max_page_chars`` becomes a ``skipped``
-    row (id, title, reason) and is counted: no page can stall a worker.
+    Redirects and category pages are counted and passed over (the index stage,
+    :class:`PageIndexer`, owns their rows), disambiguation pages skipped. A page whose parsing
+    raises, runs longer than ``page_timeout`` seconds or is longer than ``max_page_chars``
+    becomes a ``skipped`` row (id, title, reason) and is counted: no page can stall a worker.
+    The builders run its typed subclasses; this class gives the untyped sentences.
     """
 
     name = "Articles to sentences"
     type = "🔨 - EXTRACTOR"
-    side_tables = True
-    """Write the redirect and category rows (the domain corpora read them; the typed extractor does not)."""
 
     def __init__(self, nltk_data: str | None = None, page_timeout: float = 60.0,
                  max_page_chars: int = 4_000_000):
@@ -260,16 +263,9 @@ class ArticleExtractor(PipelineStep):
             if meta["redirect"] is not None:
                 if meta["namespace"] == ARTICLE_NAMESPACE:
                     self.stat_update("redirects")
-                    if self.side_tables:
-                        yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": title,
-                                                                     "target": meta["redirect"]})
                 continue
             if meta["namespace"] == CATEGORY_NAMESPACE:
                 self.stat_update("category_pages")
-                if self.side_tables:
-                    name = title.split(":", 1)[-1]
-                    yield Document(text="", id=doc.id, metadata={"kind": "category", "page_id": int(doc.id),
-                                                                 "title": name, "parents": page_categories(doc.text)})
                 continue
             if is_disambiguation(title, doc.text):
                 self.stat_update("disambiguation_pages")
@@ -313,12 +309,13 @@ class TypedArticleExtractor(ArticleExtractor):
     is not split into words, and a line without a typed anchor not even into sentences (the two
     costly steps of extraction). Sentence numbers depend on their own line only
     (:func:`~crossner_hf.wikipedia.sentences.anchor_sentences`), so the rows written are the typed
-    rows the two-stage path (:class:`ArticleExtractor` then :class:`AnchorTyper`) gives for those
+    rows the domain corpora's extractor (every sentence kept, :attr:`keep_all`) gives for those
     sentences, numbers included, and the corpus is the same.
     """
 
     name = "Articles to typed sentences"
-    side_tables = False
+    keep_all = False
+    """Keep every sentence (the domain corpora) instead of those holding a typed anchor (NER-BERT)."""
 
     def __init__(self, work_dir: str, types_db: str, nltk_data: str | None = None, page_timeout: float = 60.0,
                  max_page_chars: int = 4_000_000):
@@ -347,11 +344,11 @@ class TypedArticleExtractor(ArticleExtractor):
         untyped = sum(1 for _, _, t in anchors if typed[t][1] == ENTITY)
         counts["typed_anchors"] += len(anchors) - untyped
         counts["untyped_anchors"] += untyped
-        sentences = anchor_sentences(text, anchors, nltk_data=self.nltk_data, counts=counts,
-                                     keep=lambda inside: any(typed[t][1] != ENTITY for _, _, t in inside))
+        keep = None if self.keep_all else (lambda inside: any(typed[t][1] != ENTITY for _, _, t in inside))
+        sentences = anchor_sentences(text, anchors, nltk_data=self.nltk_data, counts=counts, keep=keep)
         for sentence in sentences:
             spans = [(first, end, *typed[t]) for first, end, t in sentence.spans]
-            if all(category == ENTITY for *_, category, _ in spans):
+            if not self.keep_all and all(category == ENTITY for *_, category, _ in spans):
                 continue  # its typed anchor lost its words to an overlapping one
             yield Document(text="", id=f"{doc.id}-{sentence.number}", metadata={
                 "kind": "typed", "page_id": page_id, "title": title, "sentence": sentence.number,
@@ -373,6 +370,72 @@ class RedirectCollector(PipelineStep):
                 self.stat_update("redirects")
                 yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": doc.metadata["title"],
                                                              "target": doc.metadata["redirect"]})
+
+
+class PageIndexer(PipelineStep):
+    """The index stage of the domain corpora: what choosing a domain's pages needs, without parsing.
+
+    Article-namespace redirects become ``redirect`` rows, category pages ``category`` rows (their
+    parent categories), and every other article but disambiguation pages a ``page`` row (id, title,
+    declared categories): the rows the extract stage's side tables gave, from two regular
+    expressions per page instead of a parse.
+    """
+
+    name = "Page index"
+    type = "🗂 - INDEX"
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        for doc in data:
+            meta = doc.metadata
+            if meta["redirect"] is not None:
+                if meta["namespace"] == ARTICLE_NAMESPACE:
+                    self.stat_update("redirects")
+                    yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": meta["title"],
+                                                                 "target": meta["redirect"]})
+            elif meta["namespace"] == CATEGORY_NAMESPACE:
+                self.stat_update("category_pages")
+                yield Document(text="", id=doc.id, metadata={
+                    "kind": "category", "page_id": int(doc.id), "title": meta["title"].split(":", 1)[-1],
+                    "parents": page_categories(doc.text)})
+            elif is_disambiguation(meta["title"], doc.text):
+                self.stat_update("disambiguation_pages")
+            else:
+                self.stat_update("articles")
+                yield Document(text="", id=doc.id, metadata={"kind": "page", "page_id": int(doc.id),
+                                                             "title": meta["title"],
+                                                             "categories": page_categories(doc.text)})
+
+
+class DomainArticleExtractor(TypedArticleExtractor):
+    """The domain corpora's extract stage: the pages of one domain (ids in ``members_file``, a sorted
+    int64 ``.npy`` array) as typed sentences, every sentence kept (the domain level is all of its text).
+
+    Other pages pass without being parsed: the index stage already chose the domain's pages, so the
+    parse, the sentence and word splitting, the costly steps, run on those alone.
+    """
+
+    name = "Domain articles to typed sentences"
+    keep_all = True
+
+    def __init__(self, work_dir: str, types_db: str, members_file: str, nltk_data: str | None = None,
+                 page_timeout: float = 60.0, max_page_chars: int = 4_000_000):
+        super().__init__(work_dir, types_db, nltk_data=nltk_data, page_timeout=page_timeout,
+                         max_page_chars=max_page_chars)
+        self.members_file = str(members_file)
+
+    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        import numpy as np
+
+        members = np.load(self.members_file)  # sorted: 8 bytes a page, one search per page
+
+        def member(doc: Document) -> bool:
+            if doc.metadata["redirect"] is not None or doc.metadata["namespace"] != ARTICLE_NAMESPACE:
+                return False
+            page_id = int(doc.id)
+            at = int(np.searchsorted(members, page_id))
+            return at < len(members) and int(members[at]) == page_id
+
+        yield from super().run((doc for doc in data if member(doc)), rank, world_size)
 
 
 def _row_adapter(self, document: Document) -> dict:
@@ -411,49 +474,6 @@ class KindParquetWriter(PipelineStep):
                 writers[kind].write(document, rank)
                 self.stat_update(kind)
                 yield document
-
-
-class AnchorTyper(PipelineStep):
-    """Stage 2: resolve each span's target through the redirect map and type it with DBpedia."""
-
-    name = "Type anchors"
-    type = "🏷 - TYPER"
-
-    def __init__(self, work_dir: str, types_db: str, batch_size: int = 2000):
-        super().__init__()
-        self.work_dir = str(work_dir)
-        self.types_db = str(types_db)
-        self.batch_size = batch_size
-
-    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        import pyarrow.parquet as pq
-
-        from .dbpedia import ENTITY, DBpediaTypes
-        from .redirects import Redirects
-
-        redirects = Redirects(Path(self.work_dir) / "redirects.sqlite")
-        types = DBpediaTypes(self.types_db)
-        source = Path(self.work_dir) / "stage1" / "sentence" / f"{rank:05d}.parquet"
-        if not source.is_file():
-            return
-        for batch in pq.ParquetFile(source).iter_batches(batch_size=self.batch_size):
-            rows = batch.to_pylist()
-            targets = [t for row in rows for t in row["span_target"]]
-            resolved = redirects.resolve_many(targets)
-            fine = types.categories(resolved)
-            coarse = types.categories(resolved, coarse=True)
-            at = 0
-            for row in rows:
-                n = len(row["span_target"])
-                row["span_target"] = resolved[at:at + n]
-                row["span_category"] = fine[at:at + n]
-                row["span_coarse"] = coarse[at:at + n]
-                at += n
-                untyped = row["span_category"].count(ENTITY)
-                self.stat_update("sentences")
-                self.stat_update("typed_anchors", value=n - untyped)
-                self.stat_update("untyped_anchors", value=untyped)
-                yield Document(text="", id=f"{row['page_id']}-{row['sentence']}", metadata={"kind": "typed", **row})
 
 
 # --------------------------------------------------------------------------- running
@@ -563,17 +583,37 @@ def require_complete(logging_dir: str | Path, tasks: int, stage: str) -> None:
         )
 
 
-def run_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], *, nltk_data: str | None,
-                options: ExecutorOptions, page_timeout: float = 60.0, max_page_chars: int = 4_000_000) -> None:
-    """Stage 1 over every task of the manifest (completed tasks are skipped)."""
+INDEX_SCHEMAS: dict[str, pa.Schema] = {
+    "redirect": SCHEMAS["redirect"], "category": SCHEMAS["category"],
+    "page": pa.schema([("page_id", pa.int64()), ("title", pa.string()), ("categories", pa.list_(pa.string()))]),
+}
+"""The index stage's tables (``index/<kind>/<rank>.parquet``)."""
+
+
+def run_page_index(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options: ExecutorOptions) -> None:
+    """The index stage of the domain corpora (:class:`PageIndexer`) over every task to ``index/``."""
     work = Path(work_dir)
+    pipeline = [WikipediaPageReader(str(work)), PageIndexer(), KindParquetWriter(str(work / "index"), INDEX_SCHEMAS)]
+    _run_stage(pipeline, len(tasks), work / "logs" / "index", "index", options)
+
+
+def run_domain_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_db: str | Path,
+                       members_file: str | Path, *, nltk_data: str | None, options: ExecutorOptions,
+                       page_timeout: float = 60.0, max_page_chars: int = 4_000_000) -> str:
+    """The domain corpora's extract stage (:class:`DomainArticleExtractor`) for the pages in
+    ``members_file``, to ``<its folder>/typed``; needs ``redirects.sqlite`` (:func:`run_page_index`
+    then :func:`build_redirects` with ``stage="index"``). Returns the stage's name (its logs folder)."""
+    work, members_file = Path(work_dir), Path(members_file)
     require_punkt(nltk_data)
+    stage = f"extract-{members_file.parent.name}"
     pipeline = [
-        WikipediaPageReader(str(work)),
-        ArticleExtractor(nltk_data=nltk_data, page_timeout=page_timeout, max_page_chars=max_page_chars),
-        KindParquetWriter(str(work / "stage1"), SCHEMAS),
+        WikipediaPageReader(str(work), namespaces=(ARTICLE_NAMESPACE,)),
+        DomainArticleExtractor(str(work), str(types_db), str(members_file), nltk_data=nltk_data,
+                               page_timeout=page_timeout, max_page_chars=max_page_chars),
+        KindParquetWriter(str(members_file.parent), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
     ]
-    _run_stage(pipeline, len(tasks), work / "logs" / "extract", "extract", options)
+    _run_stage(pipeline, len(tasks), work / "logs" / stage, stage, options)
+    return stage
 
 
 def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options: ExecutorOptions) -> None:
@@ -600,7 +640,7 @@ def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_d
     _run_stage(pipeline, len(tasks), work / "logs" / "extract-typed", "extract-typed", options)
 
 
-def build_redirects(work_dir: str | Path, stage: str = "stage1") -> Path:
+def build_redirects(work_dir: str | Path, stage: str) -> Path:
     """Merge every task's redirect rows (``work_dir/<stage>/redirect``) into ``work_dir/redirects.sqlite``."""
     import pyarrow.parquet as pq
 
@@ -614,14 +654,6 @@ def build_redirects(work_dir: str | Path, stage: str = "stage1") -> Path:
             yield from zip(table.column("title").to_pylist(), table.column("target").to_pylist())
 
     return build_redirects_db(pairs(), work / "redirects.sqlite")
-
-
-def run_typing(work_dir: str | Path, tasks: int, types_db: str | Path, options: ExecutorOptions) -> None:
-    """Stage 2: one task per stage-1 shard."""
-    work = Path(work_dir)
-    pipeline = [AnchorTyper(str(work), str(types_db)),
-                KindParquetWriter(str(work / "stage2"), {"typed": TYPED_SCHEMA})]
-    _run_stage(pipeline, tasks, work / "logs" / "type", "type", options)
 
 
 def stage_stats(work_dir: str | Path, stage: str) -> dict[str, Any]:
