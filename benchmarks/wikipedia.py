@@ -15,8 +15,9 @@ round-robin over ``--runs`` runs, and the median is reported:
   sentences, words and anchors, redirects, typing, filtering, balancing, the dataset folder
   and card), one worker, DBpedia lookup prebuilt;
 - (d) the whole CrossNER domain-corpora builder from the dump (``dataset_scripts/crossner_corpora.py
-  --domain politics --wikipedia_dump``: every sentence extracted and typed, the category walk, the four
-  levels and their dataset folder; it builds its own DBpedia lookup), on the multistream form, 1 worker;
+  --domain politics --wikipedia_dump``: the page index, the category walk, every sentence of the chosen
+  pages extracted and typed, the four levels and their dataset folder; it builds its own DBpedia
+  lookup), on the multistream form, 1 worker;
 - all cores: (a) with ``--processes 2``, (c) and (d) on the multistream form of the same dump
   with ``--workers 2``.
 
@@ -262,6 +263,8 @@ def at_scale(folder: Path, runs: int, builders: list[str]) -> None:
         reference = _tables(work / f"{prefix}1-0")
         same = [b.name for b in builds if _tables(b) == reference]
         print(f"Datasets identical to {prefix}1-0 (whatever the task count): {len(same)} of {len(builds)} builds")
+        if kind == "domain":
+            print(_chosen_pages(work / f"{prefix}1-0.work"))
         _print_timings(work, prefix, "politics" if kind == "domain" else None, runs, cores)
 
 
@@ -273,6 +276,18 @@ def _folder_summary(folder: Path) -> str:
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in shards)
     return (f"the 1-worker dataset folder: {size / 1e6:,.0f} MB, {len(shards)} Parquet shards, {rows:,} rows over "
             "all configs and splits")
+
+
+def _chosen_pages(work: Path) -> str:
+    """How much of the dump the domain build parsed: the pages its category walk chose, of the articles."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    articles = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "index" / "page").glob("*.parquet"))
+    chosen = sum(len(np.load(f)) for f in (work / "domain").glob("*/members.npy"))
+    sentences = sum(pq.ParquetFile(f).metadata.num_rows for f in (work / "domain").glob("*/typed/*.parquet"))
+    return (f"Pages the category walk chose (the only ones parsed): {chosen:,} of {articles:,} articles "
+            f"({100 * chosen / max(articles, 1):.1f}%), {sentences:,} sentences extracted")
 
 
 def _tables(folder: Path) -> dict[str, object]:

@@ -322,11 +322,14 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
 
 @pytest.mark.slow
 def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
-    """The NER-BERT builder's stages (redirects, typed extract) under datatrove's Ray executor, three tasks,
-    write the typed rows of the local one-task build."""
+    """The NER-BERT builder's stages (redirects, typed extract) and the domain corpora's (page index, domain
+    extract) under datatrove's Ray executor, three tasks, write the rows of the local one-task builds."""
     pytest.importorskip("ray")
+    import numpy as np
+
     from crossner_hf.wikipedia.pipeline import (
-        ExecutorOptions, build_redirects, make_manifest, run_redirects, run_typed_extract,
+        ExecutorOptions, build_redirects, make_manifest, run_domain_extract, run_page_index, run_redirects,
+        run_typed_extract,
     )
 
     dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
@@ -342,6 +345,12 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
         build_redirects(work, stage="stage0")
         run_typed_extract(work, tasks, sample_corpus.parent / "out.work" / "dbpedia_types.sqlite",
                           nltk_data=str(wiki["nltk"]), options=options)
+        run_page_index(work, tasks, options=options)
+        chosen = work / "domain" / "some-articles"
+        chosen.mkdir(parents=True)
+        np.save(chosen / "members.npy", np.array([12, 303, 307, 308], dtype=np.int64))
+        run_domain_extract(work, tasks, sample_corpus.parent / "out.work" / "dbpedia_types.sqlite",
+                           chosen / "members.npy", nltk_data=str(wiki["nltk"]), options=options)
     finally:
         ray.shutdown()
 
@@ -350,6 +359,21 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
 
     local = rows(sample_corpus.parent / "out.work" / "nerbert" / "typed")
     assert len(tasks) == 3 and len(local) > 1000 and rows(work / "nerbert" / "typed") == local
+    local_work = tmp_path / "local"
+    local_tasks = make_manifest(local_work, [str(wiki["sample"])])
+    one = ExecutorOptions(workers=1)
+    run_page_index(local_work, local_tasks, options=one)
+    build_redirects(local_work, stage="index")
+    (local_work / "domain" / "some-articles").mkdir(parents=True)
+    np.save(local_work / "domain" / "some-articles" / "members.npy", np.load(chosen / "members.npy"))
+    run_domain_extract(local_work, local_tasks, sample_corpus.parent / "out.work" / "dbpedia_types.sqlite",
+                       local_work / "domain" / "some-articles" / "members.npy", nltk_data=str(wiki["nltk"]),
+                       options=one)
+    for kind in ("page", "category", "redirect"):
+        assert rows(work / "index" / kind) == rows(local_work / "index" / kind)
+    typed = rows(chosen / "typed")
+    assert typed == rows(local_work / "domain" / "some-articles" / "typed")
+    assert {r["page_id"] for r in typed} <= {12, 303, 307, 308} and len(typed) > 100
 
 
 FAKE_SBATCH = r"""#!/bin/bash
