@@ -470,6 +470,20 @@ def test_typed_extract_gives_the_every_sentence_corpus(sample_corpus, wiki):
     run_domain_extract(work, tasks, work / "dbpedia_types.sqlite", few / "members.npy",
                        nltk_data=str(wiki["nltk"]), options=options)
     assert rows(few / "typed") == [r for r in every if r["page_id"] in articles[:3]] != []
+    # the domain level from three shards: two processes give the one-process dataset, idx counted across shards
+    from crossner_hf.wikipedia.domains import domain_corpus
+
+    table = pq.read_table(chosen / "typed")
+    split = work / "domain" / "three-shards"
+    split.mkdir(parents=True)
+    third = table.num_rows // 3
+    for rank, (start, stop) in enumerate([(0, third), (third, 2 * third), (2 * third, table.num_rows)]):
+        pq.write_table(table.slice(start, stop - start), split / f"{rank:05d}.parquet")
+    class_of = {cls.lower(): cls for cls in ontology.classes}
+    one = domain_corpus(split, "politics", ontology.ancestors, class_of, cache_dir=str(work / "hf_one"))
+    two = domain_corpus(split, "politics", ontology.ancestors, class_of, cache_dir=str(work / "hf_two"), workers=2)
+    assert one["idx"] == list(range(table.num_rows)) and one.to_list() == two.to_list()
+    assert sum(one["n_mentions"]) > 100
 
 
 def test_page_guard_skips_and_lists_slow_pages(wiki, monkeypatch):

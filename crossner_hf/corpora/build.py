@@ -10,6 +10,7 @@ category graph and DBpedia types. ``crossner-hf build-corpora``
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,8 @@ class CorporaArguments:
     nltk_data: str | None = field(default=None, metadata={"help": "Folder holding tokenizers/punkt_tab."})
     executor: str = field(default="local", metadata={"help": "datatrove executor for the Wikipedia stages.",
                                                      "choices": ["local", "ray", "slurm"]})
-    workers: int = field(default=-1, metadata={"help": "Wikipedia tasks run at once (-1: all cores)."})
+    workers: int = field(default=-1, metadata={"help": "Wikipedia tasks run at once, and processes building the "
+                                                       "domain level from them (-1: all cores)."})
     entity_list: str | None = field(
         default=None, metadata={"help": "Entity list TSV, one 'surface<TAB>type' a line."}
     )
@@ -187,7 +189,8 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
     class_of = {cls.lower(): cls for cls in ontology.classes}
     with timed_step(timings, "domain_corpus"):
         annotated = domain_corpus(stats["typed_dir"], args.domain, ontology.ancestors, class_of,
-                                  cache_dir=str(work / "hf_cache"))
+                                  cache_dir=str(work / "hf_cache"),
+                                  workers=args.workers if args.workers > 0 else os.cpu_count() or 1)
     source = (f"the anchors of {stats['pages']} pages in {len(reached)} {args.domain} categories (depth "
               f"{args.category_depth}), typed by their link targets' DBpedia classes and mapped to CrossNER types "
               "(crossner_hf.wikipedia.domains.CLASS_TO_TYPE)")

@@ -187,25 +187,32 @@ def domain_pages(
 
 
 def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str], list[str]],
-                  class_of: Mapping[str, str], cache_dir: str | None = None):
+                  class_of: Mapping[str, str], cache_dir: str | None = None, workers: int = 1):
     """The domain-level corpus as an annotated ``Dataset`` (``text``, ``idx``, ``n_mentions``,
     ``types``, ``mentions``) ready for :func:`crossner_hf.corpora.select_levels`, from the typed
     sentences of the domain's pages (``typed_dir``: the domain extract stage's shards).
 
     ``text`` is the sentence's words joined by spaces (the CrossNER files' tokenisation);
-    ``class_of`` maps a lower-cased category back to its DBpedia class name.
+    ``class_of`` maps a lower-cased category back to its DBpedia class name. ``workers`` processes
+    share the shards (``idx`` is counted from each shard's first row, so the dataset is the same
+    whatever the number).
     """
     import pyarrow.parquet as pq
     from datasets import Dataset
 
     from ..corpora.levels import MENTION_FEATURES
 
-    shards = sorted(Path(typed_dir).glob("*.parquet"))
+    shards = sorted(str(path) for path in Path(typed_dir).glob("*.parquet"))
+    offsets, total = [], 0
+    for path in shards:
+        offsets.append(total)
+        total += pq.ParquetFile(path).metadata.num_rows
+    columns = ["tokens", "span_start", "span_end", "span_category"]
 
-    def rows() -> Iterator[dict]:
-        idx = 0
-        for path in shards:
-            for batch in pq.ParquetFile(path).iter_batches(batch_size=4096):
+    def rows(shards: list[str], offsets: list[int]) -> Iterator[dict]:
+        kinds: dict[str, str | None] = {}  # category -> CrossNER type: one ancestor walk per category
+        for path, idx in zip(shards, offsets):
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=columns):
                 for row in batch.to_pylist():
                     starts, pos = [], 0
                     for word in row["tokens"]:
@@ -214,7 +221,9 @@ def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str],
                     text = " ".join(row["tokens"])
                     mentions = []
                     for first, end, category in zip(row["span_start"], row["span_end"], row["span_category"]):
-                        kind = domain_type(domain, class_of.get(category), ancestors)
+                        if category not in kinds:
+                            kinds[category] = domain_type(domain, class_of.get(category), ancestors)
+                        kind = kinds[category]
                         if kind is not None:
                             s, e = starts[first], starts[end - 1] + len(row["tokens"][end - 1])
                             mentions.append({"start": s, "end": e, "surface": text[s:e], "type": kind})
@@ -222,4 +231,6 @@ def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str],
                            "types": sorted({m["type"] for m in mentions}), "mentions": mentions}
                     idx += 1
 
-    return Dataset.from_generator(rows, features=MENTION_FEATURES, cache_dir=cache_dir)
+    num_proc = min(workers, len(shards)) if workers > 1 and len(shards) > 1 else None
+    return Dataset.from_generator(rows, features=MENTION_FEATURES, cache_dir=cache_dir, num_proc=num_proc,
+                                  gen_kwargs={"shards": shards, "offsets": offsets})
