@@ -148,13 +148,15 @@ def _types_db(args: WikipediaSourceArguments, types_db: Path) -> None:
         build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
 
 
-def _stats(extract: dict[str, Any], typing: dict[str, Any], tasks: int, started: float, types_db: Path,
-           timings: dict[str, float] | None = None) -> dict:
+def _stats(extract: dict[str, Any], tasks: int, started: float, types_db: Path,
+           timings: dict[str, float]) -> dict:
+    """A build's stats: the extract stage's totals, their typing counts apart, and what the steps need next."""
     from .dbpedia import DBpediaTypes
 
+    typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}  # counted while extracting
     return {"extract": extract, "type": typing, "tasks": tasks, "seconds": round(time.monotonic() - started, 1),
             "types_db": str(types_db), "ontology_classes": len(DBpediaTypes(types_db).ontology),
-            "timings": dict(timings or {})}
+            "timings": dict(timings)}
 
 
 TIMINGS = "timings.json"
@@ -211,9 +213,7 @@ def prepare_domain_sentences(
     with timed_step(timings, "extract"):
         stage = run_domain_extract(work, tasks, types_db, members_file, nltk_data=nltk_data, options=options,
                                    page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
-    extract = {**stage_stats(work, "index"), **stage_stats(work, stage)}
-    typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}
-    stats = _stats(extract, typing, len(tasks), started, types_db, timings)
+    stats = _stats({**stage_stats(work, "index"), **stage_stats(work, stage)}, len(tasks), started, types_db, timings)
     return work, {**stats, "typed_dir": str(folder / "typed"), "pages": len(members)}
 
 
@@ -233,9 +233,7 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
     with timed_step(timings, "typed_extract"):
         run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options,
                           page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
-    extract = stage_stats(work, "extract-typed")
-    typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}
-    return work, _stats(extract, typing, len(tasks), started, types_db, timings)
+    return work, _stats(stage_stats(work, "extract-typed"), len(tasks), started, types_db, timings)
 
 
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
@@ -273,7 +271,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
                                                   "category_pages", "skipped_pages")},
         "anchors": {k: extract.get(k, 0) for k in ("anchors", "boundary_inside_word", "sentences_joined",
                                                     "overlapping_anchors", "anchors_without_words")},
-        "typing": {k: stats["type"].get(k, 0) for k in ("typed_anchors", "untyped_anchors")},
+        "typing": stats["type"],
         "dump_date": dump_date(args), "dumps": [Path(d).name for d in args.dump], "tasks": stats["tasks"],
         "ontology_classes": stats["ontology_classes"], "stage_seconds": stats["seconds"],
     })
