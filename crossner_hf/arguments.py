@@ -40,10 +40,28 @@ import yaml
 from transformers.hf_argparser import HfArgumentParser
 
 
+def preset_path(name: str) -> Path | None:
+    """The packaged preset ``name`` (``paper/crossner_direct``, ``.yaml`` optional), or ``None``.
+
+    The presets' source is the checkout's ``trainer_recipes/configs/``; the wheel ships it as the
+    package data ``crossner_hf.presets``, so ``--config paper/crossner_direct`` works from any install.
+    """
+    from importlib import resources
+
+    stem = name.removesuffix(".yaml")
+    folder = resources.files("crossner_hf.presets")
+    candidate = folder.joinpath(*f"{stem}.yaml".split("/"))
+    return Path(str(candidate)) if candidate.is_file() else None
+
+
 def load_yaml_config(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"--config {path}: no such file.")
+        packaged = preset_path(str(path))
+        if packaged is None:
+            raise FileNotFoundError(f"--config {path}: no such file, nor a packaged preset of that name (e.g. "
+                                    "paper/crossner_direct; `crossner-hf reproduce --help` lists the experiments).")
+        path = packaged
     data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     if not isinstance(data, dict):
         raise ValueError(f"--config {path}: expected a mapping of flag names to values.")

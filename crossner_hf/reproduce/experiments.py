@@ -7,16 +7,18 @@
 - ``paper``: the paper presets in ``trainer_recipes/configs/paper/`` (``docs/fidelity.md``) and
   ``bert-base-cased``.
 
-Experiments: ``crossner-table2`` (rows: BiLSTM-CRF in both architectures, CDLM, BERT direct /
-pretrain-finetune / joint, and DAPT on each corpus level with token and span-adjacent masking
-followed by pretrain-then-finetune), ``crossner-fig2`` (DAPT on 1-100% of the integrated corpus,
-token vs span masking), ``crossner-fig3`` (music few-shot curve), ``crossner-table4`` (per-category
-F1 of direct / pretrain-finetune / DAPT, read from the table2 cells of the same names),
-``nerbert-table2`` (the encoder vs NER-BERT ``all`` / ``4types`` / ``212types``, directly
-fine-tuned and with CoNLL-2003 as source), ``nerbert-fig2`` (the encoder vs NER-BERT ``all`` on
-10-100% of a domain's train split) and ``nerbert-fig3`` (t-SNE and silhouettes of the four
-encoders' entity representations). Experiments sharing an ``--output_dir`` share the cells of
-the same name (the NER-BERT pre-trainings, the table2 runs table4 reads).
+Each experiment plans exactly one table or figure of a paper (``PAPER_TABLES``; the transcription
+is ``paper_tables.json``, checked against the papers' texts): one cell group per paper cell, the
+papers' row labels, nothing extra. ``crossner-table2`` (002:448-512: 24 BERT rows, three settings x
+without DAPT and seven DAPT runs, and the baselines), ``crossner-fig2`` (002:570-573: three panels),
+``crossner-fig3`` (002:628-644: the release's sizes, three settings with and without DAPT),
+``crossner-table4`` (002:646-656: four settings per music category, read from the table2 cells of
+the same names), ``nerbert-table2`` (003:88-103: eleven columns, five seeds), ``nerbert-fig2``
+(003:159-163: the six non-CrossNER domains) and ``nerbert-fig3`` (003:165-167). A paper cell
+that no cell plans is listed in :data:`NOT_IMPLEMENTED` (or, at ``--scale cpu``, :data:`CPU_NOT_RUN`)
+with the reason, and shown as such in the table. DAPT and NER-BERT pre-trainings run once and are
+shared by every seed and setting that fine-tunes from them; experiments sharing an
+``--output_dir`` share the cells of the same name.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..arguments import preset_path
 from ..labels import DOMAINS
 from .grid import Cell
 
@@ -37,9 +40,10 @@ DEFAULT_DOMAINS = {"crossner-fig2": ["music"], "crossner-fig3": ["music"], "cros
 
 CORPUS_LEVELS = ("domain", "entity", "task", "integrated")
 MASKINGS = {"token": "token", "span": "span-adjacent"}
+CORPUS_FRACTIONS = (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)
+"""Fig. 2's shares of the integrated corpus: the text names 1% (002:616-617) and 75% and more (002:609-610);
+the other points are this project's reading of the figure."""
 
-PAPER_PRESETS = Path(__file__).resolve().parents[2] / "trainer_recipes" / "configs" / "paper"
-"""The paper presets (a source checkout's ``trainer_recipes/``; ``--scale paper`` needs them)."""
 
 CPU_CUTS = (
     "encoder: all-MiniLM-L6-v2 (6 layers, 384 hidden, uncased) instead of bert-base-cased",
@@ -49,8 +53,8 @@ CPU_CUTS = (
     "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs",
     "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
-    "BiLSTM-CRF / CDLM: random word vectors (no GloVe offline); BiLSTM-CRF 20 epochs of at most 100 steps, "
-    "CDLM 10 epochs of at most 60 steps (the release: 100 full epochs)",
+    "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps",
+    "CDLM (Jia, Liang and Zhang 2019): not run (CPU_NOT_RUN says why)",
     "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
     "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
 )
@@ -65,6 +69,8 @@ class Plan:
     cells: list[Cell]
     model: str
     notes: tuple[str, ...] = ()
+    unplanned: tuple[tuple[str, str], ...] = ()
+    """(row, reason) of the paper's rows no cell plans: not implemented, borrowed, or not run at this scale."""
 
 
 def _seeds(scale: str, seeds: Sequence[int] | None) -> list[int]:
@@ -78,18 +84,20 @@ def default_model(scale: str, out: str | Path) -> str:
 
 
 def _preset(name: str) -> list[str]:
-    path = PAPER_PRESETS / f"{name}.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"--scale paper reads the paper presets, and {path} is missing; run from a source "
-                                "checkout of crossner_hf (trainer_recipes/configs/paper/).")
-    return ["--config", str(path)]
+    """``--config paper/NAME``: the packaged paper preset (``trainer_recipes/configs/paper/NAME.yaml`` in a checkout)."""
+    if preset_path(f"paper/{name}") is None:
+        raise FileNotFoundError(f"the paper preset {name}.yaml is not in this install of crossner_hf.presets.paper.")
+    return ["--config", f"paper/{name}"]
 
 
-def _train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True) -> list[str]:
-    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size."""
+def _train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
+                 preset: str | None = None) -> list[str]:
+    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
+    names the paper preset when it is not the CrossNER one of ``schedule`` (NER-BERT's fine-tuning)."""
     data = ["--data_dir", data_dir] if data_dir else []
     if scale == "paper":
-        return [*_preset(f"crossner_{schedule.replace('-', '_')}"), *data]
+        name = preset or f"crossner_{schedule.replace('-', '_')}"
+        return [*_preset(name), *(["--schedule", schedule] if preset else []), *data]
     common = [*data, "--schedule", schedule, "--disable_tqdm", "true", "--use_cpu", "true"]
     if scale == "smoke":
         source = ["--source_max_steps", "2", "--source_subsample", "16"] if schedule != "direct" else []
@@ -122,121 +130,195 @@ def _minutes(scale: str, kind: str) -> float:
     return table[scale][kind]
 
 
-def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
-                    model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
-    """CrossNER's main results table: every implemented row x the requested domains x seeds."""
-    cells: list[Cell] = []
-    gpus = 1 if scale == "paper" else 0
-    for domain in domains:
-        for seed in _seeds(scale, seeds):
-            tail = ["--domain", domain]
-            for schedule in ("direct", "pretrain-finetune", "joint"):
-                cells.append(Cell(
-                    name=f"{domain}/bert-{schedule}/seed-{seed}", command="train",
-                    argv=(*_train_flags(scale, schedule, data_dir), "--model_name_or_path", model, *tail,
-                          "--seeds", str(seed)),
-                    row=f"BERT {schedule}", column=domain, seed=seed, gpus=gpus, minutes=_minutes(scale, "train"),
-                    inputs=(model,) if scale == "smoke" else ()))
-            for architecture in ("lample", "crossner"):
-                preset = "crossner_bilstm_crf" if architecture == "crossner" else "cdlm_bilstm_crf"
-                cells.append(Cell(
-                    name=f"{domain}/bilstm-crf-{architecture}/seed-{seed}", command="bilstm-crf",
-                    argv=(*_rnn_flags(scale, data_dir, preset), "--architecture", architecture, *tail,
-                          "--seed", str(seed)),
-                    row=f"BiLSTM-CRF ({architecture})", column=domain, seed=seed, minutes=_minutes(scale, "rnn")))
-            cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
-            cells.append(Cell(
-                name=f"{domain}/cdlm/seed-{seed}", command="cdlm",
-                argv=(*_rnn_flags(scale, data_dir, "cdlm_supervised"), *cdlm_extra, "--mode", "supervised", *tail,
-                      "--seed", str(seed)),
-                row="CDLM (Jia et al. 2019)", column=domain, seed=seed, minutes=_minutes(scale, "rnn")))
-            for level in CORPUS_LEVELS:
-                for short in MASKINGS:
-                    cells += _dapt_then_finetune(scale, out, domain=domain, level=level, short=short, seed=seed,
-                                                 model=model, corpora=corpora, data_dir=data_dir)
-    return cells
+def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, corpora: str | None, seed: int,
+               fraction: float | None = None) -> Cell:
+    """One DAPT run on ``domain-level`` with ``short`` masking (optionally a share of the corpus).
 
-
-def _dapt_then_finetune(scale: str, out: str | Path, *, domain: str, level: str, short: str, seed: int, model: str,
-                        corpora: str | None, data_dir: str | None, fraction: float | None = None) -> list[Cell]:
-    """A DAPT cell on ``domain-level`` (``short`` masking, optionally a share of the corpus) and the
-    pretrain-then-finetune run from its output."""
-    gpus = 1 if scale == "paper" else 0
+    One per (domain, corpus, masking[, share]), shared by every seed and schedule fine-tuned from it,
+    as the release pre-trains once per corpus (002:399-405) and fine-tunes three runs from it (002:512).
+    """
     part = "" if fraction is None else f"-{100 * fraction:g}pct"
-    dapt = f"{domain}/dapt-{level}-{short}{part}/seed-{seed}"
     corpus_inputs = (str(Path(corpora) / "data" / f"{domain}-{level}"),) if corpora else (
         "--corpora (a folder built by crossner-hf build-corpora)",)
     budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--block_size", "64"],
               "cpu": ["--max_steps", "60", "--per_device_train_batch_size", "16", "--block_size", "128"],
               "paper": []}[scale]
     share = [] if fraction is None else ["--corpus_fraction", f"{fraction:g}"]
-    row = f"DAPT {level} / {short} masking" if fraction is None else f"{short} masking"
-    column = domain if fraction is None else f"{100 * fraction:g}"
-    meta = {} if fraction is None else {"domain": domain}
-    return [
-        Cell(name=dapt, command="dapt", result_file="dapt_results.json", score=False,
-             argv=(*(_preset("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true",
-                                                                          *budget]),
-                   "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
-                   "--dataset_config", f"{domain}-{level}", *share, "--masking", MASKINGS[short], "--seed", str(seed)),
-             row=row, column=column, seed=seed, inputs=corpus_inputs, gpus=gpus, meta=meta,
-             # the paper's epochs over a share of the corpus take that share of the time; cpu runs fixed steps
-             minutes=_minutes(scale, "dapt") * (fraction if scale == "paper" and fraction else 1)),
-        Cell(name=f"{domain}/dapt-{level}-{short}{part}-finetune/seed-{seed}", command="train",
-             argv=(*_train_flags(scale, "pretrain-finetune", data_dir), "--model_name_or_path",
-                   str(Path(out) / "cells" / dapt), "--domain", domain, "--seeds", str(seed)),
-             row=row, column=column, seed=seed, deps=(dapt,), gpus=gpus, meta=meta, minutes=_minutes(scale, "train")),
-    ]
+    flags = _preset("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true", *budget]
+    return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt", result_file="dapt_results.json",
+                score=False, argv=(*flags, "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
+                                   "--dataset_config", f"{domain}-{level}", *share, "--masking", MASKINGS[short],
+                                   "--seed", str(seed)),
+                row=f"DAPT {short} / {level}{part}", column=domain, seed=seed, inputs=corpus_inputs,
+                gpus=1 if scale == "paper" else 0, meta={"domain": domain},
+                # the paper's epochs over a share of the corpus take that share of the time; cpu runs fixed steps
+                minutes=_minutes(scale, "dapt") * (fraction if scale == "paper" and fraction else 1))
 
 
-CORPUS_FRACTIONS = (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)
+def _finetune_cell(scale: str, out: str | Path, *, schedule: str, domain: str, seed: int, model: str, row: str,
+                   column: str, name: str, dapt: Cell | None = None, few_shot: int | None = None,
+                   data_dir: str | None = None, meta: dict[str, str] | None = None) -> Cell:
+    """A ``train`` run of ``schedule`` on ``domain`` from ``model`` or from the ``dapt`` cell's output."""
+    path = str(Path(out) / "cells" / dapt.name) if dapt else model
+    size = ["--few_shot", str(few_shot)] if few_shot is not None else []
+    return Cell(name=name, command="train",
+                argv=(*_train_flags(scale, schedule, data_dir, few_shot=few_shot is None), *size, "--model_name_or_path",
+                      path, "--domain", domain, "--seeds", str(seed)),
+                row=row, column=column, seed=seed, deps=(dapt.name,) if dapt else (),
+                gpus=1 if scale == "paper" else 0, meta=meta or {}, minutes=_minutes(scale, "train"),
+                inputs=(model,) if scale == "smoke" and dapt is None else ())
+
+
+def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
+                    model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
+    """CrossNER Table 2 (002:448-512): its 31 rows x the requested domains x seeds.
+
+    Per domain: the seven DAPT runs (token masking on four corpus levels, span masking on three,
+    002:455-465), each once; BERT without DAPT and from each DAPT run under the three settings
+    (direct, pretrain-finetune, joint; 002:405-418); the baselines: BiLSTM-CRF with words and with
+    words + characters, trained jointly with CoNLL-2003 (002:422-431; the release's architecture,
+    ``--char_ngram_dim 0`` for words only), and Jia, Liang and Zhang (2019) with the domain-level
+    corpus as the target LM text (002:438-442). Coach and Jia and Zhang (2020) rows show "not
+    implemented" (:data:`NOT_IMPLEMENTED`).
+    """
+    cells: list[Cell] = []
+    seed_list = _seeds(scale, seeds)
+    for domain in domains:
+        dapts = {(level, short): _dapt_cell(scale, domain=domain, level=level, short=short, model=model,
+                                            corpora=corpora, seed=seed_list[0])
+                 for short, level in TABLE2_DAPT}
+        cells += dapts.values()
+        for seed in seed_list:
+            for schedule in SCHEDULES:
+                cells.append(_finetune_cell(scale, out, schedule=schedule, domain=domain, seed=seed, model=model,
+                                            row=f"{schedule} / w/o DAPT", column=domain, data_dir=data_dir,
+                                            name=f"{domain}/{schedule}-wo-dapt/seed-{seed}"))
+                for short, level in TABLE2_DAPT:
+                    cells.append(_finetune_cell(
+                        scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
+                        row=f"{schedule} / DAPT {short} / {level}", column=domain, dapt=dapts[(level, short)],
+                        name=f"{domain}/{schedule}-dapt-{level}-{short}/seed-{seed}"))
+            tail = ["--domain", domain, "--seed", str(seed)]
+            for row, chars in (("BiLSTM-CRF (word)", ["--char_ngram_dim", "0"]), ("BiLSTM-CRF (word + char)", [])):
+                slug = "word" if chars else "word-char"
+                cells.append(Cell(name=f"{domain}/bilstm-crf-{slug}/seed-{seed}", command="bilstm-crf",
+                                  argv=(*_rnn_flags(scale, data_dir, "crossner_bilstm_crf"), "--architecture", "crossner",
+                                        *chars, *tail),
+                                  row=row, column=domain, seed=seed, minutes=_minutes(scale, "rnn")))
+            text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
+            cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
+            cells.append(Cell(
+                name=f"{domain}/cdlm/seed-{seed}", command="cdlm",
+                argv=(*_rnn_flags(scale, data_dir, "cdlm_supervised"), *cdlm_extra, "--mode", "supervised",
+                      "--target_text", f"{corpora or 'CORPORA'}:{domain}-domain", *tail),
+                row="Jia, Liang and Zhang (2019)", column=domain, seed=seed, minutes=_minutes(scale, "rnn"),
+                inputs=(text,) if text else ("--corpora (the domain-level corpus is CDLM's target LM text, "
+                                             "002:440-442)",)))
+    return cells
+
+
+TABLE2_DAPT = (("token", "domain"), ("token", "entity"), ("token", "task"), ("token", "integrated"),
+               ("span", "entity"), ("span", "task"), ("span", "integrated"))
+"""(masking, corpus level) of Table 2's DAPT rows, in its order (002:455-465): no span + domain row."""
+
+SCHEDULES = ("direct", "pretrain-finetune", "joint")
+
+NOT_IMPLEMENTED = {
+    "crossner-table2": {
+        "Coach (word)": "Coach is not implemented yet (issue 32)",
+        "Coach (word + char)": "Coach is not implemented yet (issue 32)",
+        "Jia and Zhang (2020)": "the multi-cell compositional LSTM is not implemented yet (issue 32)",
+        "Jia and Zhang (2020) + DAPT (span, integrated)": "the multi-cell compositional LSTM is not implemented yet "
+                                                         "(issue 32)"},
+}
+"""Rows of a paper's table that no cell plans, and why; shown in the table with the paper's numbers."""
+
+BORROWED = {
+    "nerbert-table2": {
+        "direct / DAPT": "taken from CrossNER (003:103): crossner-table2 row 'direct / DAPT span / integrated'",
+        "pretrain-finetune / DAPT": "taken from CrossNER (003:103): crossner-table2 row "
+                                    "'pretrain-finetune / DAPT span / integrated'",
+        "pretrain-finetune / CDLM": "taken from CrossNER and Jia et al. 2019 (003:103): crossner-table2 row "
+                                    "'Jia, Liang and Zhang (2019)'"},
+}
+"""Rows a paper reports from another paper's runs: planned by the experiment named, not again here."""
+
+CPU_NOT_RUN = {
+    "crossner-table2": {
+        "Jia, Liang and Zhang (2019)": "not trained at this scale: four objectives at ~1 s a step on 2 cores; 600 "
+                                       "steps left it at 4.42 F1 and 4 epochs reached 41.54 in 73 min, against the "
+                                       "release's 100 epochs (run `crossner-hf cdlm --config paper/cdlm_supervised`)"},
+}
+"""Rows ``--scale cpu`` leaves out because its budget cannot train them, and why."""
+
+PAPER_TABLES = {"crossner-table2": "crossner/table2", "crossner-table4": "crossner/table4",
+                "nerbert-table2": "nerbert/table2", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
+                "nerbert-fig2": "nerbert/fig2", "nerbert-fig3": "nerbert/fig3"}
+"""The table or figure of ``paper_tables.json`` each experiment plans."""
 
 
 def crossner_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                   model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
-    """CrossNER Fig. 2: F1 after DAPT on a share of the integrated corpus, token vs span-adjacent masking."""
+    """CrossNER Fig. 2 (002:570-573): DAPT on a share of the integrated corpus, token vs span masking,
+    then each of the three settings (the figure's three panels); one DAPT run per (masking, share)."""
     fractions = CORPUS_FRACTIONS[1:3] if scale == "smoke" else CORPUS_FRACTIONS
+    seed_list = _seeds(scale, seeds)
     cells: list[Cell] = []
     for domain in domains:
-        for seed in _seeds(scale, seeds):
-            for short in MASKINGS:
-                for fraction in fractions:
-                    cells += _dapt_then_finetune(scale, out, domain=domain, level="integrated", short=short,
-                                                 seed=seed, model=model, corpora=corpora, data_dir=data_dir,
-                                                 fraction=fraction)
+        dapts = {(short, f): _dapt_cell(scale, domain=domain, level="integrated", short=short, model=model,
+                                        corpora=corpora, seed=seed_list[0], fraction=f)
+                 for short in MASKINGS for f in fractions}
+        cells += dapts.values()
+        for seed in seed_list:
+            for schedule in SCHEDULES:
+                for (short, f), dapt in dapts.items():
+                    cells.append(_finetune_cell(
+                        scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
+                        row=f"{schedule} / {short} masking", column=f"{100 * f:g}", dapt=dapt,
+                        name=f"{domain}/{schedule}-dapt-integrated-{short}-{100 * f:g}pct/seed-{seed}",
+                        meta={"domain": domain, "panel": schedule}))
     return cells
 
 
-TABLE4_ROWS = ("BERT direct", "BERT pretrain-finetune", "DAPT integrated / span masking")
-"""CrossNER's per-category table compares these three settings (music in the paper)."""
+TABLE4_ROWS = ("direct / w/o DAPT", "direct / DAPT span / integrated", "pretrain-finetune / w/o DAPT",
+               "pretrain-finetune / DAPT span / integrated")
+"""CrossNER Table 4's four settings (002:646-656), read from the table2 cells of the same names."""
 
 
 def crossner_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                     model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
-    """CrossNER's per-category F1: the table2 cells of :data:`TABLE4_ROWS` (same names: a shared
-    ``--output_dir`` runs them once); the table reads each entity category's F1 from them."""
+    """CrossNER's per-category F1 (002:646-656): the table2 cells of :data:`TABLE4_ROWS` (same names: a
+    shared ``--output_dir`` runs them once); the table reads each entity category's F1 from them."""
     cells = crossner_table2(scale, out, domains=domains, seeds=seeds, model=model, corpora=corpora,
                             data_dir=data_dir)
     return select_rows(cells, TABLE4_ROWS)
 
 
-FEW_SHOT_SIZES = (10, 25, 50, 75, 100)
+FEW_SHOT_SIZES = (10, 25, 40, 55, 70, 85, 100)
+"""The release's few-shot sizes (``src/config.py:42``); the text names 10 (002:633) and 40 (002:638)."""
 
 
 def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                   model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
-    """Few-shot curve on music: F1 against 10-100 target training sentences, direct fine-tuning."""
-    cells = []
+    """CrossNER Fig. 3 (002:628-644): F1 against the number of music training sentences, for the three
+    settings without DAPT and after DAPT on the integrated corpus with token and with span masking."""
+    cells: list[Cell] = []
     sizes = FEW_SHOT_SIZES[:2] if scale == "smoke" else FEW_SHOT_SIZES
+    seed_list = _seeds(scale, seeds)
     for domain in domains:
-        for seed in _seeds(scale, seeds):
-            for n in sizes:
-                argv = [*_train_flags(scale, "direct", data_dir, few_shot=False), "--model_name_or_path", model,
-                        "--domain", domain, "--seeds", str(seed)]
-                cells.append(Cell(name=f"{domain}/few-shot-{n}/seed-{seed}", command="train",
-                                  argv=(*argv, "--few_shot", str(n)), row="BERT direct", column=str(n), seed=seed,
-                                  meta={"domain": domain},
-                                  minutes=_minutes(scale, "train"), inputs=(model,) if scale == "smoke" else ()))
+        dapts = {short: _dapt_cell(scale, domain=domain, level="integrated", short=short, model=model,
+                                   corpora=corpora, seed=seed_list[0]) for short in MASKINGS}
+        cells += dapts.values()
+        for seed in seed_list:
+            for schedule in SCHEDULES:
+                for short in (None, *MASKINGS):
+                    label = "w/o DAPT" if short is None else f"DAPT {short} / integrated"
+                    slug = "wo-dapt" if short is None else f"dapt-integrated-{short}"
+                    for n in sizes:
+                        cells.append(_finetune_cell(
+                            scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
+                            row=f"{schedule} / {label}", column=str(n), dapt=dapts.get(short), few_shot=n,
+                            name=f"{domain}/few-shot-{n}/{schedule}-{slug}/seed-{seed}", meta={"domain": domain}))
     return cells
 
 
@@ -269,61 +351,93 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
     return cells, encoders
 
 
+NERBERT_DOMAINS = ("twitter", "broad_twitter", "bionlp13cg", "bionlp13pc", "finance", "defence")
+"""NER-BERT Table 2's six columns beyond CrossNER's five (003:88, 003:103-109); any token-classification
+dataset ``load_dataset`` opens (a Hub id or a local folder) or a CoNLL folder fills one: ``--datasets NAME=SOURCE``."""
+
+
+def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None
+                    ) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """(column, train flags, inputs) of each column: CrossNER domains by name, the others from ``--datasets``.
+
+    ``--datasets`` entries are ``NAME=SOURCE`` (a paper column such as ``twitter=tner/btc`` or a new
+    name) or a bare folder (named after it). At ``--scale paper`` every one of the paper's eleven
+    columns is planned; one without a source is a 'missing input' naming the flag to give.
+    """
+    given: dict[str, str] = {}
+    for item in datasets or ():
+        name, sep, source = item.partition("=")
+        if not sep:
+            name, source = Path(item).resolve().name, str(Path(item).resolve())
+        if name in DOMAINS:
+            raise ValueError(f"--datasets {item}: {name!r} is a CrossNER domain (read from --data_dir); name the "
+                             "column otherwise.")
+        if name in given:
+            raise ValueError(f"--datasets {item}: a column named {name!r} is given twice.")
+        given[name] = str(Path(source).resolve()) if Path(source).exists() else source
+    names = list(domains) if domains else (list(DOMAINS) + list(NERBERT_DOMAINS) if scale == "paper" else list(DOMAINS))
+    names += [n for n in given if n not in names]
+    columns = []
+    for name in names:
+        if name in DOMAINS:
+            columns.append((name, ("--domain", name), ()))
+        elif name in given:
+            source = given[name]
+            local = Path(source).exists() or source.startswith(("/", "."))
+            columns.append((name, ("--dataset_dir", source), (source,) if local else ()))
+        elif name in NERBERT_DOMAINS:
+            columns.append((name, ("--dataset_dir", f"<{name}>"),
+                            (f"--datasets {name}=SOURCE (a Hub id or a folder load_dataset opens, or a CoNLL folder)",)))
+        else:
+            raise ValueError(f"--domains {name}: choose CrossNER domains ({', '.join(DOMAINS)}), the paper's other "
+                             f"columns ({', '.join(NERBERT_DOMAINS)}) or a name given with --datasets NAME=SOURCE.")
+    return columns
+
+
 def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                    model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None,
                    datasets: Sequence[str] | None = None) -> list[Cell]:
-    """NER-BERT's main table: the encoder and each NER-BERT variant, direct and with CoNLL-2003 as source.
+    """NER-BERT Table 2 (003:88-103): BERT and the three NER-BERT variants, directly fine-tuned and after
+    CoNLL-2003 (003:113), on the eleven columns, five seeds (003:138).
 
-    One NER-BERT pre-training per corpus config (read from ``--nerbert_corpus``, a
-    ``crossner-hf build-nerbert-corpus`` folder), shared by every domain and seed fine-tuned from it.
+    One NER-BERT pre-training per corpus config (``--nerbert_corpus``), shared by every column and
+    seed. The DAPT and CDLM rows the paper takes from other papers (003:103) are
+    :data:`BORROWED`: ``crossner-table2`` plans them.
     """
     cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus)
-    gpus = 1 if scale == "paper" else 0
-    for column, target in _targets(domains, datasets):
+    labels = {"encoder": "BERT", "NER-BERT all": "NER-BERT", "NER-BERT 4types": "NER-BERT 4types",
+              "NER-BERT 212types": "NER-BERT 212types"}
+    for column, target, inputs in nerbert_columns(scale, domains, datasets):
         for seed in _seeds(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
             for label, (path, deps) in encoders.items():
                 for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
                     slug = label.lower().replace(" ", "-")
                     cells.append(Cell(
                         name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
-                        argv=(*_train_flags(scale, schedule, data_dir), "--model_name_or_path", path,
-                              *target, "--seeds", str(seed)),
-                        row=f"{label} {schedule}", column=column, seed=seed, gpus=gpus,
-                        minutes=_minutes(scale, "train"), inputs=_target_inputs(scale, model, deps, target)))
+                        argv=(*_train_flags(scale, schedule, data_dir, preset="nerbert_finetune"),
+                              "--model_name_or_path", path, *target, "--seeds", str(seed)),
+                        row=f"{schedule} / {labels[label]}", column=column, seed=seed,
+                        gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
+                        inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
     return cells
 
 
-def _targets(domains: Sequence[str], datasets: Sequence[str] | None) -> list[tuple[str, tuple[str, ...]]]:
-    """(column name, train flags) of each CrossNER domain, then of each user CoNLL folder (``--datasets``)."""
-    targets = [(domain, ("--domain", domain)) for domain in domains]
-    for folder in datasets or ():
-        name = Path(folder).resolve().name
-        if name in {column for column, _ in targets}:
-            raise ValueError(f"--datasets {folder}: a column named {name!r} exists already; rename the folder.")
-        targets.append((name, ("--dataset_dir", str(Path(folder).resolve()))))
-    return targets
-
-
-def _target_inputs(scale: str, model: str, deps: Sequence[str], target: Sequence[str]) -> tuple[str, ...]:
-    """A cell's input paths: a user's folder must exist (else the cell shows 'missing input'); at smoke
-    scale the tiny encoder too when no dependency makes the model."""
-    inputs = (model,) if scale == "smoke" and not deps else ()
-    return (*inputs, target[1]) if target[0] == "--dataset_dir" else inputs
-
-
 FEW_SHOT_FRACTIONS = (0.1, 0.25, 0.5, 0.75, 1.0)
+"""NER-BERT Fig. 2's shares of the train split: the figure's points are not in the text (003:159-163); this
+project's choice."""
 
 
 def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                  model: str, corpora: str | None, data_dir: str | None, nerbert_corpus: str | None = None,
                  datasets: Sequence[str] | None = None) -> list[Cell]:
-    """NER-BERT's few-shot figure: the encoder vs NER-BERT ``all``, direct fine-tuning on a share of train.
-
-    A curve per (encoder, domain) over :data:`FEW_SHOT_FRACTIONS` of the domain's train split.
-    """
+    """NER-BERT Fig. 2 (003:128, 003:159-163): BERT vs NER-BERT, direct fine-tuning on shares of the train
+    split of the six non-CrossNER domains (003:161: CrossNER's are small already); ``--domains``
+    picks columns, CrossNER ones included."""
     cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus, configs=("all",))
+    labels = {"encoder": "BERT", "NER-BERT all": "NER-BERT"}
     fractions = FEW_SHOT_FRACTIONS[:2] if scale == "smoke" else FEW_SHOT_FRACTIONS
-    for domain, target in _targets(domains, datasets):
+    chosen = list(domains) if domains else list(NERBERT_DOMAINS)
+    for domain, target, inputs in nerbert_columns(scale, chosen, datasets):
         for seed in _seeds(scale, seeds):
             for label, (path, deps) in encoders.items():
                 for fraction in fractions:
@@ -331,11 +445,12 @@ def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
                     percent = f"{100 * fraction:g}"
                     cells.append(Cell(
                         name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
-                        argv=(*_train_flags(scale, "direct", data_dir, few_shot=False), "--few_shot_fraction",
-                              str(fraction), "--model_name_or_path", path, *target, "--seeds", str(seed)),
-                        row=f"{label} ({domain})", column=percent, seed=seed, meta={"domain": domain},
+                        argv=(*_train_flags(scale, "direct", data_dir, few_shot=False, preset="nerbert_finetune"),
+                              "--few_shot_fraction", str(fraction), "--model_name_or_path", path, *target,
+                              "--seeds", str(seed)),
+                        row=f"{labels[label]} ({domain})", column=percent, seed=seed, meta={"domain": domain},
                         gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
-                        inputs=_target_inputs(scale, model, deps, target)))
+                        inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
     return cells
 
 
@@ -388,16 +503,17 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}.")
-    domains = list(domains or DEFAULT_DOMAINS.get(experiment, DOMAINS))
+    nerbert_grid = experiment in ("nerbert-table2", "nerbert-fig2")
+    domains = list(domains or ([] if nerbert_grid else DEFAULT_DOMAINS.get(experiment, DOMAINS)))
     unknown = [d for d in domains if d not in DOMAINS]
-    if unknown:
+    if unknown and not nerbert_grid:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
-    if datasets and experiment not in ("nerbert-table2", "nerbert-fig2"):
-        raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further CoNLL folders become "
+    if datasets and not nerbert_grid:
+        raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further datasets become "
                          "columns of nerbert-table2 and curves of nerbert-fig2.")
-    if experiment in ("nerbert-table2", "nerbert-fig2"):
+    if nerbert_grid:
         build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2}
         cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, datasets=datasets, **common)
     elif experiment == "nerbert-fig3":
@@ -406,7 +522,12 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         build = {"crossner-table2": crossner_table2, "crossner-fig2": crossner_fig2, "crossner-fig3": crossner_fig3,
                  "crossner-table4": crossner_table4}
         cells = build[experiment](scale, out, **common)
+    skipped = {**NOT_IMPLEMENTED.get(experiment, {}), **BORROWED.get(experiment, {}),
+               **(CPU_NOT_RUN.get(experiment, {}) if scale == "cpu" else {})}
+    if scale == "cpu":
+        cells = [c for c in cells if c.row not in skipped]
     if rows:
-        cells = select_rows(cells, rows)
+        cells = select_rows(cells, [r for r in rows if r not in skipped])
+        skipped = {r: why for r, why in skipped.items() if r in rows}
     notes = CPU_CUTS if scale == "cpu" else ()
-    return Plan(experiment, scale, cells, model, notes)
+    return Plan(experiment, scale, cells, model, notes, tuple(skipped.items()))

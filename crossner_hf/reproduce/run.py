@@ -40,6 +40,8 @@ def reproduce(args: Any) -> int:
                 nerbert_corpus=args.nerbert_corpus, datasets=args.datasets)
     if args.dry_run:
         print(dry_run_text(grid.cells, out))
+        for row, reason in grid.unplanned:
+            print(f"paper row not planned: {row}: {reason}")
         if grid.notes:
             print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
         return 0
@@ -61,7 +63,8 @@ def reproduce(args: Any) -> int:
                                   slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
                                   slurm_account=args.slurm_account)
         run_grid(grid.cells, out, options)
-    md, _ = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model, notes=grid.notes)
+    md, _ = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model, notes=grid.notes,
+                         unplanned=grid.unplanned)
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)
     if figure is not None:
         logger.info("figure: %s", figure)

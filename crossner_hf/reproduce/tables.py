@@ -1,31 +1,43 @@
 """An experiment's table: our mean ± std per cell from the cells' result files, the paper's figure beside it.
 
-The papers' numbers are transcribed once, with their source, in ``paper_numbers.json`` beside
-this module. A table entry is built only from the result files of done cells
+The papers' numbers are transcribed once, each row with its source line, in ``paper_tables.json``
+(:mod:`.papers`). A table entry is built only from the result files of done cells
 (:func:`~crossner_hf.reproduce.grid.read_score`); a row/column whose cells are not all done
 says what they are (``2/3 seeds``, ``failed``, ``missing input``, ``waiting``), never a partial
-mean presented as complete. Rows the project does not implement appear with the paper's numbers
-and "not implemented".
+mean presented as complete. The average column is given only when every column of the row is
+done. Paper rows no cell plans appear with the paper's numbers and the reason (not implemented,
+taken from another paper, not run at this scale).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from .grid import Cell, grid_status, read_score
+from .papers import number, paper_data, paper_table, source_text
 
 
 def paper_numbers(experiment: str) -> dict:
-    """The transcribed figures of ``experiment`` (``source``, ``columns``, ``rows``, ``our_rows``, ...)."""
-    data = json.loads(resources.files(__package__).joinpath("paper_numbers.json").read_text())
-    return data[experiment]
+    """The transcription ``experiment`` reproduces: ``source`` (title and lines), ``measure``, ``columns``,
+    ``rows`` ({label: {column: number}}); a figure's has no rows (its points are not in the text)."""
+    from .experiments import PAPER_TABLES
+
+    key = PAPER_TABLES[experiment]
+    data = paper_data()
+    if key in data["figures"]:
+        figure = data["figures"][key]
+        return {"source": f"{data['papers'][key.split('/')[0]]['title']}, {key.split('/')[1]} ({figure['source']}); "
+                          "its points are read off a plot, not printed, so none are transcribed", "rows": {},
+                "columns": []}
+    table = paper_table(key)
+    rows = {r["row"]: {c: number(v) for c, v in r["cells"].items()} for r in table["rows"]}
+    return {"source": source_text(key), "measure": table.get("measure", ""), "columns": table["columns"],
+            "rows": rows, "average": table.get("average")}
 
 
 @dataclass
@@ -87,10 +99,15 @@ def _category_records(experiment: str, cells: Sequence[Cell], out: str | Path) -
 
     domains = list(dict.fromkeys(c.column for c in cells if c.score))
     records = []
+    paper = paper_numbers(experiment)["rows"]
 
     def record(row: str, column: str, entry: Entry) -> dict[str, str]:
+        # crossner-table4: the paper's rows are the settings, its columns the categories (002:646-652)
+        theirs = paper.get(column, {}).get(row)
+        diff = f"{entry.mean - theirs:+.2f}" if entry.state == "ok" and entry.mean is not None and theirs is not None \
+            else ""
         return {"row": row, "column": column, "ours": entry.text(), "seeds": str(entry.n),
-                "paper": "not transcribed", "difference": ""}
+                "paper": f"{theirs:.2f}" if theirs is not None else "not in the paper", "difference": diff}
 
     for domain in domains:
         domain_cells = [c for c in cells if c.column == domain or not c.score]
@@ -113,50 +130,75 @@ def _category_records(experiment: str, cells: Sequence[Cell], out: str | Path) -
     return records
 
 
+SILHOUETTE = ("Silhouette of the gold entity types (cosine distance on the full-dimensional last-layer vectors; "
+              "-1..1, higher = tighter, better separated types; the paper draws t-SNE plots and gives no numbers)")
+
 CATEGORY_TABLES = ("crossner-table4", "nerbert-fig3")
 """Experiments whose table is per entity category (the others: rows x domains or x figure points)."""
 
 
-def build_table(experiment: str, cells: Sequence[Cell], out: str | Path) -> list[dict[str, str]]:
-    """The table as rows of strings: ours, the paper's, the difference, seeds; one dict per (row, column)."""
+def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
+                unplanned: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
+    """The table as rows of strings: ours, the paper's, the difference, seeds; one dict per (row, column).
+
+    ``unplanned``: (row, reason) of the paper's rows no cell plans (``Plan.unplanned``), shown with the
+    paper's numbers and the reason. A table with an average column gets ours only when every column
+    of the row is done.
+    """
     if experiment in CATEGORY_TABLES:
         return _category_records(experiment, cells, out)
     paper = paper_numbers(experiment)
     rows, columns, entries = table_entries(cells, out)
     records = []
+
+    def text(value: float | None) -> str:
+        return f"{value:.2f}" if value is not None else "not in the paper"
+
     for row in rows:
-        paper_row = paper["rows"].get(paper["our_rows"].get(row, ""), {})
+        paper_row = paper["rows"].get(row, {})
         for column in columns:
             entry = entries.get((row, column))
             if entry is None:
                 continue
             theirs = paper_row.get(column)
-            diff = f"{entry.mean - theirs:+.2f}" if entry.state == "ok" and theirs is not None else ""
+            diff = f"{entry.mean - theirs:+.2f}" if entry.state == "ok" and entry.mean is not None and \
+                theirs is not None else ""
             records.append({"row": row, "column": column, "ours": entry.text(), "seeds": str(entry.n),
-                            "paper": f"{theirs:.2f}" if theirs is not None else "not transcribed",
-                            "difference": diff})
-    for row in paper.get("not_implemented", []):
-        for column in columns:
+                            "paper": text(theirs) if paper["rows"] else "not transcribed", "difference": diff})
+        if paper.get("average"):
+            row_entries = [entries.get((row, c)) for c in paper["columns"]]
+            complete = all(e is not None and e.state == "ok" and e.mean is not None for e in row_entries)
+            done = sum(1 for e in row_entries if e is not None and e.state == "ok")
+            ours = statistics.fmean(e.mean for e in row_entries) if complete else None
+            theirs = paper_row.get(paper["average"])
+            records.append({"row": row, "column": "average",
+                            "ours": f"{ours:.2f}" if ours is not None else f"incomplete ({done}/{len(row_entries)} "
+                                                                               "columns)",
+                            "seeds": "", "paper": text(theirs),
+                            "difference": f"{ours - theirs:+.2f}" if ours is not None and theirs is not None else ""})
+    for row, reason in unplanned:
+        for column in [*columns, *(["average"] if paper.get("average") else [])]:
             theirs = paper["rows"].get(row, {}).get(column)
-            records.append({"row": row, "column": column, "ours": "not implemented", "seeds": "0",
-                            "paper": f"{theirs:.2f}" if theirs is not None else "not transcribed", "difference": ""})
+            records.append({"row": row, "column": column, "ours": reason, "seeds": "0",
+                            "paper": text(theirs), "difference": ""})
     return records
 
 
 def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, scale: str, model: str,
-                 notes: Sequence[str] = ()) -> tuple[Path, Path]:
+                 notes: Sequence[str] = (), unplanned: Sequence[tuple[str, str]] = ()) -> tuple[Path, Path]:
     """``OUT/table.md`` (ours | paper per column, one line per row) and ``OUT/table.csv``; returns both."""
     from ..outputs import atomic_output
 
     out = Path(out)
-    records = build_table(experiment, cells, out)
+    records = build_table(experiment, cells, out, unplanned)
     paper = paper_numbers(experiment)
     columns = list(dict.fromkeys(r["column"] for r in records))
     by_row: dict[str, dict[str, dict[str, str]]] = {}
     for r in records:
         by_row.setdefault(r["row"], {})[r["column"]] = r
-    measure = paper.get("measure", "Test F1 (%), mean ± standard deviation over seeds")
-    transcribed = bool(paper["rows"])  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
+    measure = SILHOUETTE if experiment == "nerbert-fig3" else "Test F1 (%), mean ± standard deviation over seeds" + (
+        f" (the paper: {paper['measure']})" if paper.get("measure") else "")
+    transcribed = bool(paper["rows"]) or experiment == "crossner-table4"  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
     layout = "each cell: ours / paper (difference)" if transcribed else "ours (the paper gives no numbers here)"
     lines = [f"# {experiment} at scale {scale}", "",
              f"Encoder: `{model}`. {measure}; {layout}. Source: " + paper["source"], ""]

@@ -1,0 +1,1 @@
+"""The paper presets (``--config paper/NAME``); every value is checked against docs/fidelity.md."""
