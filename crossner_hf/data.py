@@ -265,3 +265,77 @@ def load_conll_folder(folder: str | Path, *, strict: bool = True):
     :func:`load_crossner`."""
     path = check_conll_folder(folder)
     return _parsed(path, path.name, conll_folder_labels(path), strict)
+
+
+# ----------------------------------------------------------------------------- any token-classification dataset
+
+SPLIT_ALIASES = {"train": ("train",), "validation": ("validation", "dev", "valid"), "test": ("test",)}
+
+
+def is_conll_folder(source: str | Path) -> bool:
+    """True when ``source`` is a folder holding any of ``train.txt``, ``dev.txt``, ``test.txt`` (then all three
+    are required, see :func:`check_conll_folder`)."""
+    path = Path(source)
+    return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())
+
+
+def target_name(source: str | Path) -> str:
+    """The column / run name of a target source: a folder's name, a Hub id's last part (``tner/btc`` -> ``btc``)."""
+    if is_conll_folder(source):
+        return check_conll_folder(source).resolve().name
+    path = Path(source)
+    if not path.exists() and str(source).startswith(("/", ".", "~")):  # a local path, not a Hub id: say what is wrong
+        check_conll_folder(source)
+    return path.resolve().name if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _hub_splits(source: str | Path):
+    """``load_dataset(source)``'s train / validation / test (``dev`` and ``valid`` accepted for validation)."""
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(source))
+    splits = {}
+    for split, aliases in SPLIT_ALIASES.items():
+        found = next((a for a in aliases if a in loaded), None)
+        if found is None:
+            raise ValueError(f"--dataset_dir {source}: load_dataset gives the splits {list(loaded)}; a {split} split "
+                             f"is needed (named {' or '.join(aliases)}).")
+        splits[split] = loaded[found]
+    for split, ds in splits.items():
+        inner = getattr(ds.features.get("ner_tags"), "feature", None)
+        if "tokens" not in ds.column_names or not hasattr(inner, "names"):
+            raise ValueError(f"--dataset_dir {source}: its {split} split needs a 'tokens' column and a 'ner_tags' "
+                             f"column of ClassLabel tags (it has {ds.features}); rename the columns with "
+                             "Dataset.rename_column or cast ner_tags to ClassLabel.")
+    return splits
+
+
+def target_labels_of(source: str | Path) -> list[str]:
+    """The tag list of a target source: a CoNLL folder's (:func:`conll_folder_labels`) or the ``ner_tags``
+    ClassLabel names of a dataset ``load_dataset`` opens (a Hub id, a local Parquet / JSON / Arrow folder);
+    BIO tags with ``O`` first are required."""
+    if is_conll_folder(source):
+        return conll_folder_labels(source)
+    labels = list(_hub_splits(source)["train"].features["ner_tags"].feature.names)
+    bad = [t for t in labels if t != "O" and t[:2] not in ("B-", "I-")]
+    if bad or not labels or labels[0] != "O":
+        raise ValueError(f"--dataset_dir {source}: its ner_tags are {labels}; BIO tags with 'O' first are needed "
+                         "(convert IOBES or other schemes to BIO first).")
+    return labels
+
+
+def load_target_dataset(source: str | Path, *, strict: bool = True):
+    """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a CoNLL
+    folder (:func:`load_conll_folder`) or any token-classification dataset ``load_dataset`` opens."""
+    from datasets import DatasetDict
+
+    if is_conll_folder(source):
+        return load_conll_folder(source, strict=strict)
+    labels = target_labels_of(source)
+    features = features_for(labels)
+    out = {}
+    for split, ds in _hub_splits(source).items():
+        ds = ds.select_columns(["tokens", "ner_tags"])
+        out[split] = ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
+                            desc=f"{target_name(source)} {split}").select_columns(["id", "tokens", "ner_tags"])
+    return DatasetDict(out)

@@ -45,7 +45,7 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
-from .data import conll_folder_labels, load_conll_folder, load_crossner
+from .data import load_crossner, load_target_dataset, target_labels_of
 from .encoders import resolve_model_path
 from .modeling import record_decoding, record_head
 from .labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
@@ -94,7 +94,7 @@ def source_in_target_space(
 
 
 def load_target(args: CrossNERTrainingArguments, seed: int):
-    data = load_conll_folder(args.dataset_dir) if args.dataset_dir is not None else load_crossner(args.domain,
+    data = load_target_dataset(args.dataset_dir) if args.dataset_dir is not None else load_crossner(args.domain,
                                                                                                   args.data_dir)
     keep = args.few_shot
     if args.few_shot_fraction is not None:
@@ -206,7 +206,7 @@ def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labe
 
 def target_labels(args: CrossNERTrainingArguments) -> list[str]:
     """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
-    return conll_folder_labels(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
+    return target_labels_of(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
 
 
 def head_labels(args: CrossNERTrainingArguments) -> list[str]:

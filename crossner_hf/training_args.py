@@ -40,9 +40,11 @@ class CrossNERTrainingArguments(TrainingArguments):
     dataset_dir: str | None = field(
         default=None,
         metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
-                  "CoNLL format (word<TAB>tag, BIO). Its tags come from a labels.json in it (a list, \"O\" first) "
-                  "or, without one, are O then B-/I- of each type in the order the files first use them; the run "
-                  "is named after the folder (--domain is then not used)."},
+                  "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
+                  "B-/I- of each type in the order the files first use them), or any token-classification dataset "
+                  "load_dataset opens (a Hub id or a local Parquet/JSON folder with train, validation (or dev) and "
+                  "test splits, 'tokens' and ClassLabel BIO 'ner_tags'). The run is named after it (--domain is "
+                  "then not used)."},
     )
     schedule: str = field(
         default="direct",
@@ -171,10 +173,10 @@ class CrossNERTrainingArguments(TrainingArguments):
 
     def __post_init__(self):
         if self.dataset_dir is not None:
-            from .data import check_conll_folder
+            from .data import target_name
 
-            # the folder's name stands for the domain in output names, results.json and the card
-            self.domain = check_conll_folder(self.dataset_dir).resolve().name
+            # the folder's (or Hub id's) name stands for the domain in output names, results.json and the card
+            self.domain = target_name(self.dataset_dir)
         elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
         if self.schedule not in SCHEDULES:

@@ -183,3 +183,25 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
         conll_folder_labels(folder)
     with pytest.raises(ValueError, match="--dataset_dir .*no train.txt, dev.txt, test.txt"):
         CrossNERTrainingArguments(output_dir=str(tmp_path), dataset_dir=str(tmp_path / "nothing"))
+
+
+def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, crossner_data_dir):
+    """A token-classification dataset as load_dataset opens it (here Parquet files in a folder, as a Hub
+    dataset repository holds them): its ClassLabel names are the head, its splits the run's."""
+    from crossner_hf.data import load_crossner, load_target_dataset, target_labels_of
+
+    politics = load_crossner("politics", crossner_data_dir)
+    folder = tmp_path / "hub-style"
+    folder.mkdir()
+    for split, name in (("train", "train"), ("validation", "dev"), ("test", "test")):
+        part = politics[split].select(range(20)).remove_columns("id")
+        part.to_parquet(str(folder / f"{name}.parquet"))
+    labels = target_labels_of(folder)
+    assert labels == politics["train"].features["ner_tags"].feature.names
+    data = load_target_dataset(folder)
+    assert set(data) == {"train", "validation", "test"} and data["test"]["tokens"] == politics["test"]["tokens"][:20]
+    result = run(_args(tiny_bert_dir, tmp_path / "run", dataset_dir=str(folder)))
+    assert result["domain"] == "hub-style" and result["labels"] == labels
+    (folder / "dev.parquet").rename(folder / "holdout.parquet")
+    with pytest.raises(ValueError, match="a validation split is needed"):
+        load_target_dataset(folder)

@@ -34,12 +34,13 @@ class ReproduceArguments:
                 "machine (what it cuts is listed); paper: the paper presets and bert-base-cased.",
         "choices": ["smoke", "cpu", "paper"]})
     domains: list[str] | None = field(default=None, metadata={
-        "help": "Domains (columns) to run (default: the experiment's own: all five for the tables, music for "
-                "crossner-fig2/fig3/table4, politics for nerbert-fig3)."})
+        "help": "Domains (columns) to run (default: the paper's: all five for crossner-table2, music for "
+                "crossner-fig2/fig3/table4, politics for nerbert-fig3, the eleven columns of nerbert-table2 at --scale "
+                "paper (the five CrossNER ones otherwise), the six non-CrossNER ones for nerbert-fig2)."})
     seeds: list[int] | None = field(default=None, metadata={
         "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
     rows: list[str] | None = field(default=None, metadata={
-        "help": "Only these rows (e.g. 'BERT direct' 'DAPT integrated / span masking'), with the cells they "
+        "help": "Only these rows (the paper's labels, e.g. 'direct / w/o DAPT' 'pretrain-finetune / DAPT span / integrated'), with the cells they "
                 "depend on (default: every row)."})
     model: str | None = field(default=None, metadata={
         "help": "Encoder for the BERT rows (default: per scale; smoke makes a tiny random BERT in OUT/tiny-bert)."})
@@ -52,8 +53,10 @@ class ReproduceArguments:
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     datasets: list[str] | None = field(default=None, metadata={
-        "help": "nerbert-table2 and nerbert-fig2: further CoNLL folders (train.txt, dev.txt, test.txt; see `train "
-                "--dataset_dir`), each one more column / curve named after its folder."})
+        "help": "nerbert-table2 and nerbert-fig2: the paper's non-CrossNER columns as NAME=SOURCE (twitter, "
+                "broad_twitter, bionlp13cg, bionlp13pc, finance, defence; SOURCE: a Hub id or a folder load_dataset "
+                "opens, or a CoNLL folder; see `train --dataset_dir`), or further datasets as NAME=SOURCE or a bare "
+                "folder (named after it). At --scale paper a paper column without a source shows 'missing input'."})
     executor: str = field(default="local", metadata={
         "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
         "choices": ["local", "ray", "slurm"]})
