@@ -80,6 +80,12 @@ class DAPTArguments(TrainingArguments):
     block_size: int = field(
         default=512, metadata={"help": "Tokens per packed block (the released code: 512)."}
     )
+    packing: str = field(
+        default="separated",
+        metadata={"help": "separated: a [SEP] between texts, the last block padded (no text lost); release: the "
+                  "texts run on with no separator and the partial last block is dropped, as the CrossNER release's "
+                  "TextDataset (the paper preset).", "choices": ["separated", "release"]},
+    )
     preprocessing_num_workers: int | None = field(
         default=None, metadata={"help": "Processes for tokenisation (datasets.map num_proc)."}
     )
@@ -146,7 +152,7 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
     path = resolve_model_path(args.model_name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForMaskedLM.from_pretrained(path)
-    mode = "line" if args.line_by_line else "packed"
+    mode = "line" if args.line_by_line else ("release" if args.packing == "release" else "packed")
     block = min(args.block_size, tokenizer.model_max_length, model.config.max_position_embeddings)
     with args.main_process_first(desc="tokenizing the corpus"):
         texts = _load_texts(args)

@@ -279,6 +279,24 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     model = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "out")
     assert model.config.num_layers == 2 and model.embed.ngrams.weight.shape[1] == 6
     assert "encoder.lstm.weight_ih_l1_reverse" in model.state_dict()
+    # the vocabulary holds dev and test words as both releases build it (their labels unread) ...
+    from crossner_hf.data import load_crossner
+    from crossner_hf.rnn.vocab import WordCharVocab, normalize
+
+    vocab = WordCharVocab.load(tmp_path / "out")
+    politics = load_crossner("politics", crossner_data_dir)
+    train_words = {normalize(w) for t in politics["train"]["tokens"] for w in t}
+    test_only = {normalize(w) for t in politics["test"]["tokens"] for w in t} - train_words
+    assert test_only and test_only <= set(vocab.words)
+    # ... and train alone with --vocab_splits train; words alone (the "word" row) with --char_ngram_dim 0
+    word = train_bilstm_crf(BiLSTMCRFArguments(
+        architecture="crossner", domain="politics", schedule="target", word_dim=12, hidden_size=8, char_ngram_dim=0,
+        vocab_splits=["train"], output_dir=str(tmp_path / "word"), data_dir=str(crossner_data_dir), max_steps=3,
+        use_cpu=True, seed=1))
+    assert word["steps"] == 3
+    model = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "word")
+    assert model.embed.ngrams is None and model.embed.output_dim == 12
+    assert not test_only & set(WordCharVocab.load(tmp_path / "word").words)
 
 
 def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, crossner_data_dir, monkeypatch):

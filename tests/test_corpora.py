@@ -473,3 +473,16 @@ def test_write_folder_shards_and_push(tmp_path):
     assert loaded["text"][:] == [f"line {i}" for i in range(100) if i % 10 == 7]
     with pytest.raises(ValueError, match="Config name"):
         write_hub_dataset_folder({"a b": ds}, tmp_path / "g", {}, "")
+
+
+def test_release_packing_runs_texts_on_and_drops_the_partial_block():
+    """--packing release: the CrossNER release's TextDataset (one stream, no separator, tail dropped)."""
+    from crossner_hf.corpora.text import pack_sequences
+
+    texts = [[7, 8, 9], [5, 6], [4, 3, 11, 12]]
+    ours = pack_sequences(texts, block_size=5, cls_id=1, sep_id=2, pad_id=0)["input_ids"]
+    release = pack_sequences(texts, block_size=5, cls_id=1, sep_id=2, pad_id=0, release=True)["input_ids"]
+    assert release == [[1, 7, 8, 9, 2], [1, 5, 6, 4, 2], [1, 3, 11, 12, 2]]
+    assert ours == [[1, 7, 8, 9, 2], [1, 5, 6, 2, 2], [1, 4, 3, 11, 2], [1, 12, 2, 0, 0]]
+    stream = [t for text in texts for t in text]
+    assert [t for block in release for t in block[1:-1]] == stream[: len(stream) // 3 * 3]

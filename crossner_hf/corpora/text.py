@@ -5,10 +5,12 @@ A corpus is a set of text files with one sentence or paragraph a line (like the 
 ``text`` column (blank lines dropped); ``tokenize_corpus`` turns it into model inputs,
 either
 
-* ``mode="packed"`` (as the released CrossNER code): texts are joined into one token
-  stream with a separator between texts and cut into blocks of exactly ``block_size``
-  tokens, each ``[CLS] ... [SEP]``. A text may run on into the next block. Only the last
-  block of each packing batch is padded (``attention_mask`` 0), so no text is lost;
+* ``mode="packed"`` (this project's): texts are joined into one token stream with a
+  separator between texts and cut into blocks of exactly ``block_size`` tokens, each
+  ``[CLS] ... [SEP]``. A text may run on into the next block. Only the last block of each
+  packing batch is padded (``attention_mask`` 0), so no text is lost;
+* ``mode="release"`` (the CrossNER release's ``TextDataset``): the same blocks, but the
+  texts run on with no separator and the partial last block is dropped;
 * ``mode="line"``: one example per text, ``[CLS] text [SEP]`` truncated to ``block_size``
   and not padded (the collator pads).
 
@@ -118,8 +120,12 @@ def pack_sequences(
     sep_id: int,
     pad_id: int | None,
     word_ids: Sequence[Sequence[int]] | None = None,
+    release: bool = False,
 ) -> dict[str, list[list[int]]]:
     """Pack token sequences (no special tokens) into ``[CLS] ... [SEP]`` blocks of ``block_size``.
+
+    ``release=True`` packs as the CrossNER release's ``TextDataset`` (transformers 3.0.2): the texts
+    run on with no separator between them and the last, partial block is dropped.
 
     Texts are separated by ``sep_id``. Only the last block is padded (with ``pad_id``);
     every other block is full, so a separator can be a block's last content token
@@ -163,7 +169,7 @@ def pack_sequences(
     for number, ids in enumerate(sequences):
         if not ids:
             continue
-        if buf:
+        if buf and not release:
             # buf is never full here (full buffers are flushed at once), so the separator fits.
             buf.append(sep_id)
             buf_special.append(1)
@@ -186,7 +192,7 @@ def pack_sequences(
             pos += take
             if len(buf) == capacity:
                 flush()
-    if buf:
+    if buf and not release:
         flush()
     return blocks
 
@@ -195,7 +201,7 @@ def tokenize_corpus(
     dataset: Dataset,
     tokenizer: Any,
     *,
-    mode: Literal["packed", "line"] = "packed",
+    mode: Literal["packed", "release", "line"] = "packed",
     block_size: int = 512,
     num_proc: int | None = None,
     text_column: str = "text",
@@ -218,8 +224,9 @@ def tokenize_corpus(
         pack_batch_size: tokenised texts per packing batch; each packing batch pads its
             last block, so larger batches waste fewer positions.
     """
-    if mode not in ("packed", "line"):
-        raise ValueError(f"tokenize_corpus: mode={mode!r} is not 'packed' or 'line'.")
+    if mode not in ("packed", "release", "line"):
+        raise ValueError(f"tokenize_corpus: mode={mode!r} is not 'packed', 'release' or 'line' (release: packed as "
+                         "the CrossNER release, no separator between texts, the partial last block dropped).")
     if text_column not in dataset.column_names:
         raise ValueError(
             f"tokenize_corpus: the dataset has columns {dataset.column_names} but no "
@@ -263,10 +270,12 @@ def tokenize_corpus(
             cls_id=cls_id,
             sep_id=sep_id,
             pad_id=pad_id,
+            release=mode == "release",
         )
 
     packed = _map_batches(tokenized, pack, pack_batch_size, num_proc,
-                          ["tokenize_corpus/pack/v1", block_size, pack_batch_size], f"Packing into blocks of {block_size}")
+                          ["tokenize_corpus/pack/v1", block_size, pack_batch_size, mode],
+                          f"Packing into blocks of {block_size}")
     logger.info("Packed %d texts into %d blocks of %d tokens.", len(dataset), len(packed), block_size)
     return packed
 

@@ -57,11 +57,15 @@ class WordNgramEmbedding(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.words = nn.Embedding(config.vocab_size, config.word_dim, padding_idx=0)
-        self.ngrams = nn.Embedding(config.vocab_size, config.char_ngram_dim, padding_idx=0)
+        # char_ngram_dim 0: words alone (CrossNER Table 2's "BiLSTM-CRF (word)" row, 002:504)
+        self.ngrams = nn.Embedding(config.vocab_size, config.char_ngram_dim, padding_idx=0) \
+            if config.char_ngram_dim > 0 else None
         self.dropout = nn.Dropout(config.dropout)
         self.output_dim = config.word_dim + config.char_ngram_dim
 
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor | None = None) -> torch.Tensor:
+        if self.ngrams is None:
+            return self.dropout(self.words(word_ids))
         return self.dropout(torch.cat([self.words(word_ids), self.ngrams(word_ids)], dim=-1))
 
 

@@ -46,6 +46,11 @@ class RNNTaggerArguments:
                                                               "crossner 256)."})
     dropout: float = field(default=0.5, metadata={"help": "Dropout on characters, word representations, LSTM output."})
     min_count: int = field(default=2, metadata={"help": "LM-text words seen more than this many times join the vocabulary."})
+    vocab_splits: list[str] = field(default_factory=lambda: ["train", "validation", "test"], metadata={
+        "help": "Labeled splits (target, and CoNLL-2003 where it is trained on) whose words join the vocabulary: "
+                "train, validation and test as both releases (every test word keeps its pre-trained vector; its "
+                "labels are never read), or train alone (words seen only in dev/test become <unk>).",
+        "choices": ["train", "validation", "test"]})
     num_train_epochs: int | None = field(default=None, metadata={"help": "Maximum epochs (default: 100, the CDLM "
                                                                   "release; crossner 300)."})
     early_stopping_patience: int | None = field(default=None, metadata={
@@ -107,7 +112,8 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
     char_ngram_vectors: str | None = field(default=None, metadata={
         "help": "crossner: a file of character n-gram vectors ('2gram-#BEGIN#a v1 ... v100' lines: torchtext's "
                 "CharNGram, Hashimoto et al. 2017); default: random vectors."})
-    char_ngram_dim: int = field(default=100, metadata={"help": "crossner: size of the character n-gram embedding."})
+    char_ngram_dim: int = field(default=100, metadata={
+        "help": "crossner: size of the character n-gram embedding; 0: words alone (CrossNER's 'BiLSTM-CRF (word)' row)."})
 
     def __post_init__(self):
         shape = ARCHITECTURES[self.architecture]
@@ -115,6 +121,9 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
         self._fill(BILSTM_TRAINING[self.architecture])
         if self.char_ngram_vectors and self.architecture != "crossner":
             raise ValueError("--char_ngram_vectors belongs to --architecture crossner (lample uses a character CNN).")
+        if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
+            raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
+                             "without --char_ngram_vectors.")
 
 
 # CDLM loss weights in our order (LM-source, NER-source, LM-target, NER-target), from the two releases
@@ -192,6 +201,12 @@ def _text_file_examples(paths: list[str]) -> list[Example]:
     return out
 
 
+def _split_words(args, *datasets) -> list[list[str]]:
+    """The words of the ``--vocab_splits`` other than train of each ``DatasetDict`` (train words come with the data)."""
+    return [list(t) for data in datasets for split in args.vocab_splits if split != "train"
+            for t in data[split]["tokens"]]
+
+
 def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
     """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
     release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
@@ -246,8 +261,11 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         train_stream = source + train * args.oversample_factor  # references repeated; the sentences are not copied
     else:
         train_stream = train
-    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] if args.schedule == "joint"
-                                        else [e.tokens for e in train], [], uniform_init=args.architecture == "lample")
+    held_out = _split_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if args.schedule == "joint"
+                                            else []))
+    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] + held_out if args.schedule == "joint"
+                                        else [e.tokens for e in train] + held_out, [],
+                                        uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     config = BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                              char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -257,7 +275,7 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                              id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
     model = BiLSTMCRFForTokenClassification(config)
     model.embed.words.weight.data.copy_(vectors)
-    if config.char_encoder == "ngram":
+    if config.char_encoder == "ngram" and args.char_ngram_dim > 0:
         model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
                                                                      args.char_ngram_dim, seed=args.seed))
     stream = Stream(train_stream, args.batch_size, args.seed)
@@ -293,7 +311,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     else:
         target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
     target_ner = [] if zero_shot else _examples(target["train"])
-    ner_words = [e.tokens for e in source_ner + target_ner]
+    ner_words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
     vocab, vectors = _vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
     src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), labels_for(args.domain)
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
