@@ -36,6 +36,58 @@ def _value(text: str):
     return value
 
 
+CITATION = re.compile(r"\b00[0-4]:\d+|\b000@\d+")
+RELEASE_FILE = re.compile(r"`[\w./-]+\.(py|config|sh|md)(:[\d-]+)?`|`[\w-]+/[\w./-]*`")
+
+
+def ledger_rows() -> list[tuple[str, list[str]]]:
+    """(section, cells) of every row of the ledger's tables (those whose last column is "preset")."""
+    rows, section, in_table = [], "", False
+    for line in LEDGER.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            section = line[3:]
+        if not line.startswith("|"):
+            in_table = False
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| item"):
+            in_table = cells[-1] == "preset"
+            continue
+        if in_table and not line.startswith("|---"):
+            rows.append((section, cells))
+    return rows
+
+
+def cited(cells: list[str]) -> bool:
+    """A row cites the paper (FILE:line, 000@offset) or, where the paper is silent, names the release's file."""
+    paper, release = cells[1], cells[2]
+    return bool(CITATION.search(paper)) or (paper.startswith("— (silent") and bool(RELEASE_FILE.search(release)))
+
+
+def test_every_ledger_row_cites_the_paper_or_the_release():
+    rows = ledger_rows()
+    assert len(rows) > 60 and {s for s, _ in rows} == {"CrossNER (Liu et al., AAAI 2021)", "NER-BERT (Liu et al., 2021)",
+                                                       "Cross-domain LM, CDLM (Jia, Liang & Zhang, ACL 2019)"}
+    missing = [cells[0] for _, cells in rows if not cited(cells)]
+    assert not missing, f"docs/fidelity.md rows without a citation (FILE:line or the release's file): {missing}"
+    assert {cells[4] for _, cells in rows} <= {"exact", "documented choice", "gap"}
+    # the check can fail: a row that only says "the paper says so"
+    assert not cited(["optimiser", "Adam, as the paper says", "not released", "Adam", "exact", ""])
+    assert not cited(["optimiser", "— (silent)", "the release's defaults", "Adam", "exact", ""])
+
+
+def test_every_cited_line_exists_in_the_papers():
+    papers = ROOT.parent / "shared" / "papers"
+    if not papers.is_dir():
+        pytest.skip("needs ../shared/papers")
+    lengths = {p.name[:3]: p.read_text(encoding="utf-8") for p in papers.glob("00?_*.txt")}
+    for _, cells in ledger_rows():
+        for ref in re.findall(r"\b(00[0-4])([:@])(\d+)", cells[1]):
+            text = lengths[ref[0]]
+            limit = len(text) if ref[1] == "@" else text.count("\n") + 1
+            assert 0 < int(ref[2]) <= limit, (cells[0], ref)
+
+
 def ledger_checks() -> list[tuple[str, str, object]]:
     """(preset, flag, value) for every check in the ledger's tables."""
     checks = []

@@ -416,8 +416,9 @@ def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, co
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "fig2"
-    proc = _reproduce(["crossner-fig2", "--scale", "smoke", "--domains", "politics", "--rows", "pretrain-finetune / span masking",
-                       "--model", tiny_bert_dir, "--corpora", corpora, "--output_dir", out], tmp_path, crossner_data_dir)
+    proc = _reproduce(["crossner-fig2", "--scale", "smoke", "--domains", "politics", "--rows",
+                       "pretrain-finetune / span masking", "--model", tiny_bert_dir, "--corpora", corpora,
+                       "--output_dir", out], tmp_path, crossner_data_dir)
     stdout, stderr = proc.communicate(timeout=900)
     assert proc.returncode == 0, stderr[-3000:]
     grid = plan("crossner-fig2", "smoke", out, domains=["politics"], model=tiny_bert_dir, corpora=str(corpora),
@@ -425,8 +426,9 @@ def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, co
     texts = {}
     for cell in grid.cells:
         if cell.command == "dapt":
-            texts[cell.column] = json.loads((cell.folder(out) / "dapt_results.json").read_text())["n_texts"]
-    assert texts == {"10": 6, "25": 15}  # of the fixture's 60 sentences
+            texts[cell.name] = json.loads((cell.folder(out) / "dapt_results.json").read_text())["n_texts"]
+    # of the fixture's 60 sentences; one DAPT run per share, whichever panels fine-tune from it
+    assert texts == {"politics/dapt-integrated-span-10pct": 6, "politics/dapt-integrated-span-25pct": 15}
     records = {r["column"]: r["ours"] for r in build_table("crossner-fig2", grid.cells, out)}
     for cell in grid.cells:
         if cell.score:
