@@ -87,7 +87,14 @@ def test_paper_scale_plan_is_the_papers_table(experiment, tmp_path):
         assert len(users) == len({(c.row, c.column, c.seed) for c in users}) > 1
 
 
-def test_table2_plan_counts_and_paper_settings(tmp_path):
+def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
+    from crossner_hf.cli import main
+
+    assert main(["reproduce", "crossner-table2", "--scale", "paper", "--output_dir", str(tmp_path / "t2"),
+                 "--dry_run"]) == 0
+    printed = capsys.readouterr().out
+    assert "440 cells" in printed and printed.count("paper row not planned:") == 4
+    assert "crossner-hf dapt --config paper/crossner_dapt" in printed
     grid = plan("crossner-table2", "paper", tmp_path)
     # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 3 baseline rows x 3 seeds
     assert len(grid.cells) == 5 * (7 + 24 * 3 + 3 * 3)
