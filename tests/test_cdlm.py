@@ -133,6 +133,12 @@ def test_save_load_round_trip_gives_identical_predictions(tmp_path, kind):
     again = type(model).from_pretrained(tmp_path).eval()
     assert again.decode(words, chars, mask) == before
     assert (tmp_path / "model.safetensors").is_file()
+    # registered with the Auto classes, as every transformers model is
+    from transformers import AutoConfig, AutoModelForTokenClassification
+
+    assert type(AutoConfig.from_pretrained(tmp_path)) is type(model.config)
+    auto = AutoModelForTokenClassification.from_pretrained(tmp_path).eval()
+    assert type(auto) is type(model) and auto.decode(words, chars, mask) == before
 
 
 def _small(cls, tmp_path, crossner_data_dir, **kw):

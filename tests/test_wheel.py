@@ -9,6 +9,7 @@ from a temporary folder, so nothing of the source tree can be imported or read b
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 def installed(tmp_path_factory) -> dict:
     """A fresh environment with the wheel of this checkout installed: its bin folder and environment."""
     work = tmp_path_factory.mktemp("wheel")
+    # build from a copy: setuptools leaves build/ behind, and a stale build/lib would be packed into the wheel
+    source = work / "src"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", "build", "dist", ".git", "*.egg-info",
+                                                                 "__pycache__", ".pytest_cache"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            "-w", str(work / "dist"), str(ROOT)], capture_output=True, text=True)
+                            "-w", str(work / "dist"), str(source)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr[-3000:]
     (wheel,) = (work / "dist").glob("crossner_hf-*.whl")
     env_dir = work / "env"
@@ -79,3 +84,18 @@ def test_the_installed_wheel_runs_every_command_outside_the_checkout(installed, 
                              cwd=installed["cwd"], env=env, capture_output=True, text=True, timeout=900)
     assert predict.returncode == 0, predict.stderr[-3000:]
     assert "f1" in (predict.stdout + predict.stderr).lower()
+
+
+def test_setup_cfg_lists_every_package_of_the_tree():
+    """A subpackage missing from setup.cfg is missing from the wheel (as crossner_hf.reproduce once was)."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    listed = set(config["options"]["packages"].split())
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "crossner_hf").rglob("__init__.py")}
+    assert found - listed == set(), f"setup.cfg [options] packages lacks {sorted(found - listed)}"
+    mapped = dict(line.split(" = ") for line in config["options"]["package_dir"].strip().splitlines())
+    assert {"crossner_hf.model_cards", "crossner_hf.presets", "crossner_hf.presets.paper"} <= listed & set(mapped)
+    for package, folder in mapped.items():
+        assert (ROOT / folder / "__init__.py").is_file(), package

@@ -3,5 +3,6 @@
 - :mod:`.grid`: a cell (one run of a ``crossner-hf`` command in its own folder), its status, running it
 - :mod:`.experiments`: the experiments' cells at the ``smoke`` / ``cpu`` / ``paper`` scales
 - :mod:`.executors`: local, Ray and Slurm (submitit) execution with dependencies and resume
-- :mod:`.tables`: our numbers beside the papers' (``paper_numbers.json``), as Markdown and CSV
+- :mod:`.papers`: the papers' tables as package data (``paper_tables.json``, each row with its source line)
+- :mod:`.tables`: our numbers beside the papers', as Markdown and CSV
 """

@@ -17,6 +17,20 @@ from .cdlm import CDLMConfig, CDLMForTokenClassification, ParameterGenerator
 from .crf import CRF
 from .vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
 
+
+def _register_auto_classes() -> None:
+    """``AutoConfig`` / ``AutoModelForTokenClassification`` load a saved BiLSTM-CRF or CDLM folder once
+    ``crossner_hf.rnn`` is imported, as they load any transformers model (the word vocabulary is beside it:
+    :class:`WordCharVocab`, and :mod:`.predict` tags with both)."""
+    from transformers import AutoConfig, AutoModelForTokenClassification
+
+    for config, model in ((BiLSTMCRFConfig, BiLSTMCRFForTokenClassification), (CDLMConfig, CDLMForTokenClassification)):
+        AutoConfig.register(config.model_type, config, exist_ok=True)
+        AutoModelForTokenClassification.register(config, model, exist_ok=True)
+
+
+_register_auto_classes()
+
 __all__ = ["ARCHITECTURES", "CRF", "BiLSTMCRFConfig", "BiLSTMCRFForTokenClassification", "CDLMConfig",
            "CDLMForTokenClassification", "ParameterGenerator", "WordCharVocab", "load_char_ngram_vectors",
            "load_word_vectors"]
