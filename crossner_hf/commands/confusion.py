@@ -113,20 +113,18 @@ def main(args: ConfusionArguments) -> int:
 def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
     from ..conll import write_conll
     from ..data import load_crossner
-    from ..inference import load_token_classifier, predict_tags
-    from ..modeling import model_decoding
+    from ..tagger import Tagger
 
     data = load_crossner(args.config, args.data_dir)[args.split]
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])
     gold = [[names[i] for i in row] for row in data["ner_tags"]]
-    model, tokenizer = load_token_classifier(args.model, device=args.device)
-    pred = predict_tags(model, tokenizer, tokens, decoding=args.decoding, batch_size=args.batch_size,
-                        progress=len(tokens) > 200)
+    tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding)  # any trained folder
+    pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     out.mkdir(parents=True, exist_ok=True)
     # the same columns as `predict --conll`, so the table can be redrawn with --predictions and no model
     write_conll(out / "predictions.conll", [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(tokens, gold, pred)],
                 columns=("tokens", "gold", "pred"))
     source = {"model": args.model, "config": args.config, "split": args.split,
-              "decoding": model_decoding(model, args.decoding)}
+              "decoding": tagger.decoding}
     return gold, pred, source

@@ -53,9 +53,8 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: ReportArguments) -> int:
     from ..data import load_crossner
-    from ..inference import load_token_classifier, predict_tags
-    from ..modeling import model_decoding
     from ..report import write_report
+    from ..tagger import Tagger
 
     from ..outputs import check_writable
 
@@ -67,14 +66,13 @@ def main(args: ReportArguments) -> int:
         return [[names[i] for i in row] for row in data[split]["ner_tags"]]
 
     tokens = list(data[args.split]["tokens"])
-    model, tokenizer = load_token_classifier(args.model)
-    pred = predict_tags(model, tokenizer, tokens, decoding=args.decoding, batch_size=args.batch_size,
-                        progress=len(tokens) > 200)
+    # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.tagger)
+    tagger = Tagger.from_pretrained(args.model, decoding=args.decoding)
+    pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     other = None
     if args.compare:
-        other_model, other_tokenizer = load_token_classifier(args.compare)
-        other = predict_tags(other_model, other_tokenizer, tokens, decoding=args.decoding,
-                             batch_size=args.batch_size, progress=len(tokens) > 200)
+        other = Tagger.from_pretrained(args.compare, decoding=args.decoding).tag(
+            tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     suspects = [(words, t, f"{split} {i}") for split in data for i, (words, t) in
                 enumerate(zip(data[split]["tokens"], tags(split)))]
     path = write_report(
@@ -83,7 +81,7 @@ def main(args: ReportArguments) -> int:
         train_tags=tags("train") if args.split != "train" else None,
         compare_pred=other, compare_name=Path(args.compare).name if args.compare else "other model",
         suspect_sentences=suspects, model_name=Path(args.model).name, config=args.config, split=args.split,
-        decoding=model_decoding(model, args.decoding), n_boot=args.n_boot, seed=args.seed,
+        decoding=tagger.decoding, n_boot=args.n_boot, seed=args.seed,
     )
     print(path)
     return 0

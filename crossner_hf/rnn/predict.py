@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..tagger import Tagger
+
 RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm")
 
 
@@ -24,8 +26,10 @@ def is_rnn_folder(path: str | Path) -> bool:
     return json.loads(config.read_text(encoding="utf-8")).get("model_type") in RNN_MODEL_TYPES
 
 
-class RNNTagger:
+class RNNTagger(Tagger):
     """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments)."""
+
+    decoding = "crf-viterbi"
 
     def __init__(self, folder: str | Path, device: str | None = None):
         from .bilstm_crf import BiLSTMCRFForTokenClassification
@@ -46,7 +50,8 @@ class RNNTagger:
         # the tags a gold file for this model holds (zero-shot CDLM: the target's, while it predicts the source's)
         self.gold_labels = list(tagging.get("gold_labels") or self.labels)
 
-    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[list[str]]:
+    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
+            ) -> list[list[str]]:
         from .training import decode_sentences
 
         return decode_sentences(self.model, self.vocab, sentences, self.labels, self.decode_kwargs, batch_size)
