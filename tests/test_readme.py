@@ -1,6 +1,6 @@
-"""Every shell command in the README runs: offline variants with a tiny model and tiny budgets.
+"""Every shell command in the README and the docs pages runs: offline variants with a tiny model and tiny budgets.
 
-The README's ```bash blocks are parsed; each command is run in order in one working folder
+The ```bash blocks of the README and then of :data:`DOC_PAGES` (in that order) are parsed; each command is run in order in one working folder
 (so `predict` finds the model `train` wrote) after these substitutions, and nothing else:
 model names -> a tiny random BERT, `../shared/data/crossner` -> the shared data, files of the
 repository (`trainer_recipes/configs/...`) -> their absolute paths, `corpus.txt`
@@ -33,8 +33,22 @@ ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", 
                   "--dynamo_backend", "no"]
 
 
+DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inference.md", "docs/pretraining.md",
+             "docs/corpora.md", "docs/reproduction.md")
+"""The pages whose commands run, in this order (later pages use what earlier ones wrote)."""
+
+
+def test_every_docs_page_with_commands_is_run():
+    pages = {p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").glob("*.md") if "```bash" in p.read_text()}
+    assert pages <= set(DOC_PAGES), f"docs pages with commands the test does not run: {pages - set(DOC_PAGES)}"
+
+
+def readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S)
+
+
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "\n".join((ROOT / page).read_text(encoding="utf-8") for page in DOC_PAGES)
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -123,3 +137,9 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived
     assert ran == len([c for c in readme_commands() if not c.startswith(("bash ", "export "))])
+    # the README's Python example runs too, in the same folder (it tags with the model the commands trained)
+    for block in readme_python_blocks():
+        res = subprocess.run([sys.executable, "-c", block.replace("outputs/politics-direct", str(
+            tmp_path / "outputs" / "politics-direct"))], cwd=tmp_path, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert res.returncode == 0, f"README Python example failed:\n{block}\n{res.stderr[-3000:]}"

@@ -52,13 +52,13 @@ def test_iter_pages_reads_titles_ids_namespaces_redirects(sample_pages):
 
 
 def test_readme_counts_table_is_the_sample_build(sample_corpus):
-    """The per-step counts the README shows for the sample dump are what the builder reports on it (the
-    train / validation rows merged into one, as the README prints them)."""
+    """The per-step counts docs/corpora.md shows for the sample dump are what the builder reports on it (the
+    train / validation rows merged into one, as the page prints them)."""
     steps = json.loads((sample_corpus / "report.json").read_text())["steps"]
     keys = ("sentences", "tokens", "entities", "categories", "entity_mentions")
     *before, train, validation = steps
     expected = [[f"{s[k]:,}" for k in keys] for s in before] + [[f"{train[k]:,} / {validation[k]:,}" for k in keys]]
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "corpora.md").read_text()
     table = readme[readme.index("the corpus steps count:"):].split("\n\n")[1]
     rows = [line.strip() for line in table.splitlines() if line.strip().startswith("| ")][1:]  # not the header
     assert [[c.strip() for c in row.strip("|").split("|")][1:] for row in rows] == expected
