@@ -21,13 +21,16 @@ from typing import Any
 
 
 class Tagger:
-    """What every tagger offers: ``labels``, ``decoding``, ``tag`` and ``tag_texts``."""
+    """What every tagger offers: ``labels``, ``decoding``, ``tag`` and ``tag_texts``.
+
+    :class:`TransformerTagger` subclasses it; :class:`crossner_hf.rnn.predict.RNNTagger` has the same
+    attributes and methods without importing this module (it lives in a lower layer)."""
 
     labels: list[str]
     decoding: str
 
     @staticmethod
-    def from_pretrained(path: str | Path, *, device: str | None = None, decoding: str | None = None) -> Tagger:
+    def from_pretrained(path: str | Path, *, device: str | None = None, decoding: str | None = None) -> Any:
         """The tagger of a trained folder; ``decoding`` overrides a transformer model's recorded one (a CRF
         model always decodes with Viterbi: overriding it is refused)."""
         from .rnn.predict import RNNTagger, is_rnn_folder

@@ -37,10 +37,11 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
-from datasets import Dataset, DatasetDict, Features, List, Value, concatenate_datasets
+from datasets import Dataset, DatasetDict, concatenate_datasets
 from datasets.fingerprint import Hasher
 
 from ..labels import DOMAINS, entity_types
+from ..wikipedia.domains import mention_features
 from .matcher import EntityMatcher, EntityMention
 
 logger = logging.getLogger(__name__)
@@ -50,23 +51,8 @@ MentionFn = Callable[[list[str]], list[list[EntityMention]]]
 
 LEVELS: tuple[str, ...] = ("domain", "entity", "task", "integrated")
 
-MENTION_FEATURES = Features(
-    {
-        "text": Value("string"),
-        "idx": Value("int64"),
-        "n_mentions": Value("int32"),
-        "types": List(Value("string")),
-        "mentions": List(
-            {
-                "start": Value("int32"),
-                "end": Value("int32"),
-                "surface": Value("string"),
-                "type": Value("string"),
-            }
-        ),
-    }
-)
-
+MENTION_FEATURES = mention_features()
+"""The mention table's columns (one home: :func:`crossner_hf.wikipedia.domains.mention_features`)."""
 
 def specialised_types(domain: str, domains: Sequence[str] = DOMAINS) -> list[str]:
     """Entity types of ``domain`` that no other domain of ``domains`` has, in label-list order.

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..tagger import Tagger
-
 RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm")
 
 
@@ -26,8 +24,11 @@ def is_rnn_folder(path: str | Path) -> bool:
     return json.loads(config.read_text(encoding="utf-8")).get("model_type") in RNN_MODEL_TYPES
 
 
-class RNNTagger(Tagger):
-    """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments)."""
+class RNNTagger:
+    """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments).
+
+    It has the :class:`crossner_hf.tagger.Tagger` interface (this module sits below that one, so it
+    does not import it): ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF or CDLM folder."""
 
     decoding = "crf-viterbi"
 

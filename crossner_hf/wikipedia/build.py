@@ -26,12 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .executors import EXECUTORS
 
 logger = logging.getLogger(__name__)
 
-
-EXECUTORS = ("local", "ray", "slurm")
-"""datatrove executors the builders run on (:mod:`.pipeline` builds them)."""
 
 @dataclass
 class WikipediaSourceArguments:

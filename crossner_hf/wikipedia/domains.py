@@ -34,9 +34,21 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..labels import DOMAINS
-
 logger = logging.getLogger(__name__)
+
+
+def mention_features():
+    """The ``datasets.Features`` of a mention table: a text, its index, its entity mentions (character
+    offsets, surface, type) and their types. The domain corpora are written in it and the DAPT corpus
+    levels (:mod:`crossner_hf.corpora.levels`) read it."""
+    from datasets import Features, List, Value
+
+    return Features({
+        "text": Value("string"), "idx": Value("int64"), "n_mentions": Value("int32"), "types": List(Value("string")),
+        "mentions": List({"start": Value("int32"), "end": Value("int32"), "surface": Value("string"),
+                          "type": Value("string")}),
+    })
+
 
 SEED_CATEGORIES: dict[str, tuple[str, ...]] = {
     "politics": ("Politics", "Political organizations", "Political culture", "Elections", "Political parties",
@@ -200,7 +212,6 @@ def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str],
     import pyarrow.parquet as pq
     from datasets import Dataset
 
-    from ..corpora.levels import MENTION_FEATURES
 
     shards = sorted(str(path) for path in Path(typed_dir).glob("*.parquet"))
     offsets, total = [], 0
@@ -232,5 +243,5 @@ def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str],
                     idx += 1
 
     num_proc = min(workers, len(shards)) if workers > 1 and len(shards) > 1 else None
-    return Dataset.from_generator(rows, features=MENTION_FEATURES, cache_dir=cache_dir, num_proc=num_proc,
+    return Dataset.from_generator(rows, features=mention_features(), cache_dir=cache_dir, num_proc=num_proc,
                                   gen_kwargs={"shards": shards, "offsets": offsets})
