@@ -54,7 +54,7 @@ CPU_CUTS = (
     "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
     "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps",
-    "CDLM (Jia, Liang and Zhang 2019): not run (CPU_NOT_RUN says why)",
+    "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)",
     "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
     "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
 )

@@ -179,7 +179,8 @@ def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
     for row, reason in unplanned:
         for column in [*columns, *(["average"] if paper.get("average") else [])]:
             theirs = paper["rows"].get(row, {}).get(column)
-            records.append({"row": row, "column": column, "ours": reason, "seeds": "0",
+            # the cell says what (the text before the reason's colon); the table's notes give the whole reason
+            records.append({"row": row, "column": column, "ours": reason.split(":")[0], "seeds": "0",
                             "paper": text(theirs), "difference": ""})
     return records
 
@@ -213,6 +214,8 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
             diff = f" ({r['difference']})" if r["difference"] else ""
             cells_text.append(f"{r['ours']} / {r['paper']}{diff}" if transcribed else r["ours"])
         lines.append(f"| {row} | " + " | ".join(cells_text) + " |")
+    if unplanned:
+        lines += ["", "The paper's rows not run here:", ""] + [f"- {row}: {reason}" for row, reason in unplanned]
     if notes:
         lines += ["", "What this scale cuts against the paper:", ""] + [f"- {n}" for n in notes]
     md, csv_path = out / "table.md", out / "table.csv"
