@@ -327,7 +327,8 @@ def write_rnn_model_card(out: str | Path, results: Mapping[str, Any], cdlm: bool
     from huggingface_hub import EvalResult, ModelCardData
 
     args = results["args"]
-    name = "CDLM" if cdlm else "BiLSTM-CRF"
+    coach = args.get("architecture") == "coach"
+    name = "CDLM" if cdlm else "Coach" if coach else "BiLSTM-CRF"
     mode = args.get("mode") or args.get("schedule")
     f1 = round(100 * results["test"]["overall_f1"], 2)
     evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
@@ -337,10 +338,12 @@ def write_rnn_model_card(out: str | Path, results: Mapping[str, Any], cdlm: bool
                          tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
                          model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
     values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}",
-              "paper": "Jia, Liang & Zhang, ACL 2019" if cdlm else (
-                  "the CrossNER paper's baseline" if args.get("architecture") == "crossner" else "Lample et al. 2016"),
+              "paper": "Jia, Liang & Zhang, ACL 2019" if cdlm else "Liu et al., ACL 2020, as the CrossNER paper ran it"
+              if coach else ("the CrossNER paper's baseline" if args.get("architecture") == "crossner"
+                             else "Lample et al. 2016"),
               "best_epoch": results["best_epoch"], "epochs": results["epochs"],
               "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
-              "class_name": "CDLMForTokenClassification" if cdlm else "BiLSTMCRFForTokenClassification",
+              "class_name": "CDLMForTokenClassification" if cdlm else "CoachForTokenClassification" if coach
+              else "BiLSTMCRFForTokenClassification",
               "citations": ["cdlm", "crossner"] if cdlm else ["crossner"]}
     return write_model_card(out, data, render("rnn_model", values))

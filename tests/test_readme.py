@@ -33,8 +33,8 @@ ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", 
                   "--dynamo_backend", "no"]
 
 
-DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inference.md", "docs/pretraining.md",
-             "docs/corpora.md", "docs/reproduction.md")
+DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inference.md", "docs/corpora.md",
+             "docs/pretraining.md", "docs/reproduction.md")
 """The pages whose commands run, in this order (later pages use what earlier ones wrote)."""
 
 

@@ -4,6 +4,8 @@
   Lample et al. 2016 / NCRF++; ``crossner``: the CrossNER paper's baseline).
 - :mod:`.cdlm`: ``CDLMForTokenClassification`` (Jia, Liang & Zhang, ACL 2019): the BiLSTM's
   weights come from a parameter generation network per (domain, task).
+- :mod:`.coach`: ``CoachForTokenClassification`` (Liu et al., ACL 2020, as CrossNER ran it): type-free
+  O/B/I detection, then each span typed against fixed type vectors.
 - :mod:`.layers`: word representations, the padded (stacked) BiLSTM, the CRF loss.
 - :mod:`.sampled_softmax`: the LM's sampled softmax with distinct log-uniform negatives.
 - :mod:`.crf`: batched linear-chain CRF (forward algorithm, Viterbi).
@@ -14,6 +16,7 @@
 
 from .bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from .cdlm import CDLMConfig, CDLMForTokenClassification, ParameterGenerator
+from .coach import CoachConfig, CoachForTokenClassification
 from .crf import CRF
 from .vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
 
@@ -24,7 +27,8 @@ def _register_auto_classes() -> None:
     :class:`WordCharVocab`, and :mod:`.predict` tags with both)."""
     from transformers import AutoConfig, AutoModelForTokenClassification
 
-    for config, model in ((BiLSTMCRFConfig, BiLSTMCRFForTokenClassification), (CDLMConfig, CDLMForTokenClassification)):
+    for config, model in ((BiLSTMCRFConfig, BiLSTMCRFForTokenClassification), (CDLMConfig, CDLMForTokenClassification),
+                          (CoachConfig, CoachForTokenClassification)):
         AutoConfig.register(config.model_type, config, exist_ok=True)
         AutoModelForTokenClassification.register(config, model, exist_ok=True)
 
@@ -32,5 +36,6 @@ def _register_auto_classes() -> None:
 _register_auto_classes()
 
 __all__ = ["ARCHITECTURES", "CRF", "BiLSTMCRFConfig", "BiLSTMCRFForTokenClassification", "CDLMConfig",
+           "CoachConfig", "CoachForTokenClassification",
            "CDLMForTokenClassification", "ParameterGenerator", "WordCharVocab", "load_char_ngram_vectors",
            "load_word_vectors"]

@@ -30,6 +30,9 @@ ARCHITECTURES: dict[str, dict] = {
                "dropout_after_lstm": True, "loss_reduction": "sum"},
     "crossner": {"word_dim": 300, "hidden_size": 256, "num_layers": 2, "char_encoder": "ngram",
                  "dropout_after_lstm": False, "loss_reduction": "mean"},
+    # Coach's stage-1 tagger is the crossner network over O/B/I (crossner_hf.rnn.coach)
+    "coach": {"word_dim": 300, "hidden_size": 256, "num_layers": 2, "char_encoder": "ngram",
+              "dropout_after_lstm": False, "loss_reduction": "mean"},
 }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm")
+RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach")
 
 
 def is_rnn_folder(path: str | Path) -> bool:
@@ -35,11 +35,13 @@ class RNNTagger:
     def __init__(self, folder: str | Path, device: str | None = None):
         from .bilstm_crf import BiLSTMCRFForTokenClassification
         from .cdlm import CDLMForTokenClassification
+        from .coach import CoachForTokenClassification
         from .vocab import WordCharVocab
 
         folder = Path(folder).expanduser()
         model_type = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"]
-        cls = CDLMForTokenClassification if model_type == "crossner_cdlm" else BiLSTMCRFForTokenClassification
+        cls = {"crossner_cdlm": CDLMForTokenClassification, "crossner_coach": CoachForTokenClassification}.get(
+            model_type, BiLSTMCRFForTokenClassification)
         self.model = cls.from_pretrained(folder).eval()
         if device is not None:
             self.model.to(device)

@@ -94,6 +94,9 @@ BILSTM_TRAINING: dict[str, dict[str, Any]] = {
     # the CrossNER release (main.py --bilstm --usechar, src/trainer.py): Adam 1e-3, batch 32, target x10 + CoNLL
     "crossner": {"initial_optimizer": "adam", "learning_rate": 1e-3, "weight_decay": 0.0, "batch_size": 32,
                  "max_grad_norm": 0.0, "oversample_factor": 10, "early_stopping_patience": 8, "num_train_epochs": 300},
+    # Coach as the CrossNER release runs it (README.md: main.py --coach --lr 1e-4 --dropout 0.5, batch 32 default)
+    "coach": {"initial_optimizer": "adam", "learning_rate": 1e-4, "weight_decay": 0.0, "batch_size": 32,
+              "max_grad_norm": 0.0, "oversample_factor": 10, "early_stopping_patience": 8, "num_train_epochs": 300},
 }
 
 
@@ -102,7 +105,9 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
     architecture: str = field(default="lample", metadata={
         "help": "lample: words (100d) ++ character CNN, 1 x 100 BiLSTM, SGD (Lample et al. 2016, NCRF++); crossner: "
                 "words (GloVe 300d) ++ character n-grams (100d), 2 x 256 BiLSTM, Adam 1e-3 (the CrossNER paper's "
-                "baseline). Flags left unset take the architecture's values.", "choices": list(ARCHITECTURES)})
+                "baseline); coach: Coach (Liu et al. 2020) as CrossNER ran it, the crossner network detecting O/B/I "
+                "spans, a span encoder typing them, Adam 1e-4. Flags left unset take the architecture's values.",
+        "choices": list(ARCHITECTURES)})
     schedule: str = field(default="joint", metadata={"help": "joint: CoNLL-2003 + the upsampled target (the CrossNER "
                                                      "paper's baseline); target: the target alone.",
                                                      "choices": ["joint", "target"]})
@@ -119,8 +124,13 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
         shape = ARCHITECTURES[self.architecture]
         self._fill({k: shape[k] for k in ("word_dim", "hidden_size", "num_layers", "loss_reduction")})
         self._fill(BILSTM_TRAINING[self.architecture])
-        if self.char_ngram_vectors and self.architecture != "crossner":
-            raise ValueError("--char_ngram_vectors belongs to --architecture crossner (lample uses a character CNN).")
+        if self.char_ngram_vectors and self.architecture == "lample":
+            raise ValueError("--char_ngram_vectors belongs to --architecture crossner or coach (lample uses a "
+                             "character CNN).")
+        if self.architecture == "coach" and (self.word_dim + self.char_ngram_dim) % 2:
+            raise ValueError(f"--architecture coach: word_dim + char_ngram_dim ({self.word_dim} + "
+                             f"{self.char_ngram_dim}) must be even: the span encoder's two directions meet the "
+                             "type vectors of that size.")
         if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
             raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
                              "without --char_ngram_vectors.")
@@ -267,17 +277,29 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                                         else [e.tokens for e in train] + held_out, [],
                                         uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
-    config = BiLSTMCRFConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
-                             char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
-                             dropout=args.dropout, loss_reduction=args.loss_reduction, num_layers=args.num_layers,
-                             char_encoder=shape["char_encoder"], char_ngram_dim=args.char_ngram_dim,
-                             dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
-                             id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
-    model = BiLSTMCRFForTokenClassification(config)
+    common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
+                  char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
+                  dropout=args.dropout, loss_reduction=args.loss_reduction, num_layers=args.num_layers,
+                  char_encoder=shape["char_encoder"], char_ngram_dim=args.char_ngram_dim,
+                  dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
+                  id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
+    model_cls: type = BiLSTMCRFForTokenClassification
+    if args.architecture == "coach":
+        from .coach import CoachConfig, CoachForTokenClassification
+
+        model_cls = CoachForTokenClassification
+        model = model_cls(CoachConfig(entity_hidden_size=(args.word_dim + args.char_ngram_dim) // 2, **common))
+    else:
+        model = model_cls(BiLSTMCRFConfig(**common))
     model.embed.words.weight.data.copy_(vectors)
-    if config.char_encoder == "ngram" and args.char_ngram_dim > 0:
+    if model.config.char_encoder == "ngram" and args.char_ngram_dim > 0:
         model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
                                                                      args.char_ngram_dim, seed=args.seed))
+    if args.architecture == "coach":
+        from .coach import type_vectors
+
+        ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
+        model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
     stream = Stream(train_stream, args.batch_size, args.seed)
     dev, test = _examples(target["validation"]), _examples(target["test"])
     out = Path(args.output_dir)
@@ -289,8 +311,9 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                      make_optimizer=make_optimizer_factory(args), args=args,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=stream.batches_per_pass())
-    return _finish(BiLSTMCRFForTokenClassification, args, vocab, labels, test, out, state, started,
-                   {"model": "bilstm-crf", "n_train_sentences": len(train_stream)})
+    return _finish(model_cls, args, vocab, labels, test, out, state, started,
+                   {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
+                    "n_train_sentences": len(train_stream)})
 
 
 def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
