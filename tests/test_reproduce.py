@@ -93,14 +93,14 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
     assert main(["reproduce", "crossner-table2", "--scale", "paper", "--output_dir", str(tmp_path / "t2"),
                  "--dry_run"]) == 0
     printed = capsys.readouterr().out
-    assert "440 cells" in printed and printed.count("paper row not planned:") == 4
+    assert "470 cells" in printed and printed.count("paper row not planned:") == 2
     assert "crossner-hf dapt --config paper/crossner_dapt" in printed
     grid = plan("crossner-table2", "paper", tmp_path)
-    # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 3 baseline rows x 3 seeds
-    assert len(grid.cells) == 5 * (7 + 24 * 3 + 3 * 3)
-    assert dict(grid.unplanned) == {**{r: "Coach is not implemented yet (issue 32)" for r in ("Coach (word)",
-                                                                                            "Coach (word + char)")},
-                                    **{r: w for r, w in dict(grid.unplanned).items() if r.startswith("Jia and Zhang")}}
+    # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 5 baseline rows x 3 seeds
+    assert len(grid.cells) == 5 * (7 + 24 * 3 + 5 * 3)
+    assert set(dict(grid.unplanned)) == {"Jia and Zhang (2020)", "Jia and Zhang (2020) + DAPT (span, integrated)"}
+    coach = next(c for c in grid.cells if c.row == "Coach (word)")
+    assert "paper/crossner_coach" in coach.argv and coach.argv[coach.argv.index("--char_ngram_dim") + 1] == "0"
     cdlm = next(c for c in grid.cells if c.command == "cdlm")
     assert "music-domain" in " ".join(cdlm.argv) or "-domain" in cdlm.argv[cdlm.argv.index("--target_text") + 1]
     word = next(c for c in grid.cells if c.row == "BiLSTM-CRF (word)")
@@ -147,7 +147,7 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
     grid = plan("crossner-table2", "cpu", tmp_path, domains=["politics"])
     assert "Jia, Liang and Zhang (2019)" not in {c.row for c in grid.cells}
     assert "not trained at this scale" in dict(grid.unplanned)["Jia, Liang and Zhang (2019)"]
-    assert len(grid.cells) == 7 + 24 + 2
+    assert len(grid.cells) == 7 + 24 + 4
     with pytest.raises(ValueError, match="rows are"):
         select_rows(grid.cells, ["no such row"])
     with pytest.raises(ValueError, match="choose one of crossner-table2, crossner-fig2"):
@@ -155,8 +155,9 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
     assert main(["reproduce", "crossner-table2", "--scale", "cpu", "--domains", "politics", "--output_dir",
                  str(tmp_path / "t2"), "--dry_run"]) == 0
     out = capsys.readouterr().out
-    assert "33 cells" in out and "after politics/dapt-integrated-span" in out
-    assert "MISSING INPUT" in out and "What --scale cpu cuts" in out and "paper row not planned: Coach (word)" in out
+    assert "35 cells" in out and "after politics/dapt-integrated-span" in out
+    assert "MISSING INPUT" in out and "What --scale cpu cuts" in out
+    assert "paper row not planned: Jia and Zhang (2020)" in out
     assert not (tmp_path / "t2").exists()  # a dry run writes nothing
     # no corpora given: the DAPT cells show as missing input, and the fine-tuning after them as blocked
     finetune = next(c for c in grid.cells if c.row == DAPT_ROW)

@@ -175,11 +175,11 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
 
     Per domain: the seven DAPT runs (token masking on four corpus levels, span masking on three,
     002:455-465), each once; BERT without DAPT and from each DAPT run under the three settings
-    (direct, pretrain-finetune, joint; 002:405-418); the baselines: BiLSTM-CRF with words and with
-    words + characters, trained jointly with CoNLL-2003 (002:422-431; the release's architecture,
+    (direct, pretrain-finetune, joint; 002:405-418); the baselines: BiLSTM-CRF and Coach with words and
+    with words + characters, trained jointly with CoNLL-2003 (002:422-436; the release's architectures,
     ``--char_ngram_dim 0`` for words only), and Jia, Liang and Zhang (2019) with the domain-level
-    corpus as the target LM text (002:438-442). Coach and Jia and Zhang (2020) rows show "not
-    implemented" (:data:`NOT_IMPLEMENTED`).
+    corpus as the target LM text (002:438-442). The Jia and Zhang (2020) rows show "not implemented"
+    (:data:`NOT_IMPLEMENTED`).
     """
     cells: list[Cell] = []
     seed_list = _seeds(scale, seeds)
@@ -199,12 +199,15 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                         row=f"{schedule} / DAPT {short} / {level}", column=domain, dapt=dapts[(level, short)],
                         name=f"{domain}/{schedule}-dapt-{level}-{short}/seed-{seed}"))
             tail = ["--domain", domain, "--seed", str(seed)]
-            for row, chars in (("BiLSTM-CRF (word)", ["--char_ngram_dim", "0"]), ("BiLSTM-CRF (word + char)", [])):
-                slug = "word" if chars else "word-char"
-                cells.append(Cell(name=f"{domain}/bilstm-crf-{slug}/seed-{seed}", command="bilstm-crf",
-                                  argv=(*_rnn_flags(scale, data_dir, "crossner_bilstm_crf"), "--architecture", "crossner",
-                                        *chars, *tail),
-                                  row=row, column=domain, seed=seed, minutes=_minutes(scale, "rnn")))
+            for model, architecture, preset, prefix in (("BiLSTM-CRF", "crossner", "crossner_bilstm_crf", "bilstm-crf"),
+                                                        ("Coach", "coach", "crossner_coach", "coach")):
+                for inputs, chars in (("word", ["--char_ngram_dim", "0"]), ("word + char", [])):
+                    slug = f"{prefix}-{'word' if chars else 'word-char'}"
+                    cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
+                                      argv=(*_rnn_flags(scale, data_dir, preset), "--architecture", architecture,
+                                            *chars, *tail),
+                                      row=f"{model} ({inputs})", column=domain, seed=seed,
+                                      minutes=_minutes(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
             cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
             cells.append(Cell(
@@ -225,8 +228,6 @@ SCHEDULES = ("direct", "pretrain-finetune", "joint")
 
 NOT_IMPLEMENTED = {
     "crossner-table2": {
-        "Coach (word)": "Coach is not implemented yet (issue 32)",
-        "Coach (word + char)": "Coach is not implemented yet (issue 32)",
         "Jia and Zhang (2020)": "the multi-cell compositional LSTM is not implemented yet (issue 32)",
         "Jia and Zhang (2020) + DAPT (span, integrated)": "the multi-cell compositional LSTM is not implemented yet "
                                                          "(issue 32)"},
