@@ -33,7 +33,7 @@ def timed(fns: dict, repeats: int) -> dict[str, float]:
 def crf_table(repeats: int) -> None:
     from torchcrf import CRF as TorchCRF
 
-    from crossner_hf.rnn import CRF
+    from crossner_hf.modeling.rnn import CRF
 
     torch.manual_seed(0)
     batch, time_steps, tags = 32, 50, 19
@@ -83,11 +83,11 @@ class PlainTagger(torch.nn.Module):
 
 
 def training_table(repeats: int, data_dir: str) -> None:
-    from crossner_hf.rnn import BiLSTMCRFConfig, BiLSTMCRFForTokenClassification, WordCharVocab
-    from crossner_hf.rnn.recipes import _examples
-    from crossner_hf.rnn.training import tensors
-    from crossner_hf.data import load_crossner
-    from crossner_hf.labels import labels_for
+    from crossner_hf.modeling.rnn import BiLSTMCRFConfig, BiLSTMCRFForTokenClassification, WordCharVocab
+    from crossner_hf.training.rnn.recipes import _examples
+    from crossner_hf.training.rnn.loop import tensors
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.labels import labels_for
 
     data = load_crossner("politics", data_dir)
     train = _examples(data["train"])
@@ -120,7 +120,7 @@ def training_table(repeats: int, data_dir: str) -> None:
 
 
 def runs_table(args) -> None:
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
 
     rows = []
     common = dict(domain="politics", data_dir=args.data_dir, use_cpu=True, num_train_epochs=args.epochs,

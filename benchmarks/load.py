@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import datasets
 
-    from crossner_hf.data import load_crossner
+    from crossner_hf.data.target import load_crossner
 
     datasets.disable_progress_bars()
     print(f"{'config':<12} {'cold s':>8} {'warm s':>8} {'cold/warm':>10}")

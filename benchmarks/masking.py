@@ -1,4 +1,4 @@
-"""Benchmark the masked-LM collators of crossner_hf.masking.
+"""Benchmark the masked-LM collators of crossner_hf.data.masking.
 
 Run ``python benchmarks/masking.py`` (``--quick`` for a smoke run). Prints three tables:
 
@@ -6,7 +6,7 @@ Run ``python benchmarks/masking.py`` (``--quick`` for a smoke run). Prints three
    here, Trainer-style list of dicts) of every collator next to
    ``transformers.DataCollatorForLanguageModeling`` on the same batches, calls interleaved.
    Target: span-adjacent within 1.3x the token-level transformers collator.
-2. The span-adjacent move step alone (:func:`crossner_hf.masking.span_adjacent`) against
+2. The span-adjacent move step alone (:func:`crossner_hf.data.masking.span_adjacent`) against
    the released CrossNER loop over tensor elements, copied below. Target: >= 20x faster.
    The outputs are also compared for equality.
 3. Span-length histogram of the span-adjacent collator at p=0.2 on 512-token rows,
@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from transformers import BertTokenizer, DataCollatorForLanguageModeling
 
-from crossner_hf.masking import MASKING_CHOICES, make_mlm_collator, span_adjacent
+from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator, span_adjacent
 
 ROWS, WIDTH, VOCAB = 32, 512, 30_000
 EXPECTED_HISTOGRAM = {1: 0.01, 2: 0.79, 3: 0.16}  # share of spans at p=0.2

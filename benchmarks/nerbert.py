@@ -3,7 +3,7 @@
 Two Markdown tables:
 
 1. **Training throughput** (non-padding tokens per second of ``trainer.train()``) of the
-   recipe's training path (:func:`crossner_hf.nerbert.build_trainer`: length-grouped
+   recipe's training path (:func:`crossner_hf.training.nerbert.build_trainer`: length-grouped
    batches from the precomputed ``length`` column) against a plain ``transformers.Trainer``
    with ``DataCollatorForTokenClassification`` and random batches, on the same tokenised
    rows, model initialisation, batch size and accumulation. The runs alternate (recipe,
@@ -39,7 +39,7 @@ def synthetic_corpus(folder: Path, vocabulary: list[str], *, n_train: int, n_val
     import numpy as np
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     rng = np.random.default_rng(seed)
     names = ["O"] + [f"{p}-cat{i}" for i in range(categories) for p in ("B", "I")]
@@ -64,7 +64,7 @@ def synthetic_corpus(folder: Path, vocabulary: list[str], *, n_train: int, n_val
 
 
 def _nerbert_args(out: str, model: str, corpus: Path, opts) -> object:
-    from crossner_hf.nerbert import NERBERTArguments
+    from crossner_hf.training.nerbert import NERBERTArguments
 
     return NERBERTArguments(
         output_dir=out, model_name_or_path=model, dataset_name=str(corpus), dataset_config="all",
@@ -78,7 +78,7 @@ def recipe_throughput(model: str, corpus: Path, opts) -> tuple[float, int]:
     """(tokens/s, steps) of the recipe's trainer over one epoch."""
     from transformers import PrinterCallback
 
-    from crossner_hf.nerbert import build_trainer
+    from crossner_hf.training.nerbert import build_trainer
 
     with tempfile.TemporaryDirectory() as out:
         setup = build_trainer(_nerbert_args(out, model, corpus, opts))
@@ -101,7 +101,7 @@ def plain_throughput(model: str, corpus: Path, opts) -> tuple[float, int]:
     )
 
     from crossner_hf.encoders import resolve_model_path
-    from crossner_hf.nerbert import load_corpus, token_classifier_from_pretrained, tokenize_train
+    from crossner_hf.training.nerbert import load_corpus, token_classifier_from_pretrained, tokenize_train
 
     with tempfile.TemporaryDirectory() as out:
         args = _nerbert_args(out, model, corpus, opts)
@@ -133,8 +133,8 @@ def scoring_times(opts) -> dict[str, float]:
     from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
     from transformers import EvalPrediction
 
-    from crossner_hf.nerbert import make_compute_metrics
-    from crossner_hf.tokenization import IGNORE_INDEX
+    from crossner_hf.training.nerbert import make_compute_metrics
+    from crossner_hf.data.tokenization import IGNORE_INDEX
 
     rng = np.random.default_rng(1)
     names = ["O"] + [f"{p}-cat{i}" for i in range(opts.categories) for p in ("B", "I")]

@@ -41,7 +41,7 @@ VENV_PACKAGES = ["torch==2.13.0", "span_marker", "transformers<5"]
 
 
 def _split(domain: str, data_dir: str | None):
-    from crossner_hf.data import load_crossner
+    from crossner_hf.data.target import load_crossner
 
     data = load_crossner(domain, data_dir)
     names = data["train"].features["ner_tags"].feature.names
@@ -51,7 +51,7 @@ def _split(domain: str, data_dir: str | None):
 
 
 def _score(gold, pred) -> float:
-    from crossner_hf.metrics import compute_ner_metrics
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
 
     return 100 * compute_ner_metrics(gold, pred)["overall_f1"]
 
@@ -65,7 +65,7 @@ def run_ours(domain, data_dir, encoder, seed, epochs, max_steps, work: Path) -> 
     argv += ["--data_dir", data_dir] if data_dir else []
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = json.loads((out / "results.json").read_text())
-    from crossner_hf.inference import load_token_classifier, predict_tags
+    from crossner_hf.inference.predict import load_token_classifier, predict_tags
 
     split, _ = _split(domain, data_dir)
     model, tokenizer = load_token_classifier(str(out))

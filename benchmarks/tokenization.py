@@ -16,12 +16,12 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-from crossner_hf import conll
-from crossner_hf.labels import LABELS
-from crossner_hf.metrics import compute_ner_metrics
+from crossner_hf.data import conll
+from crossner_hf.data.labels import LABELS
+from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.testing import make_tiny_bert
-from crossner_hf.inference import predict_tags
-from crossner_hf.tokenization import tokenize_and_align
+from crossner_hf.inference.predict import predict_tags
+from crossner_hf.data.tokenization import tokenize_and_align
 
 ROOT = Path(__file__).resolve().parents[1]
 

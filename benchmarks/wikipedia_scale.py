@@ -233,7 +233,7 @@ def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212, w
     import resource
     import time
 
-    from crossner_hf.publish import write_hub_folder_from_batches
+    from crossner_hf.publishing.dataset_folder import write_hub_folder_from_batches
     from crossner_hf.wikipedia.dbpedia import load_ontology
     from crossner_hf.wikipedia.nerbert_corpus import (TYPED_DIR, CorpusBuilder, CorpusOptions, hub_configs,
                                                       write_selection)

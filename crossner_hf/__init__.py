@@ -6,39 +6,43 @@ The public names below are imported lazily so that ``import crossner_hf`` stays 
 
 from __future__ import annotations
 
+from crossner_hf import _moved
 from crossner_hf._lazy import lazy_attributes
 
 
-from .labels import CONFIGS, DOMAINS, LABELS, MERGED_LABELS, SOURCE_DOMAIN
+from crossner_hf.data.labels import CONFIGS, DOMAINS, LABELS, MERGED_LABELS, SOURCE_DOMAIN
 
 __version__ = "0.1.0"
 
+_moved.install()  # old module paths (crossner_hf.trainer, crossner_hf.rnn, ...) stay importable
+
 _LAZY = {
-    "ConllFormatError": "crossner_hf.conll",
-    "read_conll": "crossner_hf.conll",
-    "load_crossner": "crossner_hf.data",
-    "compute_ner_metrics": "crossner_hf.metrics",
-    "predict_tags": "crossner_hf.inference",
-    "load_tagger": "crossner_hf.pipelines",
-    "CrossNERTokenClassificationPipeline": "crossner_hf.pipelines",
-    "tokenize_dataset": "crossner_hf.tokenization",
-    "format_per_type_table": "crossner_hf.metrics",
-    "EVALUATE_MODULE_PATH": "crossner_hf.metrics",
-    "tokenize_and_align": "crossner_hf.tokenization",
-    "MASKING_CHOICES": "crossner_hf.masking",
-    "DataCollatorForSpanAdjacentMasking": "crossner_hf.masking",
-    "DataCollatorForSpanGeometricMasking": "crossner_hf.masking",
-    "DataCollatorForTokenMasking": "crossner_hf.masking",
-    "DataCollatorForWholeWordMasking": "crossner_hf.masking",
-    "make_mlm_collator": "crossner_hf.masking",
-    "span_adjacent": "crossner_hf.masking",
+    "ConllFormatError": "crossner_hf.data.conll",
+    "read_conll": "crossner_hf.data.conll",
+    "load_crossner": "crossner_hf.data.target",
+    "compute_ner_metrics": "crossner_hf.evaluation.metrics",
+    "predict_tags": "crossner_hf.inference.predict",
+    "Tagger": "crossner_hf.inference.tagger",
+    "load_tagger": "crossner_hf.inference.pipelines",
+    "CrossNERTokenClassificationPipeline": "crossner_hf.inference.pipelines",
+    "tokenize_dataset": "crossner_hf.data.tokenization",
+    "format_per_type_table": "crossner_hf.evaluation.metrics",
+    "EVALUATE_MODULE_PATH": "crossner_hf.evaluation.metrics",
+    "tokenize_and_align": "crossner_hf.data.tokenization",
+    "MASKING_CHOICES": "crossner_hf.data.masking",
+    "DataCollatorForSpanAdjacentMasking": "crossner_hf.data.masking",
+    "DataCollatorForSpanGeometricMasking": "crossner_hf.data.masking",
+    "DataCollatorForTokenMasking": "crossner_hf.data.masking",
+    "DataCollatorForWholeWordMasking": "crossner_hf.data.masking",
+    "make_mlm_collator": "crossner_hf.data.masking",
+    "span_adjacent": "crossner_hf.data.masking",
     "build_corpus_levels": "crossner_hf.corpora",
     "load_text_corpus": "crossner_hf.corpora",
     "tokenize_corpus": "crossner_hf.corpora",
-    "CrossNERTrainingArguments": "crossner_hf.training_args",
-    "CrossNERTrainer": "crossner_hf.trainer",
-    "JointTrainer": "crossner_hf.trainer",
-    "DAPTArguments": "crossner_hf.dapt",
+    "CrossNERTrainingArguments": "crossner_hf.training.training_args",
+    "CrossNERTrainer": "crossner_hf.training.trainer",
+    "JointTrainer": "crossner_hf.training.trainer",
+    "DAPTArguments": "crossner_hf.training.dapt",
 }
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]

@@ -54,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_parser(name: str) -> tuple[object, object]:
     """``(module, parser)`` of one command, its parser named ``crossner-hf NAME``; only that module is imported."""
-    from .arguments import CrossNERParser
+    from crossner_hf.arguments import CrossNERParser
 
     module = importlib.import_module(f"crossner_hf.commands.{COMMANDS[name]}")
     holder = argparse.ArgumentParser(prog="crossner-hf", allow_abbrev=False)
@@ -70,8 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = argv[0]
     if command not in COMMANDS:
         build_parser().error(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}.")
-    from .commands import run_command
-    from .extras import MissingExtraError
+    from crossner_hf.commands import run_command
+    from crossner_hf.extras import MissingExtraError
 
     try:
         module, parser = command_parser(command)

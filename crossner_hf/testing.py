@@ -80,7 +80,7 @@ def make_multistream_dump(source: str | Path, dump: str | Path, index: str | Pat
     import bz2
     import re
 
-    from .wikipedia.dump import open_dump
+    from crossner_hf.wikipedia.dump import open_dump
 
     text = open_dump(source).read().decode("utf-8")
     first = text.index("  <page>")
@@ -104,7 +104,7 @@ def make_multistream_dump(source: str | Path, dump: str | Path, index: str | Pat
 def make_renamed_conll_folder(source: str | Path, folder: str | Path, rename: dict[str, str]) -> Path:
     """A CoNLL folder (train/dev/test.txt) copied from a CrossNER config folder (e.g. ``.../politics``) with
     entity types renamed: a dataset the library has no label list for, as a user's own data would be."""
-    from .conll import read_conll, write_conll
+    from crossner_hf.data.conll import read_conll, write_conll
 
     source, folder = Path(source), Path(folder)
     folder.mkdir(parents=True)

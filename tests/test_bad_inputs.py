@@ -16,8 +16,8 @@ ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZ
 @pytest.fixture(scope="module")
 def ner_model(tmp_path_factory, tiny_bert_dir):
     """A tiny token classifier with politics labels (untrained head: enough for error paths)."""
-    from crossner_hf.labels import LABELS
-    from crossner_hf.modeling import token_classifier_from_pretrained
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.modeling.heads import token_classifier_from_pretrained
     from transformers import AutoTokenizer
 
     out = tmp_path_factory.mktemp("ner") / "model"

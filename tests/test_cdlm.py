@@ -9,7 +9,7 @@ import shutil
 import pytest
 import torch
 
-from crossner_hf.rnn import (
+from crossner_hf.modeling.rnn import (
     CRF,
     BiLSTMCRFConfig,
     BiLSTMCRFForTokenClassification,
@@ -18,7 +18,7 @@ from crossner_hf.rnn import (
     WordCharVocab,
     load_word_vectors,
 )
-from crossner_hf.rnn.cdlm import LM, NER, SOURCE, TARGET
+from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 
 SENTS = [["Obama", "met", "Merkel", "in", "Berlin", "."], ["The", "Senate", "voted", "in", "2019", "."],
          ["Labour", "won", "."]]
@@ -149,8 +149,8 @@ def _small(cls, tmp_path, crossner_data_dir, **kw):
 
 
 def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.rnn import training
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.training.rnn import loop as training
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     losses = []
@@ -166,7 +166,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
         return real(**{**kw, "step_losses": recording})
 
-    monkeypatch.setattr("crossner_hf.rnn.recipes.run_loop", spy)
+    monkeypatch.setattr("crossner_hf.training.rnn.recipes.run_loop", spy)
     results = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
                                       num_train_epochs=15, batch_size=10, early_stopping_patience=0))
     assert len(losses) == 15 * 20  # 200 sentences, batch 10
@@ -177,7 +177,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
 def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkeypatch):
     """Two zero-shot runs, one with the target's train/dev tags scrambled: identical training."""
-    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
 
     scrambled = tmp_path / "data"
     shutil.copytree(crossner_data_dir, scrambled)
@@ -200,7 +200,7 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
 
 
 def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     kw = dict(max_steps_per_epoch=4, source_subsample=60, lm_negatives=10, early_stopping_patience=0)
@@ -213,7 +213,7 @@ def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_di
 
 
 def test_padded_bilstm_equals_a_packed_nn_lstm():
-    from crossner_hf.rnn.layers import bilstm, lstm_template as _uni_template
+    from crossner_hf.modeling.rnn.layers import bilstm, lstm_template as _uni_template
 
     torch.manual_seed(0)
     lstm = torch.nn.LSTM(5, 4, batch_first=True, bidirectional=True)
@@ -228,8 +228,8 @@ def test_padded_bilstm_equals_a_packed_nn_lstm():
 def test_lm_text_from_files_and_corpus_folders(tmp_path):
     from datasets import Dataset
 
-    from crossner_hf.rnn.recipes import _text_file_examples
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.training.rnn.recipes import _text_file_examples
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     text = tmp_path / "t.txt"
     text.write_text("the senate voted\n\n  \nlabour won\n")
@@ -240,7 +240,7 @@ def test_lm_text_from_files_and_corpus_folders(tmp_path):
 
 
 def test_stacked_bilstm_equals_a_two_layer_packed_nn_lstm():
-    from crossner_hf.rnn.layers import StackedBiLSTM
+    from crossner_hf.modeling.rnn.layers import StackedBiLSTM
 
     torch.manual_seed(0)
     stacked = StackedBiLSTM(5, 4, num_layers=2, dropout=0.5).eval()  # dropout off in eval, as nn.LSTM's
@@ -252,7 +252,7 @@ def test_stacked_bilstm_equals_a_two_layer_packed_nn_lstm():
 
 
 def test_char_ngram_vectors_average_torchtext_keys(tmp_path):
-    from crossner_hf.rnn.vocab import char_ngrams, load_char_ngram_vectors
+    from crossner_hf.modeling.rnn.vocab import char_ngrams, load_char_ngram_vectors
 
     assert char_ngrams("ab") == ["2gram-#BEGIN#a", "2gram-ab", "2gram-b#END#", "3gram-#BEGIN#ab", "3gram-ab#END#",
                                  "4gram-#BEGIN#ab#END#"]
@@ -267,7 +267,7 @@ def test_char_ngram_vectors_average_torchtext_keys(tmp_path):
 
 
 def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
 
     lample = BiLSTMCRFArguments()
     assert (lample.word_dim, lample.hidden_size, lample.num_layers, lample.initial_optimizer, lample.batch_size,
@@ -286,8 +286,8 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     assert model.config.num_layers == 2 and model.embed.ngrams.weight.shape[1] == 6
     assert "encoder.lstm.weight_ih_l1_reverse" in model.state_dict()
     # the vocabulary holds dev and test words as both releases build it (their labels unread) ...
-    from crossner_hf.data import load_crossner
-    from crossner_hf.rnn.vocab import WordCharVocab, normalize
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.modeling.rnn.vocab import WordCharVocab, normalize
 
     vocab = WordCharVocab.load(tmp_path / "out")
     politics = load_crossner("politics", crossner_data_dir)
@@ -306,7 +306,7 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
 
 
 def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
 
     assert CDLMArguments().loss_weights == [1.0, 1.0, 1.0, 2.0]
     assert CDLMArguments(target_text=["x.txt"]).loss_weights == [0.5, 0.8, 0.5, 1.0]
@@ -323,7 +323,7 @@ def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, 
 def test_rnn_loop_refuses_several_processes(tmp_path, crossner_data_dir, monkeypatch):
     import accelerate
 
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(accelerate.Accelerator, "num_processes", property(lambda self: 2))
@@ -338,7 +338,7 @@ def test_predict_reproduces_the_rnn_test_score(kind, tmp_path, crossner_data_dir
     import json
 
     from crossner_hf.cli import main
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     if kind == "bilstm-crf":

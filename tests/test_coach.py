@@ -1,4 +1,4 @@
-"""Coach (crossner_hf.rnn.coach): shapes against the CrossNER release, span extraction and typing against
+"""Coach (crossner_hf.modeling.rnn.coach): shapes against the CrossNER release, span extraction and typing against
 brute-force references, training, resume, prediction and the report through the one Tagger."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from crossner_hf.labels import labels_for
-from crossner_hf.rnn.coach import CoachConfig, CoachForTokenClassification, spans
+from crossner_hf.data.labels import labels_for
+from crossner_hf.modeling.rnn.coach import CoachConfig, CoachForTokenClassification, spans
 
 
 def _model(word_dim=300, ngram_dim=100, entity_hidden=200, labels=None) -> CoachForTokenClassification:
@@ -84,7 +84,7 @@ def test_loss_is_detection_plus_typing_and_decode_writes_typed_spans():
 
 
 def _args(tmp_path, crossner_data_dir, **kw):
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
 
     base = dict(architecture="coach", domain="politics", schedule="target", output_dir=str(tmp_path / "out"),
                 data_dir=str(crossner_data_dir), word_dim=12, char_ngram_dim=4, hidden_size=8, use_cpu=True, seed=3,
@@ -95,7 +95,7 @@ def _args(tmp_path, crossner_data_dir, **kw):
 def test_coach_trains_resumes_identically_and_predicts_its_recorded_score(tmp_path, crossner_data_dir, monkeypatch,
                                                                           capsys):
     from crossner_hf.cli import main
-    from crossner_hf.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     coach = BiLSTMCRFArguments(architecture="coach")

@@ -96,7 +96,7 @@ def test_unknown_yaml_key_and_list_flags(tmp_path):
 
 
 def test_default_output_dir_and_ignored_source_flags(tmp_path, caplog):
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     assert CrossNERTrainingArguments(domain="music", schedule="joint").output_dir == "outputs/music-joint"
     with caplog.at_level("WARNING"):

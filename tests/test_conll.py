@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from crossner_hf.conll import ConllFormatError, read_conll, write_conll
-from crossner_hf.labels import LABELS
+from crossner_hf.data.conll import ConllFormatError, read_conll, write_conll
+from crossner_hf.data.labels import LABELS
 
 POL = LABELS["politics"]
 
@@ -81,7 +81,7 @@ def test_undecodable_bytes_name_the_line(tmp_path):
 
 def test_non_strict_repairs_orphan_inside_tags_and_reports(tmp_path, caplog):
     p = _write(tmp_path, "the\tO\nSenate\tI-organisation\nHouse\tI-organisation\n\nX\tI-person\n")
-    with caplog.at_level(logging.WARNING, logger="crossner_hf.conll"):
+    with caplog.at_level(logging.WARNING, logger="crossner_hf.data.conll"):
         out = read_conll(p, POL, strict=False)
     assert out[0]["ner_tags"] == ["O", "B-organisation", "I-organisation"]
     assert out[1]["ner_tags"] == ["B-person"]

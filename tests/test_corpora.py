@@ -17,7 +17,7 @@ import pytest
 from datasets import Dataset, load_dataset
 from huggingface_hub import DatasetCard
 
-from crossner_hf.conll import read_conll
+from crossner_hf.data.conll import read_conll
 from crossner_hf.corpora import (
     EntityMatcher,
     EntityMention,
@@ -33,8 +33,8 @@ from crossner_hf.corpora import (
     tokenize_corpus,
 )
 from crossner_hf.corpora.levels import MENTION_FEATURES
-from crossner_hf.publish import write_hub_dataset_folder
-from crossner_hf.labels import LABELS, entity_types
+from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
+from crossner_hf.data.labels import LABELS, entity_types
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from crossner_hf import LABELS, load_crossner
-from crossner_hf.data import EXPECTED_COUNTS, CrossNERDataNotFound
-from crossner_hf.labels import (
+from crossner_hf.data.target import EXPECTED_COUNTS, CrossNERDataNotFound
+from crossner_hf.data.labels import (
     ALL_TYPES,
     MERGED_LABELS,
     entity_types,

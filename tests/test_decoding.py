@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from crossner_hf.decoding import bio_viterbi, decode
+from crossner_hf.modeling.decoding import bio_viterbi, decode
 
 
 def _valid(tags: list[str]) -> bool:
@@ -54,8 +54,8 @@ def test_errors_and_empty():
 def test_predict_tags_viterbi_gives_valid_sequences(tiny_bert_dir):
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.labels import LABELS
-    from crossner_hf.inference import predict_tags
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.inference.predict import predict_tags
 
     names = LABELS["politics"]
     model = AutoModelForTokenClassification.from_pretrained(

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crossner_hf import plots
-from crossner_hf.conll import ConllFormatError, write_conll
-from crossner_hf.entity_analysis import (
+from crossner_hf.evaluation import plots
+from crossner_hf.data.conll import ConllFormatError, write_conll
+from crossner_hf.evaluation.entity_analysis import (
     confusion_table,
     entity_representations,
     gold_entities,
@@ -23,8 +23,8 @@ from crossner_hf.entity_analysis import (
     tsne_plot,
     word_representations,
 )
-from crossner_hf.hierarchy import NO_ENTITY, coarse_type
-from crossner_hf.labels import LABELS
+from crossner_hf.evaluation.hierarchy import NO_ENTITY, coarse_type
+from crossner_hf.data.labels import LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -297,8 +297,8 @@ def test_a_type_keeps_its_colour_in_every_plot(tmp_path, monkeypatch):
     frequency-ordered palette swapped them)."""
     from matplotlib.axes import Axes
 
-    from crossner_hf.labels import ALL_TYPES
-    from crossner_hf.plots import plot_entity_scatter, type_colour
+    from crossner_hf.data.labels import ALL_TYPES
+    from crossner_hf.evaluation.plots import plot_entity_scatter, type_colour
 
     assert len({type_colour(t) for t in ALL_TYPES}) == len(ALL_TYPES)  # every CrossNER type its own colour
     seen: list[tuple[str, tuple]] = []

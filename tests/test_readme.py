@@ -104,8 +104,8 @@ def test_readme_commands_are_known_programs(tmp_path):
 
 @pytest.mark.slow
 def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hub):
-    from crossner_hf.conll import read_conll
-    from crossner_hf.labels import LABELS
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.data.labels import LABELS
 
     corpus = tmp_path / "politics-corpus.txt"
     sents = read_conll(crossner_data_dir / "politics" / "train.txt", LABELS["politics"])

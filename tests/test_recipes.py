@@ -66,8 +66,8 @@ def test_finetune_two_cpu_processes(tiny_bert_dir, tmp_path, env):
 
 
 def _corpus(crossner_data_dir, path):
-    from crossner_hf.conll import read_conll
-    from crossner_hf.labels import LABELS
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.data.labels import LABELS
 
     sents = read_conll(crossner_data_dir / "politics" / "train.txt", LABELS["politics"])
     path.write_text("\n".join(" ".join(s["tokens"]) for s in sents), encoding="utf-8")
@@ -99,7 +99,7 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
 
 
 def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_data_dir):
-    from crossner_hf.dapt import DAPTArguments, run_dapt
+    from crossner_hf.training.dapt import DAPTArguments, run_dapt
 
     corpus = _corpus(crossner_data_dir, tmp_path / "politics.txt")
     common = dict(model_name_or_path=tiny_bert_dir, train_file=str(corpus), block_size=64,
@@ -117,10 +117,10 @@ def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_
 
 def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_dir):
     from crossner_hf.corpora import build_corpus_levels, entity_list_from_conll
-    from crossner_hf.conll import read_conll
-    from crossner_hf.dapt import DAPTArguments, run_dapt
-    from crossner_hf.labels import LABELS
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.training.dapt import DAPTArguments, run_dapt
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     sents = read_conll(crossner_data_dir / "politics" / "train.txt", LABELS["politics"])
     levels = build_corpus_levels([" ".join(s["tokens"]) for s in sents], entity_list_from_conll(sents),

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from crossner_hf.hierarchy import COARSE_TYPES, NO_ENTITY, coarse_type, entity_confusion, to_coarse_tags
-from crossner_hf.labels import ALL_TYPES
-from crossner_hf.metrics import compute_ner_metrics
-from crossner_hf.report import analysis, build_report
+from crossner_hf.evaluation.hierarchy import COARSE_TYPES, NO_ENTITY, coarse_type, entity_confusion, to_coarse_tags
+from crossner_hf.data.labels import ALL_TYPES
+from crossner_hf.evaluation.metrics import compute_ner_metrics
+from crossner_hf.evaluation.report import analysis, build_report
 
 # Five sentences whose every number is worked out by hand in the comments of the tests.
 TOKENS = [["Ann", "Lee", "met", "Bob", "in", "Paris"], ["The", "Green", "Party", "won"], ["Rome", "is", "old"],
@@ -107,7 +107,7 @@ def test_suspects_compare_and_model_index():
 
 
 def test_music_has_27_groups_of_suspect_labels(crossner_data_dir, tmp_path, monkeypatch):
-    from crossner_hf.data import load_crossner
+    from crossner_hf.data.target import load_crossner
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path))
     d = load_crossner("music", crossner_data_dir)
@@ -195,8 +195,8 @@ def test_page_in_headless_chromium(tmp_path):
 
 
 def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
-    from crossner_hf.schedules import run
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.training.schedules import run
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     out = tmp_path / "model"
     run(CrossNERTrainingArguments(

@@ -28,7 +28,7 @@ def corpora(tmp_path_factory, crossner_data_dir):
     """A DAPT corpora folder (config politics-integrated) from the politics training sentences."""
     from datasets import Dataset
 
-    from crossner_hf.publish import write_hub_dataset_folder
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     sentences = [" ".join(line.split("\t")[0] for line in block.splitlines())
                  for block in (crossner_data_dir / "politics" / "train.txt").read_text().split("\n\n") if block.strip()]
@@ -367,7 +367,7 @@ def _train_results(per_type: dict[str, float], overall: float) -> dict:
 
 def test_table4_reads_each_category_from_the_table2_cells(tmp_path):
     """crossner-table4 is the table2 cells of three rows (same folders), read per entity category."""
-    from crossner_hf.labels import entity_types
+    from crossner_hf.data.labels import entity_types
 
     out = tmp_path / "t4"
     grid = plan("crossner-table4", "cpu", out, corpora=str(tmp_path / "corpora"))
@@ -396,8 +396,8 @@ def test_table4_reads_each_category_from_the_table2_cells(tmp_path):
 
 
 def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_data_dir):
-    from crossner_hf.schedules import load_target
-    from crossner_hf.training_args import CrossNERTrainingArguments
+    from crossner_hf.training.schedules import load_target
+    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     grid = plan("nerbert-fig2", "cpu", tmp_path, domains=["politics"], nerbert_corpus=str(tmp_path / "c"))
     runs = [c for c in grid.cells if c.command == "train"]

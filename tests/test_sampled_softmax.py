@@ -13,7 +13,7 @@ import math
 import pytest
 import torch
 
-from crossner_hf.rnn import sampled_softmax as ss
+from crossner_hf.modeling.rnn import sampled_softmax as ss
 
 
 def _old_sample_negatives(n: int, vocab_size: int, generator=None):

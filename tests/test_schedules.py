@@ -8,10 +8,10 @@ import math
 import pytest
 from transformers import TrainerCallback
 
-from crossner_hf.labels import LABELS
-from crossner_hf.schedules import run, source_in_target_space
-from crossner_hf.trainer import OversamplingSampler
-from crossner_hf.training_args import CrossNERTrainingArguments
+from crossner_hf.data.labels import LABELS
+from crossner_hf.training.schedules import run, source_in_target_space
+from crossner_hf.training.trainer import OversamplingSampler
+from crossner_hf.training.training_args import CrossNERTrainingArguments
 
 
 @pytest.fixture(autouse=True)
@@ -155,7 +155,7 @@ def test_argument_errors(tmp_path, kw, message):
 def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp_path, crossner_data_dir):
     from huggingface_hub import ModelCard
 
-    from crossner_hf.data import conll_folder_labels
+    from crossner_hf.data.target import conll_folder_labels
 
     from crossner_hf.testing import make_renamed_conll_folder
 
@@ -188,7 +188,7 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
 def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, crossner_data_dir):
     """A token-classification dataset as load_dataset opens it (here Parquet files in a folder, as a Hub
     dataset repository holds them): its ClassLabel names are the head, its splits the run's."""
-    from crossner_hf.data import load_crossner, load_target_dataset, target_labels_of
+    from crossner_hf.data.target import load_crossner, load_target_dataset, target_labels_of
 
     politics = load_crossner("politics", crossner_data_dir)
     folder = tmp_path / "hub-style"

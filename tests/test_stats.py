@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from crossner_hf.cli import main
-from crossner_hf.stats import entity_counts, top_words, vocabulary_overlap
+from crossner_hf.data.stats import entity_counts, top_words, vocabulary_overlap
 
 
 def test_entity_counts_by_hand():
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf.labels import LABELS
+    from crossner_hf.data.labels import LABELS
 
     names = LABELS["conll2003"]
     feats = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names))})
@@ -47,7 +47,7 @@ def test_stats_command(tmp_path, crossner_data_dir, monkeypatch, capsys):
 
 
 def test_overlap_colours_span_off_diagonal_only():
-    from crossner_hf.plots import overlap_colour_range
+    from crossner_hf.evaluation.plots import overlap_colour_range
 
     m = {"a": {"a": 100.0, "b": 20.0, "c": 35.0}, "b": {"a": 20.0, "b": 100.0, "c": 10.0},
          "c": {"a": 35.0, "b": 10.0, "c": 100.0}}

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from crossner_hf.labels import LABELS
-from crossner_hf.inference import label_names, predict_tags
-from crossner_hf.tokenization import (
+from crossner_hf.data.labels import LABELS
+from crossner_hf.inference.predict import label_names, predict_tags
+from crossner_hf.data.tokenization import (
     IGNORE_INDEX,
     SPECIAL_WORD_ID,
     stitch_word_predictions,

@@ -211,7 +211,7 @@ def test_missing_punkt_names_both_places(tmp_path, monkeypatch):
 def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
     from nltk.tokenize import NLTKWordTokenizer
 
-    from crossner_hf.words import _word_tokenizer
+    from crossner_hf.data.words import _word_tokenizer
 
     sentences = []
     for split in ("train", "test"):
@@ -517,7 +517,7 @@ def test_page_guard_skips_and_lists_slow_pages(wiki, monkeypatch):
 
 
 def test_domain_class_map_uses_real_classes_and_types(wiki):
-    from crossner_hf.labels import entity_types
+    from crossner_hf.data.labels import entity_types
     from crossner_hf.wikipedia.dbpedia import load_ontology
     from crossner_hf.wikipedia.domains import CLASS_TO_TYPE, SEED_CATEGORIES, domain_type
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..arguments import CrossNERParser
-from ..extras import MissingExtraError
+from crossner_hf.arguments import CrossNERParser
+from crossner_hf.extras import MissingExtraError
 
 
 def make_command_parser(

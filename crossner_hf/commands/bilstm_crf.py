@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..rnn.recipes import BiLSTMCRFArguments
-from . import make_command_parser
+from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -28,7 +28,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: BiLSTMCRFArguments) -> int:
-    from ..rnn.recipes import train_bilstm_crf
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
 
     results = train_bilstm_crf(args)
     print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |

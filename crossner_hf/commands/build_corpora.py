@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..corpora.build import CorporaArguments
-from . import make_command_parser
+from crossner_hf.corpora.build import CorporaArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -35,7 +35,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CorporaArguments) -> int:
-    from ..corpora.build import build_corpora
+    from crossner_hf.corpora.build import build_corpora
 
     build_corpora(args)
     return 0

@@ -21,9 +21,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data import UPSTREAM_COMMIT, load_crossner
-from ..labels import CONFIGS
-from . import make_command_parser
+from crossner_hf.data.target import UPSTREAM_COMMIT, load_crossner
+from crossner_hf.data.labels import CONFIGS
+from crossner_hf.commands import make_command_parser
 
 logger = logging.getLogger(__name__)
 
@@ -59,8 +59,8 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: BuildArguments) -> int:
-    from ..cards import render_crossner_dataset_card
-    from ..publish import write_hub_dataset_folder
+    from crossner_hf.publishing.cards import render_crossner_dataset_card
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     built = {config: load_crossner(config, args.data_dir) for config in args.configs}
     counts = {c: {s: len(d) for s, d in dd.items()} for c, dd in built.items()}
@@ -80,7 +80,7 @@ def main(args: BuildArguments) -> int:
     for config, n in counts.items():
         logger.info("%s: %s", config, n)
     if args.push_to_hub:
-        from ..hub import push_to_hub
+        from crossner_hf.publishing.hub import push_to_hub
 
         push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     print(folder)

@@ -10,7 +10,7 @@ A BiLSTM-CRF whose LSTM weights a parameter generation network produces per (dom
 each step trains LM-source, NER-source, LM-target and (supervised) NER-target. Zero-shot
 never reads target labels and tags the target with theta(target, NER) and the source CRF
 (so it predicts CoNLL-2003's four types). Writes the best-dev model, vocab.json,
-results.json and a card. See :mod:`crossner_hf.rnn`.
+results.json and a card. See :mod:`crossner_hf.modeling.rnn`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..rnn.recipes import CDLMArguments
-from . import make_command_parser
+from crossner_hf.training.rnn.recipes import CDLMArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -30,7 +30,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CDLMArguments) -> int:
-    from ..rnn.recipes import train_cdlm
+    from crossner_hf.training.rnn.recipes import train_cdlm
 
     results = train_cdlm(args)
     print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |

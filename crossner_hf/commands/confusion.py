@@ -4,13 +4,13 @@ Usage:
     crossner-hf confusion --model outputs/music-direct --config music --output_dir music-confusion
     crossner-hf confusion --predictions politics-test.conll --output_dir politics-confusion
 
-Entities are matched as in :func:`crossner_hf.hierarchy.entity_confusion`: a prediction on
+Entities are matched as in :func:`crossner_hf.evaluation.hierarchy.entity_confusion`: a prediction on
 exactly the gold words is right or a wrong type; else an overlapping one is a boundary
 error, counted once in the cell (gold type, predicted type); a gold entity with no
 overlapping prediction is "no entity" (missed), a prediction matching no gold entity sits
 in the "no entity" row (spurious). Prints the table (counts and row percentages) and the
 share of type errors that stay inside one branch of the fine-to-coarse map
-(``crossner_hf.hierarchy.COARSE_TYPES``: politician, scientist, writer, musicalartist,
+(``crossner_hf.evaluation.hierarchy.COARSE_TYPES``: politician, scientist, writer, musicalartist,
 researcher -> person; politicalparty, band, university, conference, magazine,
 academicjournal -> organisation; country -> location; the rest their own branch), and
 writes ``confusion.txt``, ``confusion.json`` and the heatmap ``confusion.png`` (colour = row
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..decoding import DECODINGS
-from ..labels import CONFIGS
-from . import make_command_parser
+from crossner_hf.modeling.decoding import DECODINGS
+from crossner_hf.data.labels import CONFIGS
+from crossner_hf.commands import make_command_parser
 
 SPLITS = ("train", "validation", "test")
 
@@ -73,11 +73,11 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ConfusionArguments) -> int:
-    from ..entity_analysis import confusion_table, read_prediction_conll
-    from ..labels import labels_for
-    from ..plots import plot_entity_confusion
+    from crossner_hf.evaluation.entity_analysis import confusion_table, read_prediction_conll
+    from crossner_hf.data.labels import labels_for
+    from crossner_hf.evaluation.plots import plot_entity_confusion
 
-    from ..outputs import check_writable
+    from crossner_hf.outputs import check_writable
 
     out = check_writable(args.output_dir, "--output_dir", folder=True)  # before any prediction
     if args.predictions:
@@ -94,7 +94,7 @@ def main(args: ConfusionArguments) -> int:
         raise ValueError(f"{where}: neither the gold nor the predicted tags hold an entity; nothing to tabulate.")
     out.mkdir(parents=True, exist_ok=True)
     text = table.format()
-    from ..outputs import atomic_output
+    from crossner_hf.outputs import atomic_output
 
     with atomic_output(out / "confusion.txt") as tmp:
         tmp.write_text(text + "\n", encoding="utf-8")
@@ -111,9 +111,9 @@ def main(args: ConfusionArguments) -> int:
 
 
 def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
-    from ..conll import write_conll
-    from ..data import load_crossner
-    from ..tagger import Tagger
+    from crossner_hf.data.conll import write_conll
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.inference.tagger import Tagger
 
     data = load_crossner(args.config, args.data_dir)[args.split]
     names = data.features["ner_tags"].feature.names

@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..dapt import DAPTArguments
-from . import make_command_parser
+from crossner_hf.training.dapt import DAPTArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -37,7 +37,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: DAPTArguments) -> int:
-    from ..dapt import run_dapt
+    from crossner_hf.training.dapt import run_dapt
 
     results = run_dapt(args)
     if args.process_index == 0:

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..nerbert import NERBERTArguments
-from . import make_command_parser
+from crossner_hf.training.nerbert import NERBERTArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -41,7 +41,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: NERBERTArguments) -> int:
-    from ..nerbert import run_nerbert
+    from crossner_hf.training.nerbert import run_nerbert
 
     results = run_nerbert(args)
     if args.process_index == 0:

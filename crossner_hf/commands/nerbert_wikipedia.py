@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..wikipedia.build import NERBERTCorpusArguments
-from . import make_command_parser
+from crossner_hf.wikipedia.build import NERBERTCorpusArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -41,7 +41,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: NERBERTCorpusArguments) -> int:
-    from ..wikipedia.build import build_nerbert_corpus
+    from crossner_hf.wikipedia.build import build_nerbert_corpus
 
     build_nerbert_corpus(args)
     return 0

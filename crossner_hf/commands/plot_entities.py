@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..labels import CONFIGS
-from . import make_command_parser
+from crossner_hf.data.labels import CONFIGS
+from crossner_hf.commands import make_command_parser
 
 SPLITS = ("train", "validation", "test")
 
@@ -68,8 +68,8 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: PlotEntitiesArguments) -> int:
-    from ..data import load_crossner
-    from ..entity_analysis import (
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.evaluation.entity_analysis import (
         entity_representations, format_silhouette, load_encoder, silhouette_by_category, tsne_plot,
     )
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..decoding import DECODINGS
-from . import make_command_parser
+from crossner_hf.modeling.decoding import DECODINGS
+from crossner_hf.commands import make_command_parser
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +89,9 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: PredictArguments) -> int:
-    from ..inference import load_token_classifier
-    from ..outputs import atomic_output, check_writable
-    from ..rnn.predict import is_rnn_folder, load_rnn_tagger
+    from crossner_hf.inference.predict import load_token_classifier
+    from crossner_hf.outputs import atomic_output, check_writable
+    from crossner_hf.inference.rnn_tagger import is_rnn_folder, load_rnn_tagger
 
     if args.output:
         check_writable(args.output, "--output")
@@ -138,7 +138,7 @@ def _read_lines(args: PredictArguments) -> list[str]:
 
 
 def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str], out: TextIO) -> None:
-    from ..inference import tag_texts
+    from crossner_hf.inference.predict import tag_texts
 
     # every sentence of every line goes into one length-sorted batched run
     if tokenizer is None:  # an RNN tagger
@@ -148,7 +148,7 @@ def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: li
         tagged = tag_texts(model, tokenizer, lines, pretokenized=args.pretokenized, decoding=args.decoding,
                            nltk_data=args.nltk_data, batch_size=args.batch_size, progress=len(lines) > 200)
     if (args.format or "jsonl") == "conll":
-        from ..conll import write_conll
+        from crossner_hf.data.conll import write_conll
 
         write_conll(out, [{"tokens": [w for w, _, _ in t["words"]], "ner_tags": t["tags"]} for t in tagged])
         return
@@ -158,9 +158,9 @@ def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: li
 
 
 def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: TextIO) -> None:
-    from ..conll import read_conll
-    from ..inference import label_names, predict_tags
-    from ..metrics import compute_ner_metrics, format_per_type_table
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.inference.predict import label_names, predict_tags
+    from crossner_hf.evaluation.metrics import compute_ner_metrics, format_per_type_table
 
     rnn = tokenizer is None
     sentences = read_conll(args.conll, model.gold_labels if rnn else label_names(model), strict=False)
@@ -172,7 +172,7 @@ def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: Text
         pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
                             progress=len(words) > 200)
     if (args.format or "conll") == "conll":
-        from ..conll import write_conll
+        from crossner_hf.data.conll import write_conll
 
         write_conll(out, [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(words, gold, pred)],
                     columns=("tokens", "gold", "pred"))

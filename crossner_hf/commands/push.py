@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import make_command_parser
+from crossner_hf.commands import make_command_parser
 
 
 @dataclass
@@ -41,7 +41,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: PushArguments) -> int:
-    from ..hub import PushError, push_to_hub
+    from crossner_hf.publishing.hub import PushError, push_to_hub
 
     try:
         url = push_to_hub(args.folder, args.repo_id, repo_type=args.repo_type, private=args.private,

@@ -8,7 +8,7 @@ The model predicts the split with the decoding it records (``--decoding`` overri
 page shows per-type scores with bootstrap intervals, the SemEval-2013 schemes, the entity
 confusion matrix, every sentence with an error, fine and coarse scores, buckets, the
 comparison with ``--compare``, sentences of the config labelled differently in different
-places, and ``model-index`` YAML. See :mod:`crossner_hf.report`.
+places, and ``model-index`` YAML. See :mod:`crossner_hf.evaluation.report`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..decoding import DECODINGS
-from ..labels import CONFIGS
-from . import make_command_parser
+from crossner_hf.modeling.decoding import DECODINGS
+from crossner_hf.data.labels import CONFIGS
+from crossner_hf.commands import make_command_parser
 
 SPLITS = ("train", "validation", "test")
 
@@ -52,11 +52,11 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ReportArguments) -> int:
-    from ..data import load_crossner
-    from ..report import write_report
-    from ..tagger import Tagger
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.evaluation.report import write_report
+    from crossner_hf.inference.tagger import Tagger
 
-    from ..outputs import check_writable
+    from crossner_hf.outputs import check_writable
 
     check_writable(args.output, "--output")  # before minutes of prediction, not after
     data = load_crossner(args.config, args.data_dir)
@@ -66,7 +66,7 @@ def main(args: ReportArguments) -> int:
         return [[names[i] for i in row] for row in data[split]["ner_tags"]]
 
     tokens = list(data[args.split]["tokens"])
-    # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.tagger)
+    # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.inference.tagger)
     tagger = Tagger.from_pretrained(args.model, decoding=args.decoding)
     pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     other = None

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..reproduce.experiments import EXPERIMENTS
-from . import make_command_parser
+from crossner_hf.reproduce.experiments import EXPERIMENTS
+from crossner_hf.commands import make_command_parser
 
 
 @dataclass
@@ -80,6 +80,6 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ReproduceArguments) -> int:
-    from ..reproduce.run import reproduce
+    from crossner_hf.reproduce.run import reproduce
 
     return reproduce(args)

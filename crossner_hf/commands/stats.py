@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..labels import CONFIGS
-from . import make_command_parser
+from crossner_hf.data.labels import CONFIGS
+from crossner_hf.commands import make_command_parser
 
 
 @dataclass
@@ -40,12 +40,12 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: StatsArguments) -> int:
-    from ..outputs import atomic_output, check_writable
+    from crossner_hf.outputs import atomic_output, check_writable
 
     check_writable(args.output_dir, "--output_dir", folder=True)
-    from ..data import load_crossner
-    from ..plots import plot_vocabulary_overlap
-    from ..stats import entity_counts, format_overlap, format_table1, sentence_counts, vocabulary_overlap
+    from crossner_hf.data.target import load_crossner
+    from crossner_hf.evaluation.plots import plot_vocabulary_overlap
+    from crossner_hf.data.stats import entity_counts, format_overlap, format_table1, sentence_counts, vocabulary_overlap
 
     data = {c: load_crossner(c, args.data_dir) for c in args.configs}
     sentences = {c: sentence_counts(d) for c, d in data.items()}

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..training_args import CrossNERTrainingArguments
-from . import make_command_parser
+from crossner_hf.training.training_args import CrossNERTrainingArguments
+from crossner_hf.commands import make_command_parser
 
 
 def make_parser(subparsers: Any | None = None):
@@ -38,7 +38,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CrossNERTrainingArguments) -> int:
-    from ..schedules import format_results, run
+    from crossner_hf.training.schedules import format_results, run
 
     results = run(args)
     if args.process_index == 0:

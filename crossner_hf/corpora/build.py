@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import (
+from crossner_hf.corpora import (
     EntityMatcher,
     ModelMentionFinder,
     build_corpus_levels,
@@ -25,10 +25,10 @@ from . import (
     save_entity_list,
     specialised_types,
 )
-from ..data import SPLIT_FILES as DATA_SPLIT_FILES
-from ..labels import DOMAINS, LABELS
-from ..publish import write_hub_dataset_folder
-from ..wikipedia.build import timed_step, timings_file, write_timings
+from crossner_hf.data.target import SPLIT_FILES as DATA_SPLIT_FILES
+from crossner_hf.data.labels import DOMAINS, LABELS
+from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
+from crossner_hf.wikipedia.build import timed_step, timings_file, write_timings
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
 
 
 def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> dict[str, str]:
-    from ..conll import read_conll
+    from crossner_hf.data.conll import read_conll
 
     sentences: list[dict] = []
     for split in splits:
@@ -156,10 +156,10 @@ def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> d
 def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
     """The levels from a Wikipedia dump: domain pages by category, anchors as mentions. Also returns the
     work folder and the wall seconds of each step so far."""
-    from . import select_levels
-    from ..wikipedia.dbpedia import DBpediaTypes
-    from ..wikipedia.domains import domain_corpus, domain_pages
-    from ..wikipedia.build import WikipediaSourceArguments, prepare_domain_sentences
+    from crossner_hf.corpora import select_levels
+    from crossner_hf.wikipedia.dbpedia import DBpediaTypes
+    from crossner_hf.wikipedia.domains import domain_corpus, domain_pages
+    from crossner_hf.wikipedia.build import WikipediaSourceArguments, prepare_domain_sentences
 
     if not (args.ontology and args.instance_types):
         raise ValueError("--wikipedia_dump needs --ontology and --instance_types (DBpedia) to type the anchors.")
@@ -200,7 +200,7 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
 
 
 def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
-    from ..cards import render
+    from crossner_hf.publishing.cards import render
 
     levels = [
         ("domain", counts["domain"], "every non-blank line of the corpus, in source order"),
@@ -261,7 +261,7 @@ def build_corpora(args: CorporaArguments) -> Path:
     for level, n in counts.items():
         logger.info("%s-%s: %d rows", args.domain, level, n)
     if args.push_to_hub:
-        from ..hub import push_to_hub
+        from crossner_hf.publishing.hub import push_to_hub
 
         push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     return folder

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..labels import entity_spans
+from crossner_hf.data.labels import entity_spans
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def save_entity_list(entities: Mapping[str, str], path: str | Path) -> Path:
 def iter_spans(tokens: Sequence[str], tags: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``(surface, type)`` of each BIO entity span; tokens joined by single spaces.
 
-    Spans are :func:`crossner_hf.labels.entity_spans` (seqeval's reading: an ``I-`` tag
+    Spans are :func:`crossner_hf.data.labels.entity_spans` (seqeval's reading: an ``I-`` tag
     after ``O`` or after another type starts a new span).
     """
     if len(tokens) != len(tags):
@@ -93,7 +93,7 @@ def entity_list_from_conll(
 ) -> dict[str, str]:
     """Build ``surface -> type`` from labeled sentences (dicts with ``tokens`` and ``ner_tags``).
 
-    ``ner_tags`` are tag strings (as from ``crossner_hf.conll.read_conll``) or, with
+    ``ner_tags`` are tag strings (as from ``crossner_hf.data.conll.read_conll``) or, with
     ``label_names``, label ids (as from ``load_crossner``). A surface labeled with several
     types gets its most frequent one (ties: the first seen), so ``Russia`` the country
     and ``Russia`` once tagged as an organisation end up a country. Surfaces seen fewer

@@ -40,9 +40,9 @@ import pyarrow as pa
 from datasets import Dataset, DatasetDict, concatenate_datasets
 from datasets.fingerprint import Hasher
 
-from ..labels import DOMAINS, entity_types
-from ..wikipedia.domains import mention_features
-from .matcher import EntityMatcher, EntityMention
+from crossner_hf.data.labels import DOMAINS, entity_types
+from crossner_hf.wikipedia.domains import mention_features
+from crossner_hf.corpora.matcher import EntityMatcher, EntityMention
 
 logger = logging.getLogger(__name__)
 

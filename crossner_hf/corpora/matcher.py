@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..extras import require
+from crossner_hf.extras import require
 
 ahocorasick = require("ahocorasick", "corpora")
 

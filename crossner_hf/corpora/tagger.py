@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .matcher import EntityMention
-from ..labels import tag_type
+from crossner_hf.corpora.matcher import EntityMention
+from crossner_hf.data.labels import tag_type
 
 logger = logging.getLogger(__name__)
 

@@ -44,7 +44,7 @@ from datasets.fingerprint import Hasher
 
 logger = logging.getLogger(__name__)
 
-from ..tokenization import SPECIAL_WORD_ID as PAD_WORD  # one name for "no word": specials and padding
+from crossner_hf.data.tokenization import SPECIAL_WORD_ID as PAD_WORD  # one name for "no word": specials and padding
 
 
 def load_text_corpus(

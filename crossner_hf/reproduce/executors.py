@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .grid import Cell, cell_status, run_cell, topological
+from crossner_hf.reproduce.grid import Cell, cell_status, run_cell, topological
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def _ray_cell(cell: Cell, out: str, env: dict[str, str], *dep_status: str) -> st
 
 
 def _run_ray(cells: list[Cell], out: Path, options: GridExecutorOptions) -> dict[str, str]:
-    from ..extras import require
+    from crossner_hf.extras import require
 
     ray = require("ray", "ray")
     address = options.ray_address or os.environ.get("RAY_ADDRESS")
@@ -115,7 +115,7 @@ def slurm_parameters(cell: Cell, dependency_job_ids: Sequence[str], options: Gri
 
 
 def _run_slurm(cells: list[Cell], out: Path, options: GridExecutorOptions) -> dict[str, str]:
-    from ..extras import require
+    from crossner_hf.extras import require
 
     submitit = require("submitit", "slurm")
     executor = submitit.AutoExecutor(folder=str(out / "slurm" / "%j"), cluster=options.slurm_cluster)

@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..arguments import preset_path
-from ..labels import DOMAINS
-from .grid import Cell
+from crossner_hf.arguments import preset_path
+from crossner_hf.data.labels import DOMAINS
+from crossner_hf.reproduce.grid import Cell
 
 SCALES = ("smoke", "cpu", "paper")
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .executors import GridExecutorOptions, run_grid
-from .experiments import plan
-from .grid import grid_status, status_table, topological
-from .tables import FIGURES, write_figure, write_tables
+from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+from crossner_hf.reproduce.experiments import plan
+from crossner_hf.reproduce.grid import grid_status, status_table, topological
+from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ def dry_run_text(cells, out) -> str:
 
 def reproduce(args: Any) -> int:
     """Run (or with ``dry_run``/``status`` only describe) ``args.experiment``; 1 when a cell failed."""
-    from ..outputs import check_writable
+    from crossner_hf.outputs import check_writable
 
     out = Path(args.output_dir)
     grid = plan(args.experiment, args.scale, out, domains=args.domains, seeds=args.seeds, model=args.model,
@@ -47,7 +47,7 @@ def reproduce(args: Any) -> int:
         return 0
     check_writable(out, "--output_dir", folder=True)
     if grid.experiment in (*FIGURES, "nerbert-fig3"):
-        from ..extras import require
+        from crossner_hf.extras import require
 
         require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
         if grid.experiment == "nerbert-fig3":
@@ -56,7 +56,7 @@ def reproduce(args: Any) -> int:
                                                "cells": [c.to_dict() for c in grid.cells]}, indent=2))
     if not args.status:
         if args.scale == "smoke" and args.model is None and not Path(grid.model).exists():
-            from ..testing import make_tiny_bert
+            from crossner_hf.testing import make_tiny_bert
 
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
         options = GridExecutorOptions(executor=args.executor, ray_address=args.ray_address,

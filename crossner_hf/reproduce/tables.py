@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .grid import Cell, grid_status, read_score
-from .papers import number, paper_data, paper_table, source_text
+from crossner_hf.reproduce.grid import Cell, grid_status, read_score
+from crossner_hf.reproduce.papers import number, paper_data, paper_table, source_text
 
 
 def paper_numbers(experiment: str) -> dict:
     """The transcription ``experiment`` reproduces: ``source`` (title and lines), ``measure``, ``columns``,
     ``rows`` ({label: {column: number}}); a figure's has no rows (its points are not in the text)."""
-    from .experiments import PAPER_TABLES
+    from crossner_hf.reproduce.experiments import PAPER_TABLES
 
     key = PAPER_TABLES[experiment]
     data = paper_data()
@@ -95,7 +95,7 @@ def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None =
 def _category_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> list[dict[str, str]]:
     """Per-category tables: crossner-table4 (categories down, settings across; a domain prefix when
     several) and nerbert-fig3 (encoders down, overall then each gold type across)."""
-    from ..labels import entity_types
+    from crossner_hf.data.labels import entity_types
 
     domains = list(dict.fromkeys(c.column for c in cells if c.score))
     records = []
@@ -188,7 +188,7 @@ def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
 def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, scale: str, model: str,
                  notes: Sequence[str] = (), unplanned: Sequence[tuple[str, str]] = ()) -> tuple[Path, Path]:
     """``OUT/table.md`` (ours | paper per column, one line per row) and ``OUT/table.csv``; returns both."""
-    from ..outputs import atomic_output
+    from crossner_hf.outputs import atomic_output
 
     out = Path(out)
     records = build_table(experiment, cells, out, unplanned)
@@ -232,7 +232,7 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
 
 def write_curve_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, xlabel: str, model: str) -> Path | None:
     """``OUT/figure.png``: each row a curve over its (numeric) columns, mean ± std over the done seeds."""
-    from ..plots import plot_curves
+    from crossner_hf.evaluation.plots import plot_curves
 
     curves: dict[str, dict[float, list[float]]] = {}
     for cell in cells:
@@ -249,7 +249,7 @@ def write_curve_figure(experiment: str, cells: Sequence[Cell], out: str | Path, 
 def write_panel_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, model: str) -> Path | None:
     """``OUT/figure.png``: the done ``plot-entities`` cells' plots side by side, captioned with the
     encoder and its overall silhouette (NER-BERT Fig. 3)."""
-    from ..plots import plot_image_panel
+    from crossner_hf.evaluation.plots import plot_image_panel
 
     images = {}
     for cell in cells:

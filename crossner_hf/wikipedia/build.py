@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .executors import EXECUTORS
+from crossner_hf.wikipedia.executors import EXECUTORS
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def dump_date(args: WikipediaSourceArguments) -> str:
 
 def _work_setup(args: WikipediaSourceArguments):
     """The work folder, NLTK data, executor options, manifest tasks and types-DB path of a build."""
-    from .pipeline import ExecutorOptions, make_manifest
+    from crossner_hf.wikipedia.pipeline import ExecutorOptions, make_manifest
 
     work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
     options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,
@@ -140,7 +140,7 @@ def _work_setup(args: WikipediaSourceArguments):
 
 
 def _types_db(args: WikipediaSourceArguments, types_db: Path) -> None:
-    from .dbpedia import build_types_db, load_ontology
+    from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
 
     if not types_db.is_file():
         build_types_db(args.instance_types, load_ontology(args.ontology), types_db)
@@ -149,7 +149,7 @@ def _types_db(args: WikipediaSourceArguments, types_db: Path) -> None:
 def _stats(extract: dict[str, Any], tasks: int, started: float, types_db: Path,
            timings: dict[str, float]) -> dict:
     """A build's stats: the extract stage's totals, their typing counts apart, and what the steps need next."""
-    from .dbpedia import DBpediaTypes
+    from crossner_hf.wikipedia.dbpedia import DBpediaTypes
 
     typing = {k: extract.get(k, 0) for k in ("typed_anchors", "untyped_anchors")}  # counted while extracting
     return {"extract": extract, "type": typing, "tasks": tasks, "seconds": round(time.monotonic() - started, 1),
@@ -190,7 +190,7 @@ def prepare_domain_sentences(
 
     import numpy as np
 
-    from .pipeline import build_redirects, run_domain_extract, run_page_index, stage_stats
+    from crossner_hf.wikipedia.pipeline import build_redirects, run_domain_extract, run_page_index, stage_stats
 
     started, timings = time.monotonic(), {}
     with timed_step(timings, "setup"):
@@ -218,7 +218,7 @@ def prepare_domain_sentences(
 def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
     """The NER-BERT builder's stages (redirects, DBpedia lookup, typed extract); returns the work folder
     and stats. The typed sentences go to ``work/nerbert/typed``."""
-    from .pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
+    from crossner_hf.wikipedia.pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
 
     started, timings = time.monotonic(), {}
     with timed_step(timings, "setup"):
@@ -236,8 +236,8 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
 
 def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
-    from ..publish import write_hub_folder_from_batches
-    from .nerbert_corpus import (
+    from crossner_hf.publishing.dataset_folder import write_hub_folder_from_batches
+    from crossner_hf.wikipedia.nerbert_corpus import (
         CorpusBuilder, CorpusOptions, format_steps, hub_configs, selection_sizes, write_report,
         write_selection,
     )
@@ -249,8 +249,8 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
         target_size=args.target_size, scarce_count=args.scarce_count, merged_categories=args.merged_categories,
     )
     work, stats = prepare_nerbert_sentences(args)
-    from .dbpedia import DBpediaTypes
-    from .nerbert_corpus import TYPED_DIR
+    from crossner_hf.wikipedia.dbpedia import DBpediaTypes
+    from crossner_hf.wikipedia.nerbert_corpus import TYPED_DIR
 
     # the corpus passes run in this command's process and its children: all local cores with -1
     workers = args.workers if args.workers > 0 else (os.cpu_count() or 1)
@@ -287,7 +287,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
     write_timings(timings_file(work), timings)
     if args.push_to_hub:
-        from ..hub import push_to_hub
+        from crossner_hf.publishing.hub import push_to_hub
 
         push_to_hub(out, args.push_to_hub, repo_type="dataset", private=args.private)
     return out
@@ -295,7 +295,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
 
 def _card_body(args: NERBERTCorpusArguments, report: dict[str, Any], sizes: dict, n_categories: int,
                steps_table: str) -> str:
-    from ..cards import render
+    from crossner_hf.publishing.cards import render
 
     merged = ("no merged config" if not args.merged_categories else
               f"config `{args.merged_categories}types`: {report['merged_categories']} categories after merging into "

@@ -55,8 +55,8 @@ from urllib.parse import quote, urljoin
 
 from tqdm.auto import tqdm
 
-from .titles import DBPEDIA_RESOURCE, dbpedia_resource_title, normalise_title
-from .turtle import RDF_TYPE, iter_type_triples  # noqa: F401  (the instance-type files are read there)
+from crossner_hf.wikipedia.titles import DBPEDIA_RESOURCE, dbpedia_resource_title, normalise_title
+from crossner_hf.wikipedia.turtle import RDF_TYPE, iter_type_triples  # noqa: F401  (the instance-type files are read there)
 
 logger = logging.getLogger(__name__)
 

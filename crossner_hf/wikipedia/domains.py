@@ -91,7 +91,7 @@ not in the domain's label list."""
 
 def domain_type(domain: str, cls: str | None, ancestors: Callable[[str], list[str]]) -> str | None:
     """The CrossNER type of an entity of class ``cls`` in ``domain``, or None."""
-    from ..labels import entity_types
+    from crossner_hf.data.labels import entity_types
 
     if not cls:
         return None

@@ -29,7 +29,7 @@ def _drop_user_error_tracebacks(record: dict) -> None:
     the message already names the file, the pages read and the fix, which the command prints last.
     Other errors (bugs) keep their tracebacks.
     """
-    from .dump import DumpError
+    from crossner_hf.wikipedia.dump import DumpError
 
     exception = record["exception"]
     if exception is not None and isinstance(exception.value, DumpError):

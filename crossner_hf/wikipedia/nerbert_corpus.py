@@ -61,10 +61,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..labels import NERBERT_BASE_CONFIGS as BASE_CONFIGS
-from ..labels import NERBERT_MERGED_CATEGORIES, nerbert_merged_config
-from .dbpedia import ENTITY
-from .sentences import bio_tags
+from crossner_hf.data.labels import NERBERT_BASE_CONFIGS as BASE_CONFIGS
+from crossner_hf.data.labels import NERBERT_MERGED_CATEGORIES, nerbert_merged_config
+from crossner_hf.wikipedia.dbpedia import ENTITY
+from crossner_hf.wikipedia.sentences import bio_tags
 
 logger = logging.getLogger(__name__)
 
@@ -513,7 +513,7 @@ def selection_sizes(paths: dict[str, dict[str, list[Path]]]) -> dict[str, dict[s
 
 
 def hub_configs(paths: dict[str, dict[str, list[Path]]]) -> dict[str, Any]:
-    """The selection as :class:`~crossner_hf.publish.ConfigBatches` per config, ``ner_tags`` a ClassLabel
+    """The selection as :class:`~crossner_hf.publishing.dataset_folder.ConfigBatches` per config, ``ner_tags`` a ClassLabel
     sequence (``O`` then B-/I- of the config's categories in alphabetical order); empty splits left out.
 
     The rows stream from the selection's Parquet into the Hub folder's shards: no ``datasets`` cache,
@@ -522,7 +522,7 @@ def hub_configs(paths: dict[str, dict[str, list[Path]]]) -> dict[str, Any]:
     """
     from datasets import ClassLabel, Features, List, Value
 
-    from ..publish import ConfigBatches
+    from crossner_hf.publishing.dataset_folder import ConfigBatches
 
     out = {}
     for config, splits in paths.items():
@@ -536,7 +536,7 @@ def hub_configs(paths: dict[str, dict[str, list[Path]]]) -> dict[str, Any]:
 
 def write_report(builder: CorpusBuilder, folder: Path, extra: dict[str, Any]) -> dict[str, Any]:
     """``report.json``, ``report.md`` (the per-step table) and ``categories.png`` (Figure 8)."""
-    from ..plots import plot_category_counts
+    from crossner_hf.evaluation.plots import plot_category_counts
 
     report = {"options": asdict(builder.options), "steps": builder.steps, **extra,
               "rare_categories": sorted(builder.rare), "top_categories": sorted(builder.top),

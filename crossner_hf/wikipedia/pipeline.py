@@ -64,7 +64,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..extras import require
+from crossner_hf.extras import require
 
 require("datatrove", "wikipedia")  # one line naming the extra instead of an ImportError traceback
 from datatrove.data import Document, DocumentsPipeline  # noqa: E402
@@ -72,10 +72,10 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
 from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
 
-from .dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
-from .executors import ExecutorOptions, quiet_user_errors, require_complete, run_stage, wait_for_slurm  # noqa: F401
-from .sentences import anchor_sentences, require_punkt
-from .wikitext import is_disambiguation, page_categories, wikitext_to_text
+from crossner_hf.wikipedia.dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
+from crossner_hf.wikipedia.executors import ExecutorOptions, quiet_user_errors, require_complete, run_stage, wait_for_slurm  # noqa: F401
+from crossner_hf.wikipedia.sentences import anchor_sentences, require_punkt
+from crossner_hf.wikipedia.wikitext import is_disambiguation, page_categories, wikitext_to_text
 
 logger = logging.getLogger(__name__)
 
@@ -306,15 +306,15 @@ class TypedArticleExtractor(ArticleExtractor):
         self._lookups = None
 
     def _typing(self):
-        from .dbpedia import DBpediaTypes
-        from .redirects import Redirects
+        from crossner_hf.wikipedia.dbpedia import DBpediaTypes
+        from crossner_hf.wikipedia.redirects import Redirects
 
         if self._lookups is None:  # per worker: SQLite connections do not cross process boundaries
             self._lookups = Redirects(Path(self.work_dir) / "redirects.sqlite"), DBpediaTypes(self.types_db)
         return self._lookups
 
     def _rows(self, doc: Document, counts: Counter) -> Iterator[Document]:
-        from .dbpedia import ENTITY
+        from crossner_hf.wikipedia.dbpedia import ENTITY
 
         title, page_id = doc.metadata["title"], int(doc.id)
         text, anchors = wikitext_to_text(doc.text)
@@ -520,7 +520,7 @@ def build_redirects(work_dir: str | Path, stage: str) -> Path:
     """Merge every task's redirect rows (``work_dir/<stage>/redirect``) into ``work_dir/redirects.sqlite``."""
     import pyarrow.parquet as pq
 
-    from .redirects import build_redirects_db
+    from crossner_hf.wikipedia.redirects import build_redirects_db
 
     work = Path(work_dir)
 

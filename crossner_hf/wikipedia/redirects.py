@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .titles import normalise_title
+from crossner_hf.wikipedia.titles import normalise_title
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Sentences come from NLTK punkt (``punkt_tab``), run on each line of the article text
 separately (a line is a paragraph or a list item; punkt alone would join list items that
 end without a period). Words come from the Penn Treebank tokenizer the CrossNER files
-follow (``crossner_hf.words``). Punkt's English data is looked up in the ``nltk_data``
+follow (``crossner_hf.data.words``). Punkt's English data is looked up in the ``nltk_data``
 argument, then ``NLTK_DATA``; :func:`require_punkt` fails with a message naming both.
 
 An anchor covers the words it overlaps. When its boundary falls inside a word
@@ -28,8 +28,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ..words import _punkt, _words_of
-from .wikitext import Anchor
+from crossner_hf.data.words import _punkt, _words_of
+from crossner_hf.wikipedia.wikitext import Anchor
 
 LINE_STRIDE = 4096
 """Sentence numbers of line n start at n x LINE_STRIDE (a line of more sentences runs into the next

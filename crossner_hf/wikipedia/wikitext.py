@@ -43,12 +43,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..extras import require
+from crossner_hf.extras import require
 
 mwparserfromhell = require("mwparserfromhell", "wikipedia")
 
-from .titles import normalise_title
-from .wikitree import Entity, ExternalLink, Heading, Link, Tag, Template, parse, source, strip_code
+from crossner_hf.wikipedia.titles import normalise_title
+from crossner_hf.wikipedia.wikitree import Entity, ExternalLink, Heading, Link, Tag, Template, parse, source, strip_code
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import html.entities
 from collections.abc import Callable
 
-from ..extras import require
+from crossner_hf.extras import require
 
 mwparserfromhell = require("mwparserfromhell", "wikipedia")
 from mwparserfromhell import parser  # noqa: E402

@@ -1,0 +1,24 @@
+"""The BibTeX of the papers the package implements, one copy for cards, reports and the metric module."""
+
+from __future__ import annotations
+
+CITATIONS = {
+    "crossner": """@inproceedings{liu2021crossner,
+  title     = {CrossNER: Evaluating Cross-Domain Named Entity Recognition},
+  author    = {Liu, Zihan and Xu, Yan and Yu, Tiezheng and Dai, Wenliang and Ji, Ziwei and
+               Cahyawijaya, Samuel and Madotto, Andrea and Fung, Pascale},
+  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},
+  volume    = {35}, number = {15}, pages = {13452--13460}, year = {2021}
+}""",
+    "nerbert": """@article{liu2021nerbert,
+  title   = {NER-BERT: A Pre-trained Model for Low-Resource Entity Tagging},
+  author  = {Liu, Zihan and Jiang, Feijun and Hu, Yuxiang and Shi, Chen and Fung, Pascale},
+  journal = {arXiv preprint arXiv:2112.00405}, year = {2021}
+}""",
+    "cdlm": """@inproceedings{jia2019cross,
+  title     = {Cross-Domain {NER} using Cross-Domain Language Modeling},
+  author    = {Jia, Chen and Liang, Xiaobo and Zhang, Yue},
+  booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
+  pages     = {2464--2474}, year = {2019}
+}""",
+}

@@ -1,0 +1,39 @@
+"""The data layer: CrossNER's labels and files, CoNLL reading, target datasets, words, tokenisation, MLM collators, dataset statistics.
+
+Modules: ``labels`` (label lists, domains, merged ids), ``conll`` (reading CoNLL files with
+errors that name file and line), ``target`` (CrossNER domains, CoNLL folders and any
+``load_dataset`` source as a target dataset), ``words`` (sentence and word splitting),
+``tokenization`` (sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1,
+Figure 1). Imports nothing above it."""
+
+from __future__ import annotations
+
+from crossner_hf._lazy import lazy_attributes
+
+_LAZY = {
+    "DATA_DIR_ENV": "crossner_hf.data.target",
+    "CACHE_ENV": "crossner_hf.data.target",
+    "UPSTREAM_COMMIT": "crossner_hf.data.target",
+    "UPSTREAM_URL": "crossner_hf.data.target",
+    "SPLIT_FILES": "crossner_hf.data.target",
+    "SHA256": "crossner_hf.data.target",
+    "EXPECTED_COUNTS": "crossner_hf.data.target",
+    "CrossNERDataNotFound": "crossner_hf.data.target",
+    "cache_root": "crossner_hf.data.target",
+    "resolve_data_dir": "crossner_hf.data.target",
+    "features_for": "crossner_hf.data.target",
+    "build_split": "crossner_hf.data.target",
+    "load_crossner": "crossner_hf.data.target",
+    "FOLDER_LABELS_FILE": "crossner_hf.data.target",
+    "check_conll_folder": "crossner_hf.data.target",
+    "conll_folder_labels": "crossner_hf.data.target",
+    "load_conll_folder": "crossner_hf.data.target",
+    "SPLIT_ALIASES": "crossner_hf.data.target",
+    "is_conll_folder": "crossner_hf.data.target",
+    "target_name": "crossner_hf.data.target",
+    "target_labels_of": "crossner_hf.data.target",
+    "load_target_dataset": "crossner_hf.data.target",
+}
+"""Names ``crossner_hf.data`` had when it was one module (kept so old imports work)."""
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

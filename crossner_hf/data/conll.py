@@ -1,0 +1,169 @@
+"""Reading and validating CoNLL-style NER files (``token<TAB>tag`` per line).
+
+Every malformed line raises :class:`ConllFormatError` naming the file, the 1-based line,
+what is wrong and what is allowed; nothing is dropped silently. Accepted on purpose:
+CRLF line ends, a UTF-8 byte-order mark, a missing final blank line (the CoNLL-2003
+files end that way and the original reader lost their last sentence), runs of blank
+lines, and ``-DOCSTART-`` document markers (skipped, they are not sentences).
+
+Example:
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "train.txt"
+    >>> _ = p.write_text("Obama\\tB-politician\\nspoke\\tO\\n")
+    >>> read_conll(p, ["O", "B-politician", "I-politician"])
+    [{'tokens': ['Obama', 'spoke'], 'ner_tags': ['B-politician', 'O']}]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from crossner_hf.data.labels import continues, tag_type
+
+logger = logging.getLogger(__name__)
+
+DOCSTART = "-DOCSTART-"
+
+
+class ConllFormatError(ValueError):
+    """A CoNLL file is malformed; ``path`` and ``line`` (1-based) say where."""
+
+    def __init__(self, path: str | Path, line: int, message: str):
+        self.path = str(path)
+        self.line = line
+        self.reason = message
+        super().__init__(f"{self.path}, line {line}: {message}")
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ConllFormatError(
+            path,
+            line,
+            f"bytes {data[err.start:err.end]!r} are not valid UTF-8 ({err.reason}); "
+            "re-encode the file as UTF-8.",
+        ) from None
+    return text.removeprefix("\ufeff")
+
+
+def read_conll(
+    path: str | Path, labels: Sequence[str] | None, strict: bool = True
+) -> list[dict[str, list[str]]]:
+    """Read a CoNLL NER file into ``[{"tokens": [...], "ner_tags": [...]}, ...]``.
+
+    Args:
+        path: the file, one ``token<TAB>tag`` per line, a blank line between sentences.
+        labels: the allowed tags (a config's label list, e.g. ``LABELS["politics"]``); ``None``
+            allows any ``O``, ``B-<type>`` or ``I-<type>`` (to find a new folder's label list).
+        strict: if True, an ``I-x`` tag that does not continue an entity of type ``x``
+            raises; if False it is repaired to ``B-x`` and the number of repairs is
+            logged as a warning.
+
+    Raises:
+        ConllFormatError: on a missing tab or extra columns, an empty token, a tag not
+            in ``labels``, an orphan ``I-`` tag (strict mode) or undecodable bytes.
+        FileNotFoundError: if ``path`` does not exist.
+    """
+    path = Path(path)
+    text = _decode(path, path.read_bytes())
+    allowed = set(labels) if labels is not None else None
+    sentences: list[dict[str, list[str]]] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    repaired = 0
+
+    def close_sentence() -> None:
+        nonlocal tokens, tags
+        if tokens:
+            sentences.append({"tokens": tokens, "ner_tags": tags})
+            tokens, tags = [], []
+
+    # split("\n") rather than splitlines(): tokens may legitimately contain \x0b, \x1c,
+    # \u2028 and other characters that splitlines() would treat as line breaks.
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        line = raw.removesuffix("\r")
+        if not line.strip():
+            close_sentence()
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            what = "no tab" if len(parts) == 1 else f"{len(parts)} tab-separated columns"
+            raise ConllFormatError(
+                path, lineno,
+                f"expected exactly 2 columns 'token<TAB>tag' but found {what} in {line!r}.",
+            )
+        token, tag = parts[0], parts[1].strip()
+        if token == DOCSTART:
+            close_sentence()
+            continue
+        if token.strip() == "":
+            raise ConllFormatError(
+                path, lineno, f"empty token (tag {tag!r}); every line needs a non-blank token."
+            )
+        if allowed is None:
+            if tag != "O" and (tag[:2] not in ("B-", "I-") or len(tag) < 3):
+                raise ConllFormatError(
+                    path, lineno, f"tag {tag!r} (token {token!r}) is not BIO: use O, B-<type> or I-<type>.")
+        elif tag not in allowed:
+            raise ConllFormatError(
+                path, lineno,
+                f"tag {tag!r} (token {token!r}) is not in this config's label list; "
+                f"allowed tags: {', '.join(labels)}.",
+            )
+        if tag.startswith("I-"):
+            previous = tags[-1] if tags else "O"
+            if not continues(previous, tag):
+                etype = tag_type(tag)
+                if strict:
+                    raise ConllFormatError(
+                        path, lineno,
+                        f"tag {tag!r} (token {token!r}) does not continue an entity of type "
+                        f"{etype!r} (previous tag {previous!r}); use 'B-{etype}' or read "
+                        "with strict=False to repair it.",
+                    )
+                tag = "B-" + etype
+                if allowed is not None and tag not in allowed:
+                    raise ConllFormatError(
+                        path, lineno,
+                        f"cannot repair orphan {parts[1]!r}: {tag!r} is not in the label list.",
+                    )
+                repaired += 1
+        tokens.append(token)
+        tags.append(tag)
+    close_sentence()
+    if not sentences:
+        raise ConllFormatError(path, 1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; "
+                                        "pass a CoNLL file of word<TAB>tag lines")
+    if repaired:
+        logger.warning(
+            "%s: repaired %d orphan I- tag(s) to B- (strict=False).", path, repaired
+        )
+    return sentences
+
+
+def write_conll(
+    target: str | Path | TextIO,
+    sentences: Sequence[Mapping[str, Sequence[str]]],
+    columns: Sequence[str] = ("tokens", "ner_tags"),
+) -> None:
+    """Write sentences as tab-separated ``columns`` (a blank line after each sentence).
+
+    The default two columns are the format :func:`read_conll` reads; ``crossner-hf
+    predict --conll`` writes ``("tokens", "gold", "pred")``. ``target`` is a path or an open
+    text stream.
+    """
+    lines: list[str] = []
+    for sentence in sentences:
+        lines.extend("\t".join(row) for row in zip(*(sentence[c] for c in columns)))
+        lines.append("")
+    text = "\n".join(lines) + ("\n" if lines else "")
+    if isinstance(target, (str, Path)):
+        Path(target).write_text(text, encoding="utf-8")
+    else:
+        target.write(text)

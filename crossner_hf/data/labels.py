@@ -1,0 +1,185 @@
+"""Label schemas of CrossNER: the one source of truth for every label list in the project.
+
+The per-domain lists are the original release's lists in their exact id order
+(``src/dataloader.py`` of zliucr/CrossNER, commit 2e7ba2a); model heads, ``ClassLabel``
+features and metric tables all take their order from here.
+
+Example:
+    >>> from crossner_hf.data.labels import LABELS, entity_types, to_merged_ids
+    >>> LABELS["politics"][:3]
+    ['O', 'B-country', 'B-politician']
+    >>> entity_types("conll2003")
+    ['person', 'organisation', 'location', 'misc']
+    >>> MERGED_LABELS[to_merged_ids("politics", [2, 3])[0]]
+    'B-politician'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+SOURCE_DOMAIN = "conll2003"
+DOMAINS: tuple[str, ...] = ("politics", "science", "music", "literature", "ai")
+CONFIGS: tuple[str, ...] = (SOURCE_DOMAIN, *DOMAINS)
+
+LABELS: dict[str, list[str]] = {
+    "politics": [
+        "O", "B-country", "B-politician", "I-politician", "B-election", "I-election",
+        "B-person", "I-person", "B-organisation", "I-organisation", "B-location",
+        "B-misc", "I-location", "I-country", "I-misc", "B-politicalparty",
+        "I-politicalparty", "B-event", "I-event",
+    ],
+    "science": [
+        "O", "B-scientist", "I-scientist", "B-person", "I-person", "B-university",
+        "I-university", "B-organisation", "I-organisation", "B-country", "I-country",
+        "B-location", "I-location", "B-discipline", "I-discipline", "B-enzyme",
+        "I-enzyme", "B-protein", "I-protein", "B-chemicalelement", "I-chemicalelement",
+        "B-chemicalcompound", "I-chemicalcompound", "B-astronomicalobject",
+        "I-astronomicalobject", "B-academicjournal", "I-academicjournal", "B-event",
+        "I-event", "B-theory", "I-theory", "B-award", "I-award", "B-misc", "I-misc",
+    ],
+    "music": [
+        "O", "B-musicgenre", "I-musicgenre", "B-song", "I-song", "B-band", "I-band",
+        "B-album", "I-album", "B-musicalartist", "I-musicalartist",
+        "B-musicalinstrument", "I-musicalinstrument", "B-award", "I-award", "B-event",
+        "I-event", "B-country", "I-country", "B-location", "I-location",
+        "B-organisation", "I-organisation", "B-person", "I-person", "B-misc", "I-misc",
+    ],
+    "literature": [
+        "O", "B-book", "I-book", "B-writer", "I-writer", "B-award", "I-award",
+        "B-poem", "I-poem", "B-event", "I-event", "B-magazine", "I-magazine",
+        "B-literarygenre", "I-literarygenre", "B-country", "I-country", "B-person",
+        "I-person", "B-location", "I-location", "B-organisation", "I-organisation",
+        "B-misc", "I-misc",
+    ],
+    "ai": [
+        "O", "B-field", "I-field", "B-task", "I-task", "B-product", "I-product",
+        "B-algorithm", "I-algorithm", "B-researcher", "I-researcher", "B-metrics",
+        "I-metrics", "B-programlang", "I-programlang", "B-conference", "I-conference",
+        "B-university", "I-university", "B-country", "I-country", "B-person",
+        "I-person", "B-organisation", "I-organisation", "B-location", "I-location",
+        "B-misc", "I-misc",
+    ],
+    "conll2003": [
+        "O", "B-person", "I-person", "B-organisation", "I-organisation",
+        "B-location", "I-location", "B-misc", "I-misc",
+    ],
+}
+
+
+NERBERT_BASE_CONFIGS: tuple[str, ...] = ("all", "4types")
+"""Configs every NER-BERT corpus has: every DBpedia category, or person / location / organisation / ENTITY."""
+
+NERBERT_MERGED_CATEGORIES = 212
+"""The paper's merged config (section 4.3): categories merged into their parents until 212 remain."""
+
+
+def nerbert_merged_config(n: int = NERBERT_MERGED_CATEGORIES) -> str:
+    """The config name of the corpus with its categories merged down to ``n``: ``212types``."""
+    return f"{n}types"
+
+
+def tag_type(tag: str) -> str | None:
+    """``'B-person' -> 'person'``; ``'O' -> None``. The one place a prefix is stripped."""
+    return None if tag == "O" else tag[2:]
+
+
+def entity_types(config: str) -> list[str]:
+    """Entity types of ``config`` in the order they first appear in its label list."""
+    types: list[str] = []
+    for tag in labels_for(config):
+        if tag != "O" and tag_type(tag) not in types:
+            types.append(tag_type(tag))
+    return types
+
+
+def labels_for(config: str) -> list[str]:
+    """The label list of ``config``; a clear error for an unknown name."""
+    try:
+        return LABELS[config]
+    except KeyError:
+        raise ValueError(
+            f"Unknown CrossNER config {config!r}: choose one of {', '.join(CONFIGS)}."
+        ) from None
+
+
+ALL_TYPES: list[str] = sorted({t for config in CONFIGS for t in entity_types(config)})
+"""The 39 entity types of CrossNER, alphabetical."""
+
+MERGED_LABELS: list[str] = ["O"] + [f"{p}-{t}" for t in ALL_TYPES for p in ("B", "I")]
+"""The 79-label schema of the Hub copy ``DFKI-SLT/cross_ner``: ``O``, then B-/I- of each type."""
+
+_MERGED_INDEX = {tag: i for i, tag in enumerate(MERGED_LABELS)}
+
+
+def to_merged_ids(config: str, ids: Iterable[int]) -> list[int]:
+    """Map label ids of ``config`` to ids of the 79-label merged schema."""
+    names = labels_for(config)
+    return [_MERGED_INDEX[names[i]] for i in ids]
+
+
+def from_merged_ids(config: str, ids: Iterable[int]) -> list[int]:
+    """Map merged-schema ids to ids of ``config``.
+
+    Raises ``ValueError`` if a tag has no counterpart in ``config`` (for instance
+    ``B-politician`` mapped into ``music``): such data belongs to another domain.
+    """
+    index = {tag: i for i, tag in enumerate(labels_for(config))}
+    out = []
+    for i in ids:
+        tag = MERGED_LABELS[i]
+        if tag not in index:
+            raise ValueError(
+                f"Merged label {tag!r} (id {i}) has no counterpart in config {config!r}; "
+                f"its types are {', '.join(entity_types(config))}."
+            )
+        out.append(index[tag])
+    return out
+
+
+def map_tags_by_name(tags: Sequence[str], target_labels: Sequence[str]) -> list[str]:
+    """Check that every tag of a source schema exists by name in ``target_labels``.
+
+    CoNLL-2003's person/organisation/location/misc exist in every target list, so source
+    data can be trained with the target's output layer. Returns ``tags`` unchanged.
+    """
+    allowed = set(target_labels)
+    missing = sorted({t for t in tags if t not in allowed})
+    if missing:
+        raise ValueError(
+            f"Tags {missing} have no counterpart in the target label list {list(target_labels)}."
+        )
+    return list(tags)
+
+
+def with_source_tags(target_labels: Sequence[str], source: str = SOURCE_DOMAIN) -> list[str]:
+    """``target_labels`` with the source's tags that have no counterpart by name appended (in the source's
+    order), so source data can be trained with the target's head. Every CrossNER domain already holds
+    CoNLL-2003's person/organisation/location/misc, so for them this is ``target_labels`` unchanged; a
+    user's folder (``--dataset_dir``) may not, and then its head learns those tags from the source alone.
+    """
+    present = set(target_labels)
+    return [*target_labels, *(t for t in labels_for(source) if t not in present)]
+
+
+# ------------------------------------------------------------------ the BIO label scheme
+
+
+def continues(previous: str | None, tag: str) -> bool:
+    """Whether ``I-x`` after ``previous`` continues an entity: IOB2 allows it after ``B-x``/``I-x`` only."""
+    return tag.startswith("I-") and previous is not None and previous != "O" and tag_type(previous) == tag_type(tag)
+
+
+def entity_spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Entities ``(type, first_word, last_word)`` (inclusive) in the conlleval reading of ``tags``.
+
+    seqeval's ``get_entities`` (an ``I-x`` after ``O`` or another type opens an entity),
+    so entities here are the ones the metric counts.
+
+    Example:
+        >>> entity_spans(["B-person", "I-person", "O", "I-location"])
+        [('person', 0, 1), ('location', 3, 3)]
+    """
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    return [(etype, first, last) for etype, first, last in get_entities(list(tags))]

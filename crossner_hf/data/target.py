@@ -1,0 +1,341 @@
+"""Where the CrossNER files come from, and ``load_crossner``.
+
+The raw files are found, in order: an explicit ``data_dir`` argument, the environment
+variable ``CROSSNER_DATA_DIR``, or a download of the upstream files pinned to commit
+``2e7ba2a`` of zliucr/CrossNER, checked against SHA-256 sums. Offline (``HF_HUB_OFFLINE``
+or ``HF_DATASETS_OFFLINE`` set, or no network), the download fails at once with a message
+naming ``CROSSNER_DATA_DIR``.
+
+Parsed splits are cached as Arrow under ``$CROSSNER_HF_CACHE`` (default
+``~/.cache/crossner_hf``), keyed by a hash of the source files' bytes and of the label
+schema, so a warm load memory-maps the cache instead of re-parsing and a changed file is
+noticed.
+
+Example:
+    >>> ds = load_crossner("politics", data_dir="../shared/data/crossner")  # doctest: +SKIP
+    >>> ds["train"].features["ner_tags"].feature.names[:3]                # doctest: +SKIP
+    ['O', 'B-country', 'B-politician']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+from crossner_hf.data.conll import read_conll
+from crossner_hf.encoders import hub_offline
+from crossner_hf.data.labels import CONFIGS, labels_for
+
+logger = logging.getLogger(__name__)
+
+DATA_DIR_ENV = "CROSSNER_DATA_DIR"
+CACHE_ENV = "CROSSNER_HF_CACHE"
+UPSTREAM_COMMIT = "2e7ba2a"
+UPSTREAM_URL = "https://raw.githubusercontent.com/zliucr/CrossNER/{commit}/ner_data/{path}"
+SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
+DOWNLOAD_TIMEOUT_S = 2.0
+
+SHA256: dict[str, str] = {
+    "conll2003/train.txt": "098791b165293cac55aa60ea5395b48ed441bc962c00278aa4789dce68624bf8",
+    "conll2003/dev.txt": "c8869cec4f419e7b635843aae285990581bf4685b7193c81696d87e1939f0c63",
+    "conll2003/test.txt": "18d9d738defc506ebc5d6748cb580245327ef5c4357b026d7d9ba7c6e55fe841",
+    "politics/train.txt": "1d8be31abb58463349496fe21b13d70114cf015294a9ff9cce77af9b83e8aa84",
+    "politics/dev.txt": "4f1f30eb832f4c5fe474f67ca45e875d863bddf0bbe432262d272ef13639fa8f",
+    "politics/test.txt": "05cadc5e129d394f7f92b4a052cf4b6ea4c60878d32a833e500cf046c297455f",
+    "science/train.txt": "8f6a26096cc7be6790b5790bf5f5b5c8928d8b73d4632e7d45dc8bffad0504ac",
+    "science/dev.txt": "87ec141c7b41b3b52ec861737c4030d65c6e53954ed3d8106baca8603bbf8f24",
+    "science/test.txt": "3616d59d4d2b9dbf4c1126f8d8ba47ff97886223c95f93649bfd527343e64ced",
+    "music/train.txt": "3774c38e0ebbeb4b98dbfae137071e4911e8764cdb7f247599009841f68d9fb5",
+    "music/dev.txt": "e256f1949df52a61a3bb60095a0f41c1060843f1014b0f3d22d8371611b72e78",
+    "music/test.txt": "c66e345f959ac65593f76c6b1bd8c6d75f2a6f0bc197389b2e6700d101fd094c",
+    "literature/train.txt": "0647e403a85040742c2f4041cf002146a81aa2e13adda19d0e82a8bcd493c18b",
+    "literature/dev.txt": "99281a51943cf7e3c2a58b3dc45c0e5ab6d329624ebf2ba6b4801c428396162f",
+    "literature/test.txt": "77267f8b3e8afe993865c64cfc605f65671f6a0ac9cba65de970f12180fed20e",
+    "ai/train.txt": "484217a660f52927bd5157507c22fc103b36306364329f62f80fc8acb897b187",
+    "ai/dev.txt": "b47ffda6de5901a454a873feac1bebe782e54ce7edf9deb729cab3d769212eee",
+    "ai/test.txt": "7595ad386e0a98067100fe47f86811b38867a236011fee97cfaa90f778c37bcf",
+}
+
+EXPECTED_COUNTS: dict[str, tuple[int, int, int]] = {
+    "politics": (200, 541, 651),
+    "science": (200, 450, 543),
+    "music": (100, 380, 465),
+    "literature": (100, 400, 416),
+    "ai": (100, 350, 431),
+    "conll2003": (14041, 3250, 3453),
+}
+"""Sentences per (train, validation, test) split in the upstream files at ``2e7ba2a``."""
+
+
+class CrossNERDataNotFound(FileNotFoundError):
+    """The raw files are neither given, nor in ``$CROSSNER_DATA_DIR``, nor downloadable."""
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get(CACHE_ENV, Path.home() / ".cache" / "crossner_hf"))
+
+
+def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
+    missing = [f for f in SPLIT_FILES.values() if not (data_dir / config / f).is_file()]
+    if missing:
+        raise CrossNERDataNotFound(
+            f"{origin} {data_dir} has no {config}/{', '.join(missing)}; it must hold "
+            f"<config>/train.txt, dev.txt and test.txt for configs {', '.join(CONFIGS)} "
+            f"(pass --data_dir DIR on the command line, or set {DATA_DIR_ENV})."
+        )
+    return data_dir / config
+
+
+def _download(config: str) -> Path:
+    target = cache_root() / "raw" / UPSTREAM_COMMIT
+    if all((target / config / f).is_file() for f in SPLIT_FILES.values()):
+        return target / config
+    hint = (
+        f"Set {DATA_DIR_ENV} to a folder holding <config>/{{train,dev,test}}.txt "
+        f"(the ner_data/ folder of zliucr/CrossNER at commit {UPSTREAM_COMMIT}), "
+        "or pass --data_dir DIR on the command line (data_dir=... in Python)."
+    )
+    if hub_offline(datasets_too=True):
+        raise CrossNERDataNotFound(
+            f"CrossNER data for {config!r} is not available locally and offline mode is on "
+            f"(HF_HUB_OFFLINE/HF_DATASETS_OFFLINE). {hint}"
+        )
+    (target / config).mkdir(parents=True, exist_ok=True)
+    for name in SPLIT_FILES.values():
+        rel = f"{config}/{name}"
+        url = UPSTREAM_URL.format(commit=UPSTREAM_COMMIT, path=rel)
+        try:
+            with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+                data = response.read()
+        except (urllib.error.URLError, OSError) as err:
+            raise CrossNERDataNotFound(f"Could not download {url}: {err}. {hint}") from err
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != SHA256[rel]:
+            raise CrossNERDataNotFound(
+                f"Checksum mismatch for {url}: got {digest}, expected {SHA256[rel]}. {hint}"
+            )
+        (target / rel).write_bytes(data)
+    return target / config
+
+
+def resolve_data_dir(config: str, data_dir: str | Path | None = None) -> Path:
+    """The folder holding ``train.txt``, ``dev.txt`` and ``test.txt`` for ``config``."""
+    labels_for(config)  # a clear error for an unknown config name, before any I/O
+    if data_dir is not None:
+        return _check_dir(Path(data_dir), config, "data_dir")
+    if os.environ.get(DATA_DIR_ENV):
+        return _check_dir(Path(os.environ[DATA_DIR_ENV]), config, f"${DATA_DIR_ENV}")
+    return _download(config)
+
+
+def features_for(config: str | Sequence[str]):
+    """The ``datasets.Features`` of a config (a CrossNER config name or a label list): ``id``, ``tokens``,
+    ``ner_tags`` (ClassLabel)."""
+    from datasets import ClassLabel, Features, List, Value
+
+    labels = labels_for(config) if isinstance(config, str) else list(config)
+    return Features(
+        {
+            "id": Value("string"),
+            "tokens": List(Value("string")),
+            "ner_tags": List(ClassLabel(names=labels)),
+        }
+    )
+
+
+def _fingerprint(labels: Sequence[str], folder: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update("\n".join(labels).encode())
+    for name in SPLIT_FILES.values():
+        h.update(name.encode())
+        h.update((folder / name).read_bytes())
+    return h.hexdigest()
+
+
+def build_split(path: Path, config: str | Sequence[str], strict: bool = True):
+    """Parse one raw file into a ``datasets.Dataset`` with the config's features (a config name or a label list)."""
+    from datasets import Dataset
+
+    labels = labels_for(config) if isinstance(config, str) else list(config)
+    index = {tag: i for i, tag in enumerate(labels)}
+    sentences = read_conll(path, labels, strict=strict)
+    return Dataset.from_dict(
+        {
+            "id": [str(i) for i in range(len(sentences))],
+            "tokens": [s["tokens"] for s in sentences],
+            "ner_tags": [[index[t] for t in s["ner_tags"]] for s in sentences],
+        },
+        features=features_for(labels),
+    )
+
+
+def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bool = True):
+    """Load one CrossNER config as a ``DatasetDict`` with ``train``/``validation``/``test``.
+
+    Args:
+        config: ``conll2003``, ``politics``, ``science``, ``music``, ``literature`` or ``ai``.
+        data_dir: a folder with ``<config>/{train,dev,test}.txt``; defaults to
+            ``$CROSSNER_DATA_DIR``, then to a pinned, checksummed download.
+        strict: passed to :func:`crossner_hf.read_conll` (orphan ``I-`` tags raise).
+
+    The result is cached as Arrow; the cache key hashes the files, so edits are noticed.
+    """
+    folder = resolve_data_dir(config, data_dir)
+    return _parsed(folder, config, labels_for(config), strict)
+
+
+def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
+    """The three splits of ``folder`` as a ``DatasetDict``, from the Arrow cache when the files are unchanged."""
+    from datasets import DatasetDict
+
+    key = f"{name}-{'strict' if strict else 'repair'}-{_fingerprint(labels, folder)}"
+    cached = cache_root() / "arrow" / key
+    if (cached / "dataset_dict.json").is_file():
+        logger.debug("Loading %s from cache %s", name, cached)
+        return DatasetDict.load_from_disk(str(cached))
+    logger.info("Parsing %s from %s", name, folder)
+    splits = DatasetDict(
+        {split: build_split(folder / file, labels, strict) for split, file in SPLIT_FILES.items()}
+    )
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    # Write beside the final place, then rename: a crash never leaves a half cache behind.
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cached.parent))
+    try:
+        splits.save_to_disk(str(tmp))
+        try:
+            tmp.rename(cached)
+        except OSError:  # another process finished first: keep its copy
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return DatasetDict.load_from_disk(str(cached))
+
+
+# ----------------------------------------------------------------------------- any CoNLL folder
+
+FOLDER_LABELS_FILE = "labels.json"
+"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
+
+
+def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
+    """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
+    path = Path(folder)
+    missing = [f for f in SPLIT_FILES.values() if not (path / f).is_file()]
+    if missing:
+        raise ValueError(f"{flag} {folder}: no {', '.join(missing)} there; pass a folder holding train.txt, dev.txt "
+                         "and test.txt in CoNLL format (word<TAB>tag lines, a blank line between sentences).")
+    return path
+
+
+def conll_folder_labels(folder: str | Path) -> list[str]:
+    """The tag list of a user's CoNLL folder: its ``labels.json`` if there is one, else ``O`` and then
+    ``B-``/``I-`` of each entity type in the order the types first appear in train, dev, test.
+
+    Deterministic, so every run on the folder (and every seed) builds the same head.
+    """
+    path = check_conll_folder(folder)
+    given = path / FOLDER_LABELS_FILE
+    if given.is_file():
+        labels = json.loads(given.read_text(encoding="utf-8"))
+        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
+            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
+                             "\"I-person\"].")
+        return labels
+    types: dict[str, None] = {}
+    for file in SPLIT_FILES.values():
+        for sentence in read_conll(path / file, None, strict=False):
+            for tag in sentence["ner_tags"]:
+                if tag != "O":
+                    types.setdefault(tag[2:], None)
+    return ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]
+
+
+def load_conll_folder(folder: str | Path, *, strict: bool = True):
+    """Load a user's CoNLL folder (``train.txt``, ``dev.txt``, ``test.txt``) as a ``DatasetDict`` with
+    ``train``/``validation``/``test``, its labels from :func:`conll_folder_labels`; cached like
+    :func:`load_crossner`."""
+    path = check_conll_folder(folder)
+    return _parsed(path, path.name, conll_folder_labels(path), strict)
+
+
+# ----------------------------------------------------------------------------- any token-classification dataset
+
+SPLIT_ALIASES = {"train": ("train",), "validation": ("validation", "dev", "valid"), "test": ("test",)}
+
+
+def is_conll_folder(source: str | Path) -> bool:
+    """True when ``source`` is a folder holding any of ``train.txt``, ``dev.txt``, ``test.txt`` (then all three
+    are required, see :func:`check_conll_folder`)."""
+    path = Path(source)
+    return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())
+
+
+def target_name(source: str | Path) -> str:
+    """The column / run name of a target source: a folder's name, a Hub id's last part (``tner/btc`` -> ``btc``)."""
+    if is_conll_folder(source):
+        return check_conll_folder(source).resolve().name
+    path = Path(source)
+    if not path.exists() and str(source).startswith(("/", ".", "~")):  # a local path, not a Hub id: say what is wrong
+        check_conll_folder(source)
+    return path.resolve().name if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _hub_splits(source: str | Path):
+    """``load_dataset(source)``'s train / validation / test (``dev`` and ``valid`` accepted for validation)."""
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(source))
+    splits = {}
+    for split, aliases in SPLIT_ALIASES.items():
+        found = next((a for a in aliases if a in loaded), None)
+        if found is None:
+            raise ValueError(f"--dataset_dir {source}: load_dataset gives the splits {list(loaded)}; a {split} split "
+                             f"is needed (named {' or '.join(aliases)}).")
+        splits[split] = loaded[found]
+    for split, ds in splits.items():
+        inner = getattr(ds.features.get("ner_tags"), "feature", None)
+        if "tokens" not in ds.column_names or not hasattr(inner, "names"):
+            raise ValueError(f"--dataset_dir {source}: its {split} split needs a 'tokens' column and a 'ner_tags' "
+                             f"column of ClassLabel tags (it has {ds.features}); rename the columns with "
+                             "Dataset.rename_column or cast ner_tags to ClassLabel.")
+    return splits
+
+
+def target_labels_of(source: str | Path) -> list[str]:
+    """The tag list of a target source: a CoNLL folder's (:func:`conll_folder_labels`) or the ``ner_tags``
+    ClassLabel names of a dataset ``load_dataset`` opens (a Hub id, a local Parquet / JSON / Arrow folder);
+    BIO tags with ``O`` first are required."""
+    if is_conll_folder(source):
+        return conll_folder_labels(source)
+    labels = list(_hub_splits(source)["train"].features["ner_tags"].feature.names)
+    bad = [t for t in labels if t != "O" and t[:2] not in ("B-", "I-")]
+    if bad or not labels or labels[0] != "O":
+        raise ValueError(f"--dataset_dir {source}: its ner_tags are {labels}; BIO tags with 'O' first are needed "
+                         "(convert IOBES or other schemes to BIO first).")
+    return labels
+
+
+def load_target_dataset(source: str | Path, *, strict: bool = True):
+    """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a CoNLL
+    folder (:func:`load_conll_folder`) or any token-classification dataset ``load_dataset`` opens."""
+    from datasets import DatasetDict
+
+    if is_conll_folder(source):
+        return load_conll_folder(source, strict=strict)
+    labels = target_labels_of(source)
+    features = features_for(labels)
+    out = {}
+    for split, ds in _hub_splits(source).items():
+        ds = ds.select_columns(["tokens", "ner_tags"])
+        out[split] = ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
+                            desc=f"{target_name(source)} {split}").select_columns(["id", "tokens", "ner_tags"])
+    return DatasetDict(out)

@@ -1,0 +1,26 @@
+"""The inference layer: one ``Tagger`` for every trained folder, with the model's own decoding.
+
+Modules: ``tagger`` (``Tagger.from_pretrained``: a transformer or RNN folder), ``predict``
+(word-level scores over sliding windows, decoding, entities), ``pipelines`` (the
+``transformers`` pipeline class), ``rnn_tagger`` (the BiLSTM-CRF / CDLM / Coach
+implementation). Imports ``data`` and ``modeling``."""
+
+from __future__ import annotations
+
+from crossner_hf._lazy import lazy_attributes
+
+_LAZY = {
+    "label_names": "crossner_hf.inference.predict",
+    "load_token_classifier": "crossner_hf.inference.predict",
+    "predict_word_scores": "crossner_hf.inference.predict",
+    "run_windows": "crossner_hf.inference.predict",
+    "predict_tags": "crossner_hf.inference.predict",
+    "Span": "crossner_hf.inference.predict",
+    "split_input": "crossner_hf.inference.predict",
+    "decode_entities": "crossner_hf.inference.predict",
+    "tag_texts": "crossner_hf.inference.predict",
+    "entities_from_tags": "crossner_hf.inference.predict",
+}
+"""Names ``crossner_hf.inference`` had when it was one module (kept so old imports work)."""
+
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

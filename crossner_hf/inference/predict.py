@@ -1,0 +1,296 @@
+"""Tagging with a trained model exactly as it was evaluated: windows, stitching, its own decoding.
+
+A model trained by ``crossner-hf train`` records the decoding its reported F1 used in its
+provenance record (:mod:`crossner_hf.modeling.heads`: ``"bio-viterbi"`` or ``"argmax"``; see
+:func:`~crossner_hf.modeling.heads.model_decoding`). Everything here uses it by default, so the figure on the card is
+the figure a user gets:
+
+- :func:`predict_word_scores` / :func:`predict_tags`: word lists in, per-word
+  log-probabilities / tags out (sorted by length, batched, dynamically padded; long
+  sentences windowed and stitched, never truncated).
+- :class:`CrossNERTokenClassificationPipeline`: a ``transformers`` token-classification
+  pipeline over raw text or word lists that returns entities with character offsets and
+  scores like ``aggregation_strategy="simple"``, with the model's decoding applied to
+  whole words. :func:`load_tagger` builds it in one line.
+- :func:`load_token_classifier`: model + tokenizer from a folder, with one-line errors for
+  a missing folder or a model without a trained token-classification head.
+
+Example:
+    >>> tagger = load_tagger("outputs/politics-direct")                 # doctest: +SKIP
+    >>> tagger("Angela Merkel met Emmanuel Macron in Paris.")           # doctest: +SKIP
+    [{'entity_group': 'politician', 'score': 0.97, 'word': 'Angela Merkel', 'start': 0, 'end': 13}, ...]
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from crossner_hf.modeling.decoding import decode
+from crossner_hf.data.labels import entity_spans
+from crossner_hf.modeling.heads import model_decoding
+from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+logger = logging.getLogger(__name__)
+
+_PLACEHOLDER_LABEL = re.compile(r"^LABEL_\d+$")
+
+
+def label_names(model: PreTrainedModel) -> list[str]:
+    id2label = {int(k): v for k, v in model.config.id2label.items()}
+    return [id2label[i] for i in range(int(model.config.num_labels))]
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_token_classifier(
+    name_or_path: str, device: str | None = None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Model and fast tokenizer of a trained token classifier, checked before use.
+
+    Raises ``FileNotFoundError`` (a one-line message naming the path and what to pass) for
+    a folder that does not exist when it cannot be a Hub id or the Hub is offline, and
+    ``ValueError`` for a model whose labels are placeholders (``LABEL_0``...), i.e. a
+    model without a trained token-classification head.
+    """
+    from transformers import AutoModelForTokenClassification
+
+    from crossner_hf.modeling.heads import load_checked
+
+    model, tokenizer = load_checked(
+        name_or_path, AutoModelForTokenClassification, device=device,
+        hint="pass --model the output_dir of a `crossner-hf train` run (a folder with config.json and "
+             "model.safetensors) or a Hub repo id.")
+    names = label_names(model)
+    if all(_PLACEHOLDER_LABEL.match(n) for n in names):
+        raise ValueError(
+            f"{name_or_path} has no trained token-classification head (its labels are {names[0]}...{names[-1]}); "
+            "pass a model fine-tuned for NER, e.g. the output_dir of `crossner-hf train`."
+        )
+    return model, tokenizer
+
+
+# --------------------------------------------------------------------------- predicting
+
+
+def predict_word_scores(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    *,
+    batch_size: int = 32,
+    max_length: int | None = None,
+    stride: int = 32,
+    device: str | torch.device | None = None,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """Per-word log-probabilities (``n_words x n_labels`` float32) for every sentence.
+
+    Windows of all sentences are sorted by length and run in batches of ``batch_size``,
+    padded to the longest window of the batch, in ``eval`` mode under
+    ``torch.inference_mode`` (the model's training flag is restored afterwards). ``device``
+    moves the model there; by default the model's current device is used.
+    """
+    import torch
+
+    if device is not None:
+        model.to(device)
+
+    def log_probabilities(inputs: dict[str, Any]) -> np.ndarray:
+        return torch.log_softmax(model(**inputs).logits.float(), dim=-1).cpu().numpy()
+
+    return run_windows(model, tokenizer, sentences, log_probabilities, int(model.config.num_labels),
+                       batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
+                       desc="Predicting")
+
+
+def run_windows(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    forward: Any,
+    width: int,
+    *,
+    batch_size: int = 32,
+    max_length: int | None = None,
+    stride: int = 32,
+    progress: bool = False,
+    desc: str = "Predicting",
+) -> list[np.ndarray]:
+    """``forward(inputs) -> (batch, tokens, width)`` over every window, stitched back to words.
+
+    The one batching loop behind :func:`predict_word_scores` and the entity representations of
+    :mod:`crossner_hf.evaluation.entity_analysis`: windows of all sentences sorted by length, padded to
+    the longest window of each batch, run in ``eval`` mode under ``torch.inference_mode``
+    (the training flag is restored afterwards); each word keeps the output of the window
+    where it is most central. Returns one ``n_words x width`` float32 array per sentence.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    device = next(model.parameters()).device
+    length = resolve_max_length(tokenizer, max_length, model)
+    enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
+    n_rows = len(enc["input_ids"])
+    order = sorted(range(n_rows), key=lambda r: len(enc["input_ids"][r]))
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    with_types = "token_type_ids" in enc
+    outputs: list[Any] = [None] * n_rows
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in tqdm(range(0, n_rows, batch_size), desc=desc, disable=not progress, unit="batch"):
+                batch = order[start : start + batch_size]
+                longest = max(len(enc["input_ids"][r]) for r in batch)
+                input_ids = np.full((len(batch), longest), pad_id, dtype=np.int64)
+                mask = np.zeros((len(batch), longest), dtype=np.int64)
+                for j, r in enumerate(batch):
+                    input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
+                    mask[j, : len(enc["input_ids"][r])] = 1
+                inputs = {
+                    "input_ids": torch.from_numpy(input_ids).to(device),
+                    "attention_mask": torch.from_numpy(mask).to(device),
+                }
+                if with_types:  # all zeros for single sequences, as the Trainer's collator passes them
+                    inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
+                values = forward(inputs)
+                for j, r in enumerate(batch):
+                    outputs[r] = values[j]
+    finally:
+        model.train(was_training)
+    stitched = stitch_word_predictions(outputs, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
+    return [np.asarray(s, dtype=np.float32).reshape(len(s), width) for s in stitched]
+
+
+def predict_tags(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    sentences: Sequence[Sequence[str]],
+    *,
+    decoding: str | None = None,
+    **kwargs: Any,
+) -> list[list[str]]:
+    """One predicted tag per word for every sentence.
+
+    ``decoding`` defaults to the one the model records (:func:`model_decoding`): the
+    decoding its reported F1 used. Other keyword arguments go to :func:`predict_word_scores`.
+    """
+    names = label_names(model)
+    scores = predict_word_scores(model, tokenizer, sentences, **kwargs)
+    return [[names[i] for i in ids] for ids in decode(scores, names, model_decoding(model, decoding))]
+
+
+Span = tuple[int, int]
+
+
+def split_input(
+    item: str | Sequence[str], *, pretokenized: bool = False, delimiter: str = " ", nltk_data: str | None = None
+) -> tuple[str, list[list[tuple[str, Span]]]]:
+    """One input as ``(text, sentences)``, each sentence a list of ``(word, (start, end))`` into ``text``.
+
+    - a list of words: one sentence, shown as ``delimiter.join(words)``;
+    - a string with ``pretokenized=True``: one sentence of its white-space separated words, offsets
+      into the string as given;
+    - a string: sentences (NLTK punkt) and CrossNER-style words (:mod:`crossner_hf.data.words`).
+
+    The one home of this step for :func:`tag_texts`, the pipeline class and ``crossner-hf predict``.
+    """
+    from crossner_hf.data.words import join_words, split_sentences
+
+    if not isinstance(item, str):
+        words = list(item)
+        if not all(isinstance(w, str) for w in words):
+            raise ValueError("A pre-split input must be a list of words (str).")
+        text, spans = join_words(words, delimiter)
+        return text, ([list(zip(words, spans))] if words else [])
+    if pretokenized:
+        sentence, pos = [], 0
+        for word in item.split():
+            start = item.index(word, pos)
+            pos = start + len(word)
+            sentence.append((word, (start, pos)))
+        return item, ([sentence] if sentence else [])
+    return item, [[(w, (s, e)) for w, s, e in sent] for sent in split_sentences(item, nltk_data)]
+
+
+def decode_entities(
+    scores: Sequence[np.ndarray], names: Sequence[str], decoding: str, spans: Sequence[Sequence[Span]], text: str
+) -> tuple[list[list[str]], list[dict[str, Any]]]:
+    """Decode each sentence's per-word log-probabilities and read its entities (offsets into ``text``).
+
+    Returns the tags per sentence and the entities of all of them, in the ``pipeline`` shape
+    (``entity_group``, ``score``, ``word``, ``start``, ``end``). The one home of this step.
+    """
+    index = {n: i for i, n in enumerate(names)}
+    all_tags, entities = [], []
+    for sent_scores, ids, sent_spans in zip(scores, decode(scores, names, decoding), spans):
+        tags = [names[i] for i in ids]
+        all_tags.append(tags)
+        entities.extend(entities_from_tags(tags, sent_spans, text, sent_scores, index))
+    return all_tags, entities
+
+
+def tag_texts(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    inputs: Sequence[str | Sequence[str]],
+    *,
+    pretokenized: bool = False,
+    delimiter: str = " ",
+    decoding: str | None = None,
+    nltk_data: str | None = None,
+    **kwargs: Any,
+) -> list[dict[str, Any]]:
+    """Tag many inputs in one length-sorted batched run: ``{"text", "words", "tags", "entities"}`` per input.
+
+    ``words`` are ``(word, start, end)`` and ``tags`` one per word (sentences concatenated);
+    ``entities`` as the pipeline returns them. Keyword arguments go to :func:`predict_word_scores`.
+    """
+    split = [split_input(item, pretokenized=pretokenized, delimiter=delimiter, nltk_data=nltk_data)
+             for item in inputs]
+    sentences = [[w for w, _ in sent] for _, sents in split for sent in sents]
+    scores = iter(predict_word_scores(model, tokenizer, sentences, **kwargs))
+    names, chosen = label_names(model), model_decoding(model, decoding)
+    out = []
+    for text, sents in split:
+        own = [next(scores) for _ in sents]
+        tags, entities = decode_entities(own, names, chosen, [[span for _, span in s] for s in sents], text)
+        out.append({"text": text, "words": [(w, a, b) for sent in sents for w, (a, b) in sent],
+                    "tags": [t for sent_tags in tags for t in sent_tags], "entities": entities})
+    return out
+
+
+def entities_from_tags(
+    tags: Sequence[str],
+    spans: Sequence[tuple[int, int]],
+    text: str,
+    word_scores: np.ndarray | None = None,
+    label_index: Mapping[str, int] | None = None,
+) -> list[dict[str, Any]]:
+    """Entities (``entity_group``, ``score``, ``word``, ``start``, ``end``) from per-word tags.
+
+    Entities follow the conlleval reading of the tags (:func:`crossner_hf.data.labels.entity_spans`);
+    character offsets come from the words' ``spans`` in ``text``. ``score`` is the mean
+    probability of the chosen tag over the entity's words (1.0 without ``word_scores``).
+    """
+    out = []
+    for etype, first, last in entity_spans(tags):
+        start, end = spans[first][0], spans[last][1]
+        if word_scores is not None and label_index is not None:
+            chosen = [word_scores[w, label_index[tags[w]]] for w in range(first, last + 1)]
+            score = float(np.exp(np.asarray(chosen, dtype=np.float64)).mean())
+        else:
+            score = 1.0
+        out.append({"entity_group": etype, "score": score, "word": text[start:end], "start": start, "end": end})
+    return out

@@ -1,0 +1,84 @@
+"""One tagger for every trained folder: ``Tagger.from_pretrained(path)`` -> ``tag(word_lists)``, ``tag_texts(lines)``.
+
+A folder saved by ``crossner-hf train`` / ``nerbert`` (a transformers token classifier) gives a
+:class:`TransformerTagger` (windows, stitching and the decoding the model records, see
+:mod:`crossner_hf.inference.predict`); a folder saved by ``crossner-hf bilstm-crf`` / ``cdlm`` gives
+the RNN tagger (:class:`crossner_hf.inference.rnn_tagger.RNNTagger`: Viterbi over its CRF, the labels and
+decode arguments the recipe recorded). Both tag word lists and raw text the same way, so
+``report``, ``confusion`` and ``predict`` take any trained folder.
+
+Example:
+    >>> tagger = Tagger.from_pretrained("outputs/politics-direct")              # doctest: +SKIP
+    >>> tagger.tag([["Angela", "Merkel", "visited", "Paris", "."]])              # doctest: +SKIP
+    [['B-politician', 'I-politician', 'O', 'B-location', 'O']]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+class Tagger:
+    """What every tagger offers: ``labels``, ``decoding``, ``tag`` and ``tag_texts``.
+
+    :class:`TransformerTagger` subclasses it; :class:`crossner_hf.inference.rnn_tagger.RNNTagger` has the same
+    attributes and methods without importing this module (it lives in a lower layer)."""
+
+    labels: list[str]
+    decoding: str
+
+    @staticmethod
+    def from_pretrained(path: str | Path, *, device: str | None = None, decoding: str | None = None) -> Any:
+        """The tagger of a trained folder; ``decoding`` overrides a transformer model's recorded one (a CRF
+        model always decodes with Viterbi: overriding it is refused)."""
+        from crossner_hf.inference.rnn_tagger import RNNTagger, is_rnn_folder
+
+        if is_rnn_folder(path):
+            if decoding is not None:
+                raise ValueError(f"--decoding {decoding}: {path} is a BiLSTM-CRF / CDLM folder, which decodes with its "
+                                 "CRF's Viterbi path; drop --decoding.")
+            return RNNTagger(path, device)
+        return TransformerTagger.load(path, device=device, decoding=decoding)
+
+    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
+            ) -> list[list[str]]:
+        raise NotImplementedError
+
+    def tag_texts(self, inputs: Sequence[str | Sequence[str]], *, pretokenized: bool = False,
+                  nltk_data: str | None = None, batch_size: int = 64) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+
+class TransformerTagger(Tagger):
+    """A transformers token classifier with its tokenizer and decoding."""
+
+    def __init__(self, model: Any, tokenizer: Any, decoding: str | None = None):
+        from crossner_hf.inference.predict import label_names
+        from crossner_hf.modeling.heads import model_decoding
+
+        self.model, self.tokenizer = model, tokenizer
+        self.decoding = model_decoding(model, decoding)
+        self.labels = label_names(model)
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str | None = None, decoding: str | None = None) -> TransformerTagger:
+        from crossner_hf.inference.predict import load_token_classifier
+
+        model, tokenizer = load_token_classifier(str(path), device=device)
+        return cls(model, tokenizer, decoding)
+
+    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
+            ) -> list[list[str]]:
+        from crossner_hf.inference.predict import predict_tags
+
+        return predict_tags(self.model, self.tokenizer, sentences, decoding=self.decoding, batch_size=batch_size,
+                            progress=progress)
+
+    def tag_texts(self, inputs: Sequence[str | Sequence[str]], *, pretokenized: bool = False,
+                  nltk_data: str | None = None, batch_size: int = 64) -> list[dict[str, Any]]:
+        from crossner_hf.inference.predict import tag_texts
+
+        return tag_texts(self.model, self.tokenizer, inputs, pretokenized=pretokenized, decoding=self.decoding,
+                         nltk_data=nltk_data, batch_size=batch_size)

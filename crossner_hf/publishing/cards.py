@@ -1,0 +1,328 @@
+"""Model and dataset cards the Hub understands, built with ``huggingface_hub``.
+
+One code path: the YAML metadata comes from ``ModelCardData`` (with ``EvalResult`` entries,
+which ``huggingface_hub`` turns into a ``model-index``) or ``DatasetCardData``
+(:func:`crossner_hf.publishing.dataset_folder.write_hub_dataset_folder`); the Markdown bodies come from the
+templates in ``model_cards/`` (``$name`` placeholders, shipped inside the wheel as
+``crossner_hf.model_cards``).
+
+``base_model`` is always a Hub id or absent: the packaged offline encoder is written as
+``sentence-transformers/all-MiniLM-L6-v2``, a local folder's own card ``base_model`` is
+followed (a DAPT output names the model it adapted), and an unknown local path is left
+out rather than written as a path.
+"""
+
+from __future__ import annotations
+
+from crossner_hf.citations import CITATIONS
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from crossner_hf.encoders import OFFLINE_ENCODER, resolve_model_path
+from crossner_hf.data.labels import CONFIGS, labels_for
+from crossner_hf.modeling.heads import read_provenance
+
+OFFLINE_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+KNOWN_LICENSES = {OFFLINE_ENCODER_HUB_ID: "apache-2.0", "bert-base-cased": "apache-2.0",
+                  "google-bert/bert-base-cased": "apache-2.0", "bert-base-uncased": "apache-2.0",
+                  "roberta-base": "mit", "FacebookAI/roberta-base": "mit"}
+"""Licenses of base models whose cards cannot be read offline."""
+
+
+METRIC_NAMES = {"precision": "precision", "recall": "recall", "f1": "F1"}
+
+_REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
+
+
+# ---------------------------------------------------------------------------- templates
+
+
+def citation(key: str) -> str:
+    """The BibTeX entry ``key`` (crossner, nerbert, cdlm) as a fenced block: the one home of citations."""
+    return "```bibtex\n" + CITATIONS[key] + "\n```"
+
+
+def _environment():
+    import jinja2
+
+    folder = resources.files("crossner_hf.model_cards")  # package data (mapped from model_cards/ in setup.cfg)
+    loader = jinja2.FunctionLoader(lambda name: folder.joinpath(name).read_text("utf-8"))
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)  # Markdown cards, not HTML
+    env.globals["citation"] = citation
+    return env
+
+
+def render(name: str, values: Mapping[str, Any]) -> str:
+    """Fill the Jinja template ``model_cards/<name>.md`` with ``values`` (a missing one is an error).
+
+    Every card of the project (models, datasets, corpora) is rendered here, with the citations
+    of :data:`CITATIONS` through the template function ``citation(key)``; the HTML report
+    uses the same engine (Jinja).
+    """
+    return _environment().get_template(f"{name}.md").render(**values)
+
+
+def render_crossner_dataset_card(
+    counts: Mapping[str, Mapping[str, int]], *, commit: str, repo: str = "crossner"
+) -> str:
+    """The body of the CrossNER dataset card; ``counts[config][split]`` = sentences."""
+    count_rows = "\n".join(
+        f"| {c} | {counts[c]['train']} | {counts[c]['validation']} | {counts[c]['test']} |"
+        for c in CONFIGS if c in counts
+    )
+    label_rows = "\n".join(
+        f"- **{c}** ({len(labels_for(c))} tags): " + ", ".join(f"`{t}`" for t in labels_for(c))
+        for c in CONFIGS if c in counts
+    )
+    return render("crossner_dataset", {"commit": commit, "repo": repo, "count_rows": count_rows,
+                                       "label_rows": label_rows})
+
+
+# --------------------------------------------------------------------------- base models
+
+
+def base_model_card_data(name_or_path: str) -> dict[str, Any]:
+    """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
+
+    ``pretraining`` is the chain of crossner_hf pre-training steps (DAPT, NER-BERT) the base's
+    provenance record holds (:func:`crossner_hf.modeling.heads.read_provenance`; ``[]`` for any other
+    encoder). A NER-BERT output that was pushed is its own base (``hub_id`` = its repo).
+    """
+    if name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
+        return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
+                "pretraining": []}
+    folder = Path(name_or_path).expanduser()
+    if not folder.is_dir():
+        hub_id = name_or_path if _REPO_ID.match(name_or_path) else None
+        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": []}
+    try:  # the packaged encoder given by its folder
+        if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
+            return base_model_card_data(OFFLINE_ENCODER)
+    except ValueError:
+        pass
+    info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": read_provenance(folder)["pretraining"]}
+    if (folder / "README.md").is_file():
+        from huggingface_hub import ModelCard
+
+        data = ModelCard.load(folder / "README.md").data
+        base = data.base_model[0] if isinstance(data.base_model, list) and data.base_model else data.base_model
+        info["hub_id"] = base if isinstance(base, str) and _REPO_ID.match(base) else None
+        info["license"] = data.license
+    pushed = [step["repo_id"] for step in info["pretraining"] if step.get("repo_id")]
+    if pushed:
+        info["hub_id"] = pushed[-1]
+    return info
+
+
+def write_model_card(folder: str | Path, card_data: Any, body: str) -> Path:
+    """``README.md`` = ``card_data``'s YAML (a ``ModelCardData``) + ``body``; returns the path."""
+    from huggingface_hub import ModelCard
+
+    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n{body.lstrip()}")
+    path = Path(folder) / "README.md"
+    card.save(path)
+    return path
+
+
+# ------------------------------------------------------------------------- NER models
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.2f}"
+
+
+def mean_std_text(mean: float, std: float | None) -> str:
+    """``"63.73 ± 0.84"``; just ``"64.68"`` for one seed (no spread to report)."""
+    return _pct(mean) if std is None else f"{_pct(mean)} ± {_pct(std)}"
+
+
+def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
+    """``EvalResult`` entries (test precision/recall/F1 mean over seeds, in %, per decoding)."""
+    from huggingface_hub import EvalResult
+
+    domain = results["domain"]
+    dataset_type, dataset_name = _dataset_of(results)
+    out = []
+    for decoding, scores in results["test_mean"].items():
+        for metric in ("precision", "recall", "f1"):
+            out.append(EvalResult(
+                task_type="token-classification", task_name="Named Entity Recognition",
+                dataset_type=dataset_type, dataset_name=dataset_name, dataset_config=domain,
+                dataset_split="test", metric_type=metric, metric_value=round(100 * scores[metric], 2),
+                metric_config=decoding,
+                metric_name=f"Test {METRIC_NAMES[metric]} ({decoding} decoding, mean of {len(results['seeds'])} seed(s))",
+            ))
+    return out
+
+
+def _dataset_of(results: Mapping[str, Any]) -> tuple[str, str]:
+    """(dataset type, dataset name) of a run: a CrossNER domain, or a user's CoNLL folder (``--dataset_dir``)."""
+    if results["config"].get("dataset_dir"):
+        return "conll", results["domain"]
+    return "crossner", f"CrossNER {results['domain']}"
+
+
+def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id: str | None = None) -> Path:
+    """``README.md`` of a fine-tuned NER model from its ``results.json`` content."""
+    from huggingface_hub import ModelCardData
+
+    from crossner_hf.evaluation.metrics import format_per_type_table
+
+    config = results["config"]
+    domain, decoding = results["domain"], results["decoding"]
+    other = next(d for d in results["test_mean"] if d != decoding)
+    base = base_model_card_data(results["model_name_or_path"])
+    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
+    name = f"crossner-{domain}-{results['schedule']}"
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="token-classification", base_model=base["hub_id"],
+        datasets=["crossner"] if _dataset_of(results)[0] == "crossner" else None, metrics=["precision", "recall", "f1"],
+        tags=["token-classification", "ner", "crossner", "crossner_hf", domain, f"decoding-{decoding}"],
+        model_name=repo_id or name, eval_results=ner_eval_results(results),
+    )
+    rows = []
+    for dec in (decoding, other):
+        t = results["test_mean"][dec]
+        std = results["test_overall_f1_std"] if dec == decoding else results["test_mean"][dec].get("f1_std")
+        dev = mean_std_text(results["dev_overall_f1_mean"], results["dev_overall_f1_std"]) if dec == decoding else "–"
+        rows.append(f"| {dec}{' (headline)' if dec == decoding else ''} | {_pct(t['precision'])} | "
+                    f"{_pct(t['recall'])} | {mean_std_text(t['f1'], std)} | {dev} |")
+    settings = {k: config.get(k) for k in (
+        "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size", "num_train_epochs",
+        "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience", "source_epochs",
+        "oversample_factor", "few_shot", "few_shot_fraction", "max_length", "decoding",
+    )}
+    n_seeds = len(results["seeds"])
+    values = {
+        "title": f"{_dataset_of(results)[1]} NER ({results['schedule']})",
+        "domain": domain, "schedule": results["schedule"], "decoding": decoding, "other_decoding": other,
+        "base_model_text": f"`{base['hub_id']}`" if base["hub_id"] else "a local encoder",
+        "pretraining": _pretraining_text(base["pretraining"]),
+        "seeds": ", ".join(str(s) for s in results["seeds"]),
+        "result_rows": "\n".join(rows),
+        "decoding_note": ("Mean ± standard deviation over the seeds." if n_seeds > 1
+                          else "One seed, so no standard deviation is given."),
+        "best_seed": results["best_seed"],
+        "per_type_table": "```\n" + format_per_type_table(best["test"]) + "\n```",
+        "repo": repo_id or "PATH_OR_REPO_ID",
+        "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "n_labels": len(results["labels"]),
+        "labels": ", ".join(f"`{t}`" for t in results["labels"]),
+    }
+    return write_model_card(folder, card_data, render("ner_model", values))
+
+
+def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
+    """One sentence per pre-training step of the base model, oldest first."""
+    text = ""
+    for step in chain:
+        if step.get("kind") == "dapt":
+            text += (f"\n\nThe encoder was adapted to the domain by masked-LM pre-training (DAPT) on the "
+                     f"`{step.get('corpus_level')}` corpus level with {step.get('masking')} masking "
+                     f"(p = {step.get('mlm_probability')}, {step.get('global_step')} steps).")
+        elif step.get("kind") == "nerbert":
+            text += (f"\n\nThe encoder was trained as an entity tagger (NER-BERT pre-training, Liu et al., 2021) on "
+                     f"the NER-BERT corpus `{step.get('corpus')}` (config `{step.get('config')}`: "
+                     f"{step.get('n_categories')} entity categories, {step.get('train_sentences')} sentences) "
+                     f"for {step.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
+                     f"({_pct(step.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
+                     "one for this model's labels.")
+    return text
+
+
+def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
+    """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
+    from huggingface_hub import ModelCardData
+
+    base = base_model_card_data(results["model_name_or_path"])
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="fill-mask", base_model=base["hub_id"],
+        tags=["fill-mask", "domain-adaptive-pretraining", "crossner", "crossner_hf",
+              f"corpus-level-{results['corpus_level']}", f"masking-{results['masking']}"],
+    )
+    values = {**results, "base_model": base["hub_id"] or "a local encoder",
+              "perplexity": results.get("perplexity", "not measured")}
+    return write_model_card(folder, card_data, render("dapt_model", values))
+
+
+def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_id: str | None = None) -> Path:
+    """``README.md`` of a NER-BERT output: corpus (config, size, categories), steps, best validation scores."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    corpus, best = results["corpus"], results["best_validation"]
+    config = corpus["config"] or "default"
+    base = base_model_card_data(results["model_name_or_path"])
+    local = Path(str(corpus["path"])).exists()
+    dataset = "nerbert-corpus" if local else corpus["path"]
+    card_data = ModelCardData(
+        language="en", license=base["license"] or "unknown", library_name="transformers",
+        pipeline_tag="token-classification", base_model=base["hub_id"],
+        datasets=None if local else [corpus["path"]], metrics=["precision", "recall", "f1"],
+        tags=["token-classification", "ner", "ner-bert", "entity-tagging-pretraining", "crossner_hf",
+              f"corpus-config-{config}"],
+        model_name=repo_id or f"nerbert-{config}",
+        eval_results=[EvalResult(
+            task_type="token-classification", task_name="Entity tagging (NER-BERT pre-training)",
+            dataset_type=dataset, dataset_name=f"NER-BERT corpus ({config})", dataset_config=config,
+            dataset_split="validation", metric_type=metric, metric_value=round(100 * best[metric], 2),
+            metric_name=f"Validation {METRIC_NAMES[metric]} (entity level, micro, argmax decoding)",
+        ) for metric in ("precision", "recall", "f1")],
+    )
+    categories = corpus["categories"]
+    shown = ", ".join(f"`{c}`" for c in categories[:40]) + (f", ... ({len(categories) - 40} more)"
+                                                               if len(categories) > 40 else "")
+    rows = {
+        "corpus": f"`{corpus['path']}`, config `{config}`",
+        "entity categories": f"{corpus['n_categories']} ({corpus['n_labels']} IOB2 labels)",
+        "train / validation sentences": f"{corpus['train_sentences']} / {corpus['validation_sentences']}"
+                                        f" (of {corpus['validation_sentences_total']})",
+        "optimisation steps": f"{results['global_step']} ({results['epochs']:.2f} epochs)",
+        "sentences per step": f"{results['effective_batch_size']} ({results['per_device_train_batch_size']} per "
+                              f"device x {results['gradient_accumulation_steps']} accumulation x "
+                              f"{results['world_size']} process(es))",
+        "learning rate": results["learning_rate"],
+        "tokens trained on": results["tokens_seen"],
+        "kept checkpoint": f"step {best['step']} (best validation F1)",
+        "validation precision / recall / F1": f"{100 * best['precision']:.2f} / {100 * best['recall']:.2f} / "
+                                              f"{100 * best['f1']:.2f}",
+    }
+    values = {"base_name": base["hub_id"] or "encoder", "config": config, "corpus_path": corpus["path"],
+              "encoder": f"`{base['hub_id']}`" if base["hub_id"] else "A local encoder",
+              "n_labels": corpus["n_labels"], "rows": rows, "shown": shown, "repo": repo_id or "THIS_FOLDER"}
+    body = render("nerbert_model", values)
+    return write_model_card(folder, card_data, body)
+
+
+def write_rnn_model_card(out: str | Path, results: Mapping[str, Any], cdlm: bool) -> Path:
+    """``README.md`` of a BiLSTM-CRF or CDLM output (``crossner_hf.modeling.rnn``)."""
+    from huggingface_hub import EvalResult, ModelCardData
+
+    args = results["args"]
+    coach = args.get("architecture") == "coach"
+    name = "CDLM" if cdlm else "Coach" if coach else "BiLSTM-CRF"
+    mode = args.get("mode") or args.get("schedule")
+    f1 = round(100 * results["test"]["overall_f1"], 2)
+    evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
+                        dataset_config=args["domain"], dataset_split="test", metric_type="f1", metric_value=f1,
+                        metric_config="crf-viterbi")]
+    data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
+                         tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
+                         model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
+    values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}",
+              "paper": "Jia, Liang & Zhang, ACL 2019" if cdlm else "Liu et al., ACL 2020, as the CrossNER paper ran it"
+              if coach else ("the CrossNER paper's baseline" if args.get("architecture") == "crossner"
+                             else "Lample et al. 2016"),
+              "best_epoch": results["best_epoch"], "epochs": results["epochs"],
+              "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
+              "class_name": "CDLMForTokenClassification" if cdlm else "CoachForTokenClassification" if coach
+              else "BiLSTMCRFForTokenClassification",
+              "citations": ["cdlm", "crossner"] if cdlm else ["crossner"]}
+    return write_model_card(out, data, render("rnn_model", values))

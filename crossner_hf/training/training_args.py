@@ -1,0 +1,218 @@
+"""``CrossNERTrainingArguments``: every knob of the fine-tuning schedules, on top of ``TrainingArguments``.
+
+Defaults follow the CrossNER paper where it is specific (batch 16, source pre-training for
+exactly 2 epochs, early stopping after 8 epochs without target dev-F1 improvement, seeds
+555/666/777, target oversampling x100 in joint training) and are tuned for small encoders
+where it is not (see ``trainer_recipes/configs/politics_direct_minilm.yaml`` for the
+values used with the packaged MiniLM and why).
+
+Example:
+    >>> args = CrossNERTrainingArguments(output_dir="out", domain="music", schedule="joint")
+    >>> args.metric_for_best_model, args.oversample_factor, args.seed_list()
+    ('overall_f1', 100, [42])
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+from crossner_hf.modeling.decoding import DECODINGS, check_decoding
+from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.data.labels import DOMAINS
+
+logger = logging.getLogger(__name__)
+
+SCHEDULES = ("direct", "pretrain-finetune", "joint")
+
+
+@dataclass
+class CrossNERTrainingArguments(TrainingArguments):
+    # --- what to train -------------------------------------------------------------
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
+                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
+    )
+    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    dataset_dir: str | None = field(
+        default=None,
+        metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
+                  "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
+                  "B-/I- of each type in the order the files first use them), or any token-classification dataset "
+                  "load_dataset opens (a Hub id or a local Parquet/JSON folder with train, validation (or dev) and "
+                  "test splits, 'tokens' and ClassLabel BIO 'ner_tags'). The run is named after it (--domain is "
+                  "then not used)."},
+    )
+    schedule: str = field(
+        default="direct",
+        metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
+                  "joint (CoNLL-2003 and the oversampled target together).", "choices": list(SCHEDULES)},
+    )
+    data_dir: str | None = field(
+        default=None,
+        metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
+    )
+    seeds: list[str] | None = field(
+        default=None,
+        metadata={"help": "Seeds run in turn, e.g. --seeds 555 666 777 (the paper's; 555,666,777 works "
+                  "too); the mean and std of test F1 go to results.json. Default: the single --seed."},
+    )
+    few_shot: int | None = field(
+        default=None,
+        metadata={"help": "Sub-sample the target train split to this many sentences (seeded by the run's "
+                  "seed); the paper sweeps 10, 25, 40, 55, 70, 85, 100."},
+    )
+    few_shot_fraction: float | None = field(
+        default=None,
+        metadata={"help": "Instead of --few_shot: keep this share of the target train split, e.g. 0.1 for 10% "
+                  "(seeded by the run's seed; NER-BERT Fig. 2 sweeps percentages)."},
+    )
+    # --- schedules -----------------------------------------------------------------
+    source_epochs: float = field(
+        default=2.0,
+        metadata={"help": "pretrain-finetune: epochs of CoNLL-2003 training before the target stage "
+                  "(the paper: exactly 2)."},
+    )
+    source_max_steps: int = field(
+        default=-1,
+        metadata={"help": "pretrain-finetune: cap on source-stage steps (overrides source_epochs if > 0)."},
+    )
+    oversample_factor: int = field(
+        default=100,
+        metadata={"help": "joint: each target sentence is drawn this many times per epoch by the sampler "
+                  "(paper appendix: 100; the released code copies the data x50)."},
+    )
+    early_stopping_patience: int = field(
+        default=8,
+        metadata={"help": "Stop after this many evaluations without target dev-F1 improvement (0: never)."},
+    )
+    # --- model and preprocessing ---------------------------------------------------
+    label_all_subwords: bool = field(
+        default=False,
+        metadata={"help": "Label every sub-word (B- turned into I- after the first) instead of only the "
+                  "first sub-word of each word."},
+    )
+    max_length: int | None = field(
+        default=None,
+        metadata={"help": "Maximum tokens per window (default: the model's limit); longer sentences are "
+                  "split into overlapping windows and stitched."},
+    )
+    stride: int = field(
+        default=32, metadata={"help": "Overlap (tokens) between consecutive windows of a long sentence."}
+    )
+    decoding: str = field(
+        default="bio-viterbi",
+        metadata={"help": "bio-viterbi: the best valid IOB2 sequence under the model's per-word "
+                  "probabilities; argmax: each word's top label (the paper). The other one is "
+                  "reported alongside in results.json; the saved model records this one.",
+                  "choices": list(DECODINGS)},
+    )
+    classifier_dropout: float | None = field(
+        default=None, metadata={"help": "Dropout before the classification layer (default: the model's)."}
+    )
+    head_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the freshly initialised classification layer (default: "
+                  "learning_rate); a higher one helps small encoders."},
+    )
+    source_subsample: int | None = field(
+        default=None,
+        metadata={"help": "pretrain-finetune/joint: use only this many CoNLL-2003 sentences (seeded); "
+                  "a way to cut the source budget on a CPU."},
+    )
+    keep_checkpoints: bool = field(
+        default=False,
+        metadata={"help": "Keep the per-seed checkpoint-* folders after a finished run (needed only to "
+                  "resume a finished run later)."},
+    )
+    # --- TrainingArguments defaults changed for this task ------------------------------
+    output_dir: str | None = field(
+        default=None,
+        metadata={"help": "Where the best model, results.json, the card and seed-*/ go "
+                  "(default: outputs/<domain>-<schedule>)."},
+    )
+    learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (the paper: 5e-5)."})
+    per_device_train_batch_size: int = field(default=16, metadata={"help": "Batch size (the paper: 16)."})
+    per_device_eval_batch_size: int = field(default=64, metadata={"help": "Evaluation batch size."})
+    num_train_epochs: float = field(
+        default=300.0,
+        metadata={"help": "Upper bound on target epochs; early stopping ends runs much sooner (the paper: 300)."},
+    )
+    eval_strategy: str = field(
+        default="epoch", metadata={"help": "When to evaluate on the target dev split (epoch or steps)."}
+    )
+    save_strategy: str = field(
+        default="epoch", metadata={"help": "When to checkpoint; must match eval_strategy for early stopping."}
+    )
+    logging_strategy: str = field(default="epoch", metadata={"help": "When to log the training loss."})
+    save_total_limit: int | None = field(
+        default=1, metadata={"help": "Checkpoints kept besides the best one."}
+    )
+    load_best_model_at_end: bool = field(
+        default=True, metadata={"help": "Restore the best-dev checkpoint before testing (as the paper reports)."}
+    )
+    metric_for_best_model: str | None = field(
+        default="overall_f1", metadata={"help": "Target dev metric that selects the best checkpoint."}
+    )
+    greater_is_better: bool | None = field(default=True, metadata={"help": "Higher metric is better."})
+    train_sampling_strategy: str = field(
+        default="group_by_length",
+        metadata={"help": "Batches of similar lengths cut padding (random, sequential, group_by_length)."},
+    )
+    restore_callback_states_from_checkpoint: bool = field(
+        default=True,
+        metadata={"help": "On resume, restore the early-stopping counter too, so a resumed run stops "
+                  "exactly where an uninterrupted one would."},
+    )
+    report_to: None | str | list[str] = field(
+        default="none", metadata={"help": "Logging integrations (none, tensorboard, wandb, ...)."}
+    )
+
+    def __post_init__(self):
+        if self.dataset_dir is not None:
+            from crossner_hf.data.target import target_name
+
+            # the folder's (or Hub id's) name stands for the domain in output names, results.json and the card
+            self.domain = target_name(self.dataset_dir)
+        elif self.domain not in DOMAINS:
+            raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
+        check_decoding(self.decoding, "--decoding")
+        if self.oversample_factor < 1:
+            raise ValueError(f"--oversample_factor {self.oversample_factor}: must be >= 1.")
+        if self.few_shot is not None and self.few_shot < 1:
+            raise ValueError(f"--few_shot {self.few_shot}: must be a positive number of sentences.")
+        if self.few_shot_fraction is not None:
+            if self.few_shot is not None:
+                raise ValueError("--few_shot and --few_shot_fraction both given; pass one (a number of sentences "
+                                 "or a share of the train split).")
+            if not 0 < self.few_shot_fraction <= 1:
+                raise ValueError(f"--few_shot_fraction {self.few_shot_fraction}: must be in (0, 1], e.g. 0.1.")
+        if self.early_stopping_patience < 0:
+            raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
+        self.seed_list()  # validate early
+        if self.output_dir is None:
+            self.output_dir = f"outputs/{self.domain}-{self.schedule}"
+        if self.schedule == "joint" and self.source_max_steps > 0:
+            logger.warning("--source_max_steps %d is ignored with --schedule joint (it caps the source stage of "
+                           "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)
+        if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
+            logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
+        super().__post_init__()
+
+    def seed_list(self) -> list[int]:
+        """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""
+        if not self.seeds:
+            return [self.seed]
+        items = [self.seeds] if isinstance(self.seeds, (str, int)) else list(self.seeds)
+        try:
+            seeds = [int(s) for item in items for s in str(item).replace(" ", "").split(",") if s]
+        except ValueError:
+            raise ValueError(f"--seeds {self.seeds!r}: expected comma-separated integers like 555,666,777.") from None
+        if len(set(seeds)) != len(seeds) or not seeds:
+            raise ValueError(f"--seeds {self.seeds!r}: give distinct seeds.")
+        return seeds
