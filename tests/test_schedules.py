@@ -205,3 +205,36 @@ def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, cro
     (folder / "dev.parquet").rename(folder / "holdout.parquet")
     with pytest.raises(ValueError, match="a validation split is needed"):
         load_target_dataset(folder)
+
+
+def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_bert_dir, tmp_path):
+    """load_target -> run_schedule -> Tagger, without the CLI: a DatasetDict built in memory (tags renamed,
+    an extra column) trains like a CrossNER domain and its model tags with the recorded decoding."""
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+
+    from crossner_hf import ScheduleResult, Tagger, load_target, run_schedule
+
+    politics = load_target("politics")
+    assert politics.name == "politics" and politics.labels == LABELS["politics"]
+    names = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    keep = {"B-politician": 1, "I-politician": 2, "B-country": 3, "I-country": 4}
+
+    def split(name: str, n: int) -> Dataset:
+        rows = politics[name].select(range(n))
+        tags = [[keep.get(LABELS["politics"][t], 0) for t in s] for s in rows["ner_tags"]]
+        features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names)),
+                             "source": Value("string")})
+        return Dataset.from_dict({"tokens": rows["tokens"], "ner_tags": tags, "source": ["x"] * n}, features=features)
+
+    target = load_target(DatasetDict({"train": split("train", 16), "validation": split("validation", 8),
+                                      "test": split("test", 8)}), name="people-places")
+    assert target.labels == names and target["train"].column_names == ["id", "tokens", "ner_tags"]
+    result = run_schedule(_args(tiny_bert_dir, tmp_path / "out", seeds="3", num_train_epochs=1), target)
+    assert isinstance(result, ScheduleResult) and result.seeds == [3] and result.best_seed == 3
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert result.test_f1 == saved["test_overall_f1_mean"] and result.domain == "people-places"
+    assert result.output_dir == tmp_path / "out" and saved["labels"] == names
+    tagger = Tagger.from_pretrained(result.output_dir)
+    assert tagger.labels == names and len(tagger.tag([["Obama", "visited", "Germany"]])[0]) == 3
+    with pytest.raises(ValueError, match="lacks the splits"):
+        load_target(DatasetDict({"train": split("train", 4)}))

@@ -38,10 +38,10 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CrossNERTrainingArguments) -> int:
-    from crossner_hf.training.schedules import format_results, run
+    from crossner_hf.training.schedules import format_results, run_schedule
 
-    results = run(args)
+    result = run_schedule(args)
     if args.process_index == 0:
-        print(format_results(results))
+        print(format_results(result.results))
         print(f"Model, results.json and card in {args.output_dir}")
     return 0

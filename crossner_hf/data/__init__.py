@@ -33,6 +33,8 @@ _LAZY = {
     "target_name": "crossner_hf.data.target",
     "target_labels_of": "crossner_hf.data.target",
     "load_target_dataset": "crossner_hf.data.target",
+    "TargetData": "crossner_hf.data.target",
+    "load_target": "crossner_hf.data.target",
 }
 """Names ``crossner_hf.data`` had when it was one module (kept so old imports work)."""
 

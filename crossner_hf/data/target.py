@@ -28,7 +28,9 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from crossner_hf.data.conll import read_conll
 from crossner_hf.encoders import hub_offline
@@ -339,3 +341,55 @@ def load_target_dataset(source: str | Path, *, strict: bool = True):
         out[split] = ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
                             desc=f"{target_name(source)} {split}").select_columns(["id", "tokens", "ner_tags"])
     return DatasetDict(out)
+
+
+@dataclass(frozen=True)
+class TargetData:
+    """A target domain ready to train on: its name, its tag list in id order and its splits.
+
+    ``data["train"]`` is ``data.dataset["train"]``; the features are this project's (``id``,
+    ``tokens``, ``ner_tags`` as a ``ClassLabel`` over ``labels``).
+    """
+
+    name: str
+    labels: list[str]
+    dataset: Any  # datasets.DatasetDict with train / validation / test
+
+    def __getitem__(self, split: str):
+        return self.dataset[split]
+
+
+def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
+                name: str | None = None) -> TargetData:
+    """A target from a CrossNER domain name (``politics``), a CoNLL folder, any token-classification
+    dataset ``load_dataset`` opens (a Hub id, a Parquet / JSON / Arrow folder), or a ``DatasetDict``
+    already in memory (its ``ner_tags`` must be a sequence of ``ClassLabel`` with BIO names, ``O`` first).
+
+    >>> from crossner_hf.data.target import load_target
+    >>> politics = load_target("politics")           # doctest: +SKIP
+    >>> politics.labels[:3], len(politics["train"])  # doctest: +SKIP
+    (['O', 'B-country', 'B-politician'], 200)
+    """
+    from datasets import DatasetDict
+
+    if isinstance(source, DatasetDict):
+        missing = {"train", "validation", "test"} - set(source)
+        if missing:
+            raise ValueError(f"load_target: the DatasetDict lacks the splits {sorted(missing)}; "
+                             "rename dev/valid to validation, or add them.")
+        try:
+            labels = list(source["train"].features["ner_tags"].feature.names)
+        except (KeyError, AttributeError) as err:
+            raise ValueError("load_target: ner_tags must be a Sequence(ClassLabel) with BIO names; "
+                             "cast it with Dataset.cast_column first.") from err
+        if not labels or labels[0] != "O" or any(t != "O" and t[:2] not in ("B-", "I-") for t in labels):
+            raise ValueError(f"load_target: ner_tags are {labels}; BIO tags with 'O' first are needed.")
+        features = features_for(labels)
+        dataset = DatasetDict({
+            split: ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
+                          remove_columns=[c for c in ds.column_names if c not in ("tokens", "ner_tags")])
+            for split, ds in source.items() if split in ("train", "validation", "test")})
+        return TargetData(name or "custom", labels, dataset)
+    if str(source) in CONFIGS:
+        return TargetData(str(source), labels_for(str(source)), load_crossner(str(source), data_dir))
+    return TargetData(name or target_name(source), target_labels_of(source), load_target_dataset(source))

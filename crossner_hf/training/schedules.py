@@ -31,10 +31,12 @@ import logging
 import shutil
 import statistics
 import time
+from dataclasses import dataclass
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from datasets import DatasetDict
 from transformers import (
     AutoModelForTokenClassification,
     AutoTokenizer,
@@ -45,7 +47,7 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
-from crossner_hf.data.target import load_crossner, load_target_dataset, target_labels_of
+from crossner_hf.data.target import TargetData, load_crossner, load_target_dataset, target_labels_of
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
@@ -93,9 +95,14 @@ def source_in_target_space(
     )
 
 
-def load_target(args: CrossNERTrainingArguments, seed: int):
-    data = load_target_dataset(args.dataset_dir) if args.dataset_dir is not None else load_crossner(args.domain,
-                                                                                                  args.data_dir)
+def seed_target(args: CrossNERTrainingArguments, seed: int, target: TargetData | None = None):
+    """The target's splits for one seed: ``target`` if given (else ``--dataset_dir`` or the CrossNER domain),
+    with ``train`` subsampled by ``--few_shot`` / ``--few_shot_fraction`` under that seed."""
+    if target is not None:
+        data = DatasetDict(dict(target.dataset))
+    else:
+        data = load_target_dataset(args.dataset_dir) if args.dataset_dir is not None else load_crossner(
+            args.domain, args.data_dir)
     keep = args.few_shot
     if args.few_shot_fraction is not None:
         keep = max(1, round(args.few_shot_fraction * len(data["train"])))
@@ -204,20 +211,22 @@ def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labe
     )
 
 
-def target_labels(args: CrossNERTrainingArguments) -> list[str]:
-    """The target's tag list in id order: the CrossNER domain's, or the ``--dataset_dir`` folder's."""
+def target_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:
+    """The target's tag list in id order: ``target``'s, the ``--dataset_dir`` folder's or the CrossNER domain's."""
+    if target is not None:
+        return list(target.labels)
     return target_labels_of(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
 
 
-def head_labels(args: CrossNERTrainingArguments) -> list[str]:
+def head_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:
     """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
-    labels = target_labels(args)
+    labels = target_labels(args, target)
     return labels if args.schedule == "direct" else with_source_tags(labels)
 
 
 def run_seed(
     args: CrossNERTrainingArguments, seed: int, seed_dir: Path,
-    callbacks: Sequence[TrainerCallback] = (),
+    callbacks: Sequence[TrainerCallback] = (), target_data: TargetData | None = None,
 ) -> dict[str, Any]:
     """Train and test one seed; returns its dev/test scores and timings."""
     done = seed_dir / "seed_results.json"
@@ -227,13 +236,13 @@ def run_seed(
     started = time.perf_counter()
     model_path = resolve_model_path(args.model_name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    labels = head_labels(args)
-    added = labels[len(target_labels(args)):]
+    labels = head_labels(args, target_data)
+    added = labels[len(target_labels(args, target_data)):]
     if added:
         logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone.", args.domain,
                        ", ".join(added))
     with args.main_process_first(desc="target data"):
-        target = load_target(args, seed)
+        target = seed_target(args, seed, target_data)
         train = prepare_split(target["train"], tokenizer, args)
         dev = prepare_split(target["validation"], tokenizer, args, for_eval=True)
         test = prepare_split(target["test"], tokenizer, args, for_eval=True)
@@ -278,7 +287,8 @@ def run_seed(
     return result
 
 
-def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]],
+              target: TargetData | None = None) -> dict[str, Any]:
     """The content of ``results.json`` (per-seed details minus log histories, plus mean/std).
 
     ``test_overall_f1_std`` is ``None`` for a single seed: there is no spread to report.
@@ -287,10 +297,10 @@ def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]]) -
     dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
     best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
     return {
-        "domain": args.domain,
+        "domain": target.name if target is not None else args.domain,
         "schedule": args.schedule,
         "model_name_or_path": args.model_name_or_path,
-        "labels": head_labels(args),
+        "labels": head_labels(args, target),
         "seeds": [r["seed"] for r in per_seed],
         "test_overall_f1_mean": statistics.fmean(test_f1),
         "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,
@@ -318,11 +328,13 @@ def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict
     return out
 
 
-def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
-    """Run the schedule for every seed; write the best model, ``results.json`` and a card."""
+def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = (),
+        target: TargetData | None = None) -> dict[str, Any]:
+    """Run the schedule for every seed; write the best model, ``results.json`` and a card (the content of
+    ``results.json`` is returned; :func:`run_schedule` gives it typed)."""
     out = Path(args.output_dir)
-    per_seed = [run_seed(args, seed, out / f"seed-{seed}", callbacks) for seed in args.seed_list()]
-    results = summarize(args, per_seed)
+    per_seed = [run_seed(args, seed, out / f"seed-{seed}", callbacks, target) for seed in args.seed_list()]
+    results = summarize(args, per_seed, target)
     if args.process_index == 0:
         best_dir = out / f"seed-{results['best_seed']}"
         from crossner_hf.publishing.cards import write_ner_model_card
@@ -337,6 +349,44 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
             write_ner_model_card(stage, results, repo_id=hub_repo_id(args))
         push_run_output(args, out)
     return results
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    """What a schedule run gives back: where the kept model is and its scores (fractions, not percent).
+
+    ``results`` is the whole ``results.json`` (per seed, per type, timings, the configuration).
+    """
+
+    output_dir: Path
+    domain: str
+    schedule: str
+    seeds: list[int]
+    best_seed: int
+    test_f1: float
+    test_f1_std: float | None
+    dev_f1: float
+    results: dict[str, Any]
+
+    @classmethod
+    def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
+        return cls(Path(output_dir), results["domain"], results["schedule"], list(results["seeds"]),
+                   results["best_seed"], results["test_overall_f1_mean"], results["test_overall_f1_std"],
+                   results["dev_overall_f1_mean"], results)
+
+
+def run_schedule(args: CrossNERTrainingArguments, target: TargetData | None = None,
+                 callbacks: Sequence[TrainerCallback] = ()) -> ScheduleResult:
+    """Fine-tune ``args.model_name_or_path`` on ``target`` (a :class:`~crossner_hf.data.target.TargetData`
+    from :func:`~crossner_hf.data.target.load_target`; default: ``args.dataset_dir`` or ``args.domain``)
+    with ``args.schedule`` over ``args.seeds``; the kept seed's model, ``results.json`` and card land in
+    ``args.output_dir``, and the scores come back typed.
+
+    >>> from crossner_hf import CrossNERTrainingArguments, load_target, run_schedule
+    >>> args = CrossNERTrainingArguments(output_dir="out", domain="politics", seeds="555")  # doctest: +SKIP
+    >>> run_schedule(args, load_target("politics")).test_f1                               # doctest: +SKIP
+    """
+    return ScheduleResult.from_results(args.output_dir, run(args, callbacks, target))
 
 
 def format_results(results: dict[str, Any]) -> str:
