@@ -15,6 +15,17 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CROSSNER_SHARED_DIR", ROOT.parent / "shared"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Longest first, so that two workers (``pytest -n 2``, as ``.ci/test`` runs) end together: the README's
+    commands, then the tests marked slow, then the rest in file order (a stable sort keeps it)."""
+    def rank(item) -> int:
+        if item.nodeid.startswith("tests/test_readme.py::test_readme_commands_run"):
+            return 0
+        return 1 if item.get_closest_marker("slow") else 2
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():

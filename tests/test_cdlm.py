@@ -4,6 +4,8 @@ label isolation, save/load, learning, resume."""
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import shutil
 
 import pytest
@@ -368,3 +370,51 @@ def test_predict_reproduces_the_rnn_test_score(kind, tmp_path, crossner_data_dir
     assert main(["report", "--model", str(out), *data, "--decoding", "argmax", "--output",
                  str(tmp_path / "r2.html")]) == 2
     assert "decodes with its CRF's Viterbi path" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("conditioning,w_shape,same", [
+    ("domain-task", (8, 8, 201_600), []),
+    ("task", (8, 201_600), [((SOURCE, NER), (TARGET, NER)), ((SOURCE, LM), (TARGET, LM))]),  # CO-LM
+    ("domain", (8, 201_600), [((SOURCE, NER), (SOURCE, LM)), ((TARGET, NER), (TARGET, LM))]),  # CO-NER
+    ("shared", (201_600,), "all"),  # MULTITASK
+])
+def test_generator_ablations_share_what_the_paper_says(conditioning, w_shape, same):
+    """004:1000-1047: CO-LM generates by task alone, CO-NER by domain alone, MULTITASK shares one LSTM."""
+    model = _cdlm(_vocab(), generator=conditioning)
+    assert tuple(model.generator.W.shape) == w_shape
+    n_embeddings = {"domain-task": 32, "task": 16, "domain": 16, "shared": 0}[conditioning]
+    assert sum(p.numel() for p in model.generator.parameters()) == math.prod(w_shape) + n_embeddings
+    pairs = [(d, t) for d in (SOURCE, TARGET) for t in (NER, LM)]
+    theta = {pair: model.generator(*pair) for pair in pairs}
+    for a, b in itertools.combinations(pairs, 2):
+        equal = same == "all" or (a, b) in same or (b, a) in same
+        assert torch.equal(theta[a], theta[b]) is equal, (conditioning, a, b)
+    with pytest.raises(ValueError, match="choose one of"):
+        CDLMConfig(generator="by-sentence")
+
+
+@pytest.mark.parametrize("variant,streams", [
+    ("co-lm", [(TARGET, LM), (TARGET, NER)]),
+    ("multitask-ner", [(SOURCE, NER), (TARGET, NER)]),
+    ("mix-data", [(SOURCE, NER), (SOURCE, LM), (TARGET, LM), (TARGET, NER)]),
+])
+def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.training.rnn.recipes import CDLM_VARIANTS, CDLMArguments, train_cdlm
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    calls = []
+    real = CDLMForTokenClassification.forward
+
+    def spy(self, word_ids, char_ids, attention_mask, labels=None, domain=TARGET, task=NER, **kw):
+        if self.training:
+            calls.append((domain, task))
+        return real(self, word_ids, char_ids, attention_mask, labels=labels, domain=domain, task=task, **kw)
+
+    monkeypatch.setattr(CDLMForTokenClassification, "forward", spy)
+    res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, variant=variant, max_steps=2,
+                            source_subsample=20, lm_negatives=5, early_stopping_patience=0))
+    assert calls == streams * 2  # two steps, each over the variant's streams only, in the loop's order
+    config = json.loads((tmp_path / "out" / "config.json").read_text())
+    assert config["generator"] == CDLM_VARIANTS[variant][0] and res["args"]["variant"] == variant
+    with pytest.raises(ValueError, match="supervised baseline"):
+        CDLMArguments(mode="zero-shot", variant=variant)

@@ -227,6 +227,7 @@ def _dapt_grid(out, model, corpora):
 
 
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time: both on the same worker
 def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
     pytest.importorskip("ray")
     out = tmp_path / "grid"

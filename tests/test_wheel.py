@@ -53,6 +53,25 @@ def installed(tmp_path_factory) -> dict:
     return {"bin": env_dir / "bin", "cwd": run_dir, "env": env, "python": python}
 
 
+HELP_ALL = """
+import contextlib, io, sys
+from crossner_hf.cli import COMMANDS, main
+ok = []
+for command in sorted(COMMANDS):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            main([command, "--help"])
+        except SystemExit as exit_:
+            if exit_.code not in (0, None):
+                sys.exit(f"{command} --help exited {exit_.code}")
+    if not out.getvalue().startswith("usage: crossner-hf " + command):
+        sys.exit(f"{command} --help printed {out.getvalue()[:200]!r}")
+    ok.append(command)
+print("ok", *ok)
+"""
+
+
 def _run(installed: dict, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
     return subprocess.run([str(installed["bin"] / "crossner-hf"), *args], cwd=installed["cwd"], env=installed["env"],
                           capture_output=True, text=True, timeout=timeout)
@@ -63,9 +82,12 @@ def test_the_installed_wheel_runs_every_command_outside_the_checkout(installed, 
     where = subprocess.run([str(installed["python"]), "-c", "import crossner_hf; print(crossner_hf.__file__)"],
                            cwd=installed["cwd"], env=installed["env"], capture_output=True, text=True, check=True)
     assert str(ROOT) not in where.stdout, where.stdout  # the installed copy, not the checkout
-    for command in COMMANDS:
-        result = _run(installed, command, "--help")
-        assert result.returncode == 0 and "usage:" in result.stdout, (command, result.stderr[-2000:])
+    top = _run(installed, "--help")  # the console script itself
+    assert top.returncode == 0 and all(command in top.stdout for command in COMMANDS), top.stderr[-2000:]
+    # every command's --help in one process of the installed package (one interpreter start, not fifteen)
+    every = subprocess.run([str(installed["python"]), "-c", HELP_ALL], cwd=installed["cwd"], env=installed["env"],
+                           capture_output=True, text=True, timeout=600)
+    assert every.returncode == 0 and every.stdout.split() == ["ok", *sorted(COMMANDS)], every.stderr[-3000:]
     dry = _run(installed, "reproduce", "crossner-table2", "--scale", "paper", "--output_dir", "t2", "--dry_run")
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "470 cells" in dry.stdout and "--config paper/crossner_direct" in dry.stdout

@@ -321,6 +321,7 @@ def test_kill_and_resume_gives_the_uninterrupted_output(sample_corpus, tmp_path,
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time: both on the same worker
 def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
     """The NER-BERT builder's stages (redirects, typed extract) and the domain corpora's (page index, domain
     extract) under datatrove's Ray executor, three tasks, write the rows of the local one-task builds."""

@@ -35,8 +35,11 @@ class CDLMConfig(BiLSTMCRFConfig):
 
     def __init__(self, domain_dim: int = 8, task_dim: int = 8, lm_negatives: int = 50,
                  target_num_labels: int | None = None, target_id2label: dict | None = None,
-                 lm_loss_reduction: str = "word", **kwargs):
+                 lm_loss_reduction: str = "word", generator: str = "domain-task", **kwargs):
         super().__init__(**kwargs)
+        if generator not in GENERATORS:
+            raise ValueError(f"generator={generator!r}: choose one of {', '.join(GENERATORS)}.")
+        self.generator = generator
         if lm_loss_reduction not in ("word", "sentence"):
             raise ValueError(f"lm_loss_reduction={lm_loss_reduction!r}: choose word (a mean per word) or sentence "
                              "(summed over words, divided by sentences: the release's ave_batch_loss).")
@@ -47,19 +50,41 @@ class CDLMConfig(BiLSTMCRFConfig):
                                 else dict(self.id2label))
 
 
+GENERATORS = ("domain-task", "task", "domain", "shared")
+"""How the LSTM's parameters depend on (domain, task): the paper's model and its ablations (004:1000-1047).
+
+``domain-task``: theta(d, t) = I_t · (I_d · W) (FINAL); ``task``: theta(t) = I_t · W, the domains share
+(CO-LM); ``domain``: theta(d) = I_d · W, the tasks share (CO-NER); ``shared``: one parameter vector for
+every (domain, task) (the MULTITASK baselines, 004:981-990)."""
+
+
 class ParameterGenerator(nn.Module):
-    """theta(d, t) = I_t · (I_d · W): the LSTM's parameter vector for a (domain, task) pair."""
+    """theta(d, t) = I_t · (I_d · W): the LSTM's parameter vector for a (domain, task) pair (or, for the
+    ablations of :data:`GENERATORS`, for a task, a domain, or for all pairs alike)."""
 
     def __init__(self, n_params: int, hidden_size: int, domain_dim: int = 8, task_dim: int = 8,
-                 n_domains: int = 2, n_tasks: int = 2):
+                 n_domains: int = 2, n_tasks: int = 2, conditioning: str = "domain-task"):
         super().__init__()
-        bound = 1.0 / math.sqrt(hidden_size)
-        self.W = nn.Parameter(torch.empty(task_dim, domain_dim, n_params).uniform_(-bound, bound))
-        self.domain = nn.Parameter(torch.empty(n_domains, domain_dim).uniform_(-(3 / domain_dim) ** 0.5,
-                                                                              (3 / domain_dim) ** 0.5))
-        self.task = nn.Parameter(torch.empty(n_tasks, task_dim).uniform_(-(3 / task_dim) ** 0.5, (3 / task_dim) ** 0.5))
+        if conditioning not in GENERATORS:
+            raise ValueError(f"generator {conditioning!r}: choose one of {', '.join(GENERATORS)}.")
+        self.conditioning = conditioning
+        bound = 1.0 / math.sqrt(hidden_size)  # nn.LSTM's own initial range for the generated weights
+        dims = {"domain-task": (task_dim, domain_dim), "task": (task_dim,), "domain": (domain_dim,), "shared": ()}
+        self.W = nn.Parameter(torch.empty(*dims[conditioning], n_params).uniform_(-bound, bound))
+        if conditioning in ("domain-task", "domain"):
+            self.domain = nn.Parameter(torch.empty(n_domains, domain_dim).uniform_(-(3 / domain_dim) ** 0.5,
+                                                                                  (3 / domain_dim) ** 0.5))
+        if conditioning in ("domain-task", "task"):
+            self.task = nn.Parameter(torch.empty(n_tasks, task_dim).uniform_(-(3 / task_dim) ** 0.5,
+                                                                            (3 / task_dim) ** 0.5))
 
     def forward(self, domain: int, task: int) -> torch.Tensor:
+        if self.conditioning == "shared":
+            return self.W
+        if self.conditioning == "task":
+            return self.task[task] @ self.W
+        if self.conditioning == "domain":
+            return self.domain[domain] @ self.W
         by_domain = torch.einsum("d,tdp->tp", self.domain[domain], self.W)
         return self.task[task] @ by_domain
 
@@ -79,7 +104,8 @@ class CDLMForTokenClassification(RNNTaggerPreTrainedModel):
         self.shapes = [(name, p.shape) for name, p in self._make_template("meta").named_parameters()]
         self._templates: dict[str, nn.LSTM] = {}  # per device; plain dict: not submodules, no free weights
         self.n_lstm_params = sum(shape.numel() for _, shape in self.shapes)
-        self.generator = ParameterGenerator(self.n_lstm_params, config.hidden_size, config.domain_dim, config.task_dim)
+        self.generator = ParameterGenerator(self.n_lstm_params, config.hidden_size, config.domain_dim, config.task_dim,
+                                            conditioning=getattr(config, "generator", "domain-task"))
         self.dropout = nn.Dropout(config.dropout)
         self.classifiers = nn.ModuleList([nn.Linear(2 * config.hidden_size, config.num_labels),
                                           nn.Linear(2 * config.hidden_size, config.target_num_labels)])

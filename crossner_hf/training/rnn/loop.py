@@ -227,20 +227,23 @@ def epoch_learning_rate(args, optimizer_name: str, epoch: int) -> float:
     return args.rmsprop_learning_rate if optimizer_name == "rmsprop" else args.learning_rate
 
 
+CDLM_STREAMS = (("source_ner", SOURCE, NER, 1), ("source_text", SOURCE, LM, 0), ("target_text", TARGET, LM, 2),
+                ("target_ner", TARGET, NER, 3))
+"""(stream, domain, task, index of its weight in ``--loss_weights``), in the order a step computes them."""
+
+
 def cdlm_step(weights: Sequence[float], zero_shot: bool, vocab: WordCharVocab):
-    """One CDLM step: LM-source, NER-source, LM-target (and NER-target unless zero-shot), weighted."""
-    w_lm_src, w_ner_src, w_lm_tgt, w_ner_tgt = weights
+    """One CDLM step: the weighted losses of the streams a batch holds (all four for the paper's model;
+    an ablation drops some), in the order of :data:`CDLM_STREAMS`; zero-shot never reads target labels."""
 
     def step(model, batches, device):
-        src = tensors(vocab, batches["source_ner"], device)
-        loss = w_ner_src * model(**src, domain=SOURCE, task=NER).loss
-        src_text = tensors(vocab, [Example(e.tokens, None) for e in batches["source_text"]], device)
-        loss = loss + w_lm_src * model(**src_text, domain=SOURCE, task=LM).loss
-        tgt_text = tensors(vocab, [Example(e.tokens, None) for e in batches["target_text"]], device)
-        loss = loss + w_lm_tgt * model(**tgt_text, domain=TARGET, task=LM).loss
-        if not zero_shot:
-            tgt = tensors(vocab, batches["target_ner"], device)
-            loss = loss + w_ner_tgt * model(**tgt, domain=TARGET, task=NER).loss
+        loss = None
+        for name, domain, task, k in CDLM_STREAMS:
+            if name not in batches or (zero_shot and name == "target_ner"):
+                continue
+            batch = batches[name] if task == NER else [Example(e.tokens, None) for e in batches[name]]
+            term = weights[k] * model(**tensors(vocab, batch, device), domain=domain, task=task).loss
+            loss = term if loss is None else loss + term
         return loss
 
     return step

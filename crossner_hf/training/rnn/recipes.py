@@ -164,6 +164,12 @@ class CDLMArguments(RNNTaggerArguments):
         "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
         "choices": ["train", "validation", "test"]})
     sgd_switch_f1: float = field(default=0.72, metadata={"help": "zero-shot: switch RMSprop -> SGD at this source dev F1."})
+    variant: str = field(default="final", metadata={
+        "help": "The paper's model (final) or one of its baselines / ablations of Table 3 (004:897-904): "
+                "co-lm (target NER + target LM, parameters by task), co-ner (source + target NER, parameters by "
+                "domain), mix-data (both LMs read source + target text), multitask-ner-lm (one shared LSTM for the "
+                "four streams), multitask-ner (one shared LSTM, the two NER streams).",
+        "choices": ["final", "co-lm", "co-ner", "mix-data", "multitask-ner-lm", "multitask-ner"]})
 
     def __post_init__(self):
         zero_shot = self.mode == "zero-shot"
@@ -178,6 +184,20 @@ class CDLMArguments(RNNTaggerArguments):
                                      else CDLM_WEIGHTS_RAW_TEXT if raw else CDLM_WEIGHTS_SHARED_TEXT)
         if len(self.loss_weights) != 4:
             raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
+        if zero_shot and self.variant != "final":
+            raise ValueError(f"--variant {self.variant} is a supervised baseline (004, Table 3); zero-shot runs the "
+                             "paper's model: drop --variant or use --mode supervised.")
+
+
+CDLM_VARIANTS = {
+    "final": ("domain-task", ("source_ner", "source_text", "target_text", "target_ner")),
+    "co-lm": ("task", ("target_text", "target_ner")),
+    "co-ner": ("domain", ("source_ner", "target_ner")),
+    "mix-data": ("domain-task", ("source_ner", "source_text", "target_text", "target_ner")),
+    "multitask-ner-lm": ("shared", ("source_ner", "source_text", "target_text", "target_ner")),
+    "multitask-ner": ("shared", ("source_ner", "target_ner")),
+}
+"""variant -> (how the generator conditions the LSTM's parameters, the streams trained) (004:981-1047)."""
 
 
 def _examples(dataset, with_tags: bool = True) -> list[Example]:
@@ -340,17 +360,23 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                         char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
                         dropout=args.dropout, loss_reduction=args.loss_reduction, lm_negatives=args.lm_negatives,
-                        lm_loss_reduction=args.lm_loss_reduction,
+                        lm_loss_reduction=args.lm_loss_reduction, generator=CDLM_VARIANTS[args.variant][0],
                         num_labels=len(src_labels), id2label=dict(enumerate(src_labels)),
                         label2id={t: i for i, t in enumerate(src_labels)}, target_num_labels=len(tgt_labels),
                         target_id2label=dict(enumerate(tgt_labels)))
     model = CDLMForTokenClassification(config)
     model.embed.words.weight.data.copy_(vectors)
+    if args.variant == "mix-data":  # both LMs read the same mixed text: no domain contrast (004:1035-1047)
+        source_text = target_text = source_text + target_text
     streams = {"source_ner": Stream(source_ner, args.batch_size, args.seed),
                "source_text": Stream(source_text, args.batch_size, args.seed + 1),
                "target_text": Stream(target_text, args.batch_size, args.seed + 2)}
     if not zero_shot:
         streams["target_ner"] = Stream(target_ner, args.target_batch_size, args.seed + 3)
+    kept = CDLM_VARIANTS[args.variant][1]
+    # an epoch is a pass over the source NER data, or over the target's when the variant has no source NER
+    epoch_stream = streams["source_ner" if "source_ner" in kept else "target_ner"]
+    streams = {name: stream for name, stream in streams.items() if name in kept}
     from crossner_hf.training.rnn.loop import cdlm_step
 
     out = Path(args.output_dir)
@@ -366,7 +392,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
                      step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
                      args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
                                                             crf_domain=dev_domain)["overall_f1"],
-                     output_dir=out, steps_per_epoch=streams["source_ner"].batches_per_pass(), switch_optimizer=switch)
+                     output_dir=out, steps_per_epoch=epoch_stream.batches_per_pass(), switch_optimizer=switch)
     test = _examples(target["test"])
     if zero_shot:
         # the target tagged by theta(target, NER) with the source head and CRF: source label names
@@ -374,7 +400,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
                        state, started, {"model": "cdlm", "mode": "zero-shot"}, domain=TARGET, crf_domain=SOURCE,
                        gold_names=tgt_labels)
     return _finish(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
-                   {"model": "cdlm", "mode": "supervised"}, domain=TARGET, crf_domain=TARGET)
+                   {"model": "cdlm", "mode": "supervised", "variant": args.variant}, domain=TARGET, crf_domain=TARGET)
 
 
 def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
