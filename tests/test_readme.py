@@ -5,7 +5,7 @@ The ```bash blocks of the README and then of :data:`DOC_PAGES` (in that order) a
 model names -> a tiny random BERT, `../shared/data/crossner` -> the shared data, files of the
 repository (`trainer_recipes/configs/...`) -> their absolute paths, `corpus.txt`
 -> politics sentences, pushes -> a local fake Hub (`HF_ENDPOINT`), and training commands
-get step limits. `bash .ci/*` lines are CI's own entry points (this suite runs inside
+get step limits (plot-entities a sample of entities). `bash .ci/*` lines are CI's own entry points (this suite runs inside
 `.ci/test`), so they are checked to exist, not run.
 """
 
@@ -90,6 +90,8 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
         return prog + rest + ([] if has_model else ["--model_name_or_path", tiny]) + TRAIN_LIMITS
     if kind == "dapt":
         return prog + rest + DAPT_LIMITS
+    if kind == "plot-entities":  # t-SNE over every entity of a split takes most of a minute; a sample shows the same
+        return prog + rest + ["--max_entities", "200"]
     if kind in ("cdlm", "bilstm-crf", "bilstm_crf"):
         return prog + rest + (RNN_LIMITS + ["--lm_negatives", "5"] if kind == "cdlm" else RNN_LIMITS)
     return prog + rest
