@@ -1,7 +1,8 @@
 """Benchmark: the CRF against pytorch-crf, BiLSTM-CRF training against a plain nn.LSTM + pytorch-crf
-model, and budgeted CrossNER politics runs of BiLSTM-CRF and CDLM (supervised, zero-shot).
+model, budgeted CrossNER politics runs of BiLSTM-CRF and CDLM (supervised, zero-shot), and the time of
+one training step of each RNN architecture as its recipe runs it (``--step_table``).
 
-Run: HF_HUB_OFFLINE=1 python benchmarks/cdlm.py [--repeats 20] [--epochs 3] [--skip_runs]
+Run: HF_HUB_OFFLINE=1 python benchmarks/cdlm.py [--repeats 20] [--epochs 3] [--skip_runs] [--step_table]
 
 Random word vectors (no GloVe offline); CPU; medians of round-robin repeats, side by side.
 """
@@ -151,6 +152,37 @@ def runs_table(args) -> None:
         print(f"{name:<44}{ep:>7}{best:>6}{dev:>8.2f}{test:>9.2f}{trained / max(ep, 1):>9.0f}{total:>9.0f}")
 
 
+def step_table(args) -> None:
+    """Seconds per optimiser step of each architecture through its recipe (politics joint, batch and
+    optimiser of the recipe): two one-epoch runs of ``short`` and ``long`` steps; the difference of their
+    epoch times over the difference of steps cancels data loading and the dev evaluation."""
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    short, long = 5, 5 + args.step_count
+    tmp = Path(tempfile.mkdtemp(prefix="bench-steps-"))
+    per_step: dict[str, list[float]] = {a: [] for a in args.step_architectures}
+    for repeat in range(args.step_repeats):
+        for arch in args.step_architectures:  # round-robin: the machine's drift touches every row alike
+            seconds = []
+            for steps in (short, long):
+                res = train_bilstm_crf(BiLSTMCRFArguments(
+                    output_dir=str(tmp / f"{arch}-{repeat}-{steps}"), domain="politics", data_dir=args.data_dir,
+                    architecture=arch, schedule="joint", source_subsample=2000, use_cpu=True, num_train_epochs=1,
+                    max_steps_per_epoch=steps, early_stopping_patience=0, seed=555))
+                seconds.append(res["history"][0]["seconds"])
+            per_step[arch].append((seconds[1] - seconds[0]) / (long - short))
+    base = statistics.median(per_step[args.step_architectures[0]])
+    print(f"\nOne training step as each recipe runs it (politics joint, random vectors, CPU, "
+          f"{torch.get_num_threads()} thread(s)); median of {args.step_repeats} differential runs of "
+          f"{short} and {long} steps")
+    print(f"{'architecture':<14}{'batch':>7}{'ms/step':>10}{'ratio':>8}")
+    from crossner_hf.training.rnn.recipes import BILSTM_TRAINING
+
+    for arch in args.step_architectures:
+        med = statistics.median(per_step[arch])
+        print(f"{arch:<14}{BILSTM_TRAINING[arch]['batch_size']:>7}{1000 * med:>10.1f}{med / base:>8.2f}")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=20, help="repeats of the CRF timings (median)")
@@ -162,6 +194,11 @@ def main(argv=None) -> None:
                         choices=["bilstm", "cdlm", "zero-shot"], help="which politics runs")
     parser.add_argument("--skip_tables", action="store_true", help="only the politics runs")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--step_table", action="store_true", help="also time one training step per architecture")
+    parser.add_argument("--step_architectures", nargs="+", default=["crossner", "coach", "lample"],
+                        choices=["crossner", "coach", "lample"], help="architectures of the step table (first = 1.00)")
+    parser.add_argument("--step_count", type=int, default=20, help="extra steps of the long run of the step table")
+    parser.add_argument("--step_repeats", type=int, default=3, help="differential runs per architecture (median)")
     parser.add_argument("--data_dir", default=str(ROOT.parent / "shared" / "data" / "crossner"), help="CrossNER data")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -170,6 +207,8 @@ def main(argv=None) -> None:
         training_table(args.train_repeats, args.data_dir)
     if not args.skip_runs:
         runs_table(args)
+    if args.step_table:
+        step_table(args)
 
 
 if __name__ == "__main__":
