@@ -411,10 +411,24 @@ def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tm
         return real(self, word_ids, char_ids, attention_mask, labels=labels, domain=domain, task=task, **kw)
 
     monkeypatch.setattr(CDLMForTokenClassification, "forward", spy)
+    from crossner_hf.training.rnn import recipes
+
+    texts = {}  # the sentences each LM stream reads, by its seed (source text: seed + 1, target text: seed + 2)
+
+    class Recording(recipes.Stream):
+        def __init__(self, examples, batch_size, seed):
+            super().__init__(examples, batch_size, seed)
+            texts[seed - 3] = sorted(" ".join(e.tokens) for e in self.examples)
+
+    monkeypatch.setattr(recipes, "Stream", Recording)
     res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, variant=variant, max_steps=2,
                             source_subsample=20, lm_negatives=5, early_stopping_patience=0))
     assert calls == streams * 2  # two steps, each over the variant's streams only, in the loop's order
     config = json.loads((tmp_path / "out" / "config.json").read_text())
     assert config["generator"] == CDLM_VARIANTS[variant][0] and res["args"]["variant"] == variant
+    if variant == "mix-data":  # both LMs read source + target text: the same mixed sentences (004:1025-1028)
+        assert texts[1] == texts[2] and len(texts[1]) == 20 + 200  # CoNLL subsample + politics train
+    else:
+        assert texts[1] != texts[2]
     with pytest.raises(ValueError, match="supervised baseline"):
         CDLMArguments(mode="zero-shot", variant=variant)

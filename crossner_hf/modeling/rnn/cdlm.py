@@ -51,11 +51,11 @@ class CDLMConfig(BiLSTMCRFConfig):
 
 
 GENERATORS = ("domain-task", "task", "domain", "shared")
-"""How the LSTM's parameters depend on (domain, task): the paper's model and its ablations (004:1000-1047).
+"""How the LSTM's parameters depend on (domain, task): the paper's model and its ablations (004:1013-1028).
 
 ``domain-task``: theta(d, t) = I_t · (I_d · W) (FINAL); ``task``: theta(t) = I_t · W, the domains share
 (CO-LM); ``domain``: theta(d) = I_d · W, the tasks share (CO-NER); ``shared``: one parameter vector for
-every (domain, task) (the MULTITASK baselines, 004:981-990)."""
+every (domain, task) (the MULTITASK baselines, 004:856-868, 004:989-995)."""
 
 
 class ParameterGenerator(nn.Module):

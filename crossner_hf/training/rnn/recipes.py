@@ -197,7 +197,8 @@ CDLM_VARIANTS = {
     "multitask-ner-lm": ("shared", ("source_ner", "source_text", "target_text", "target_ner")),
     "multitask-ner": ("shared", ("source_ner", "target_ner")),
 }
-"""variant -> (how the generator conditions the LSTM's parameters, the streams trained) (004:981-1047)."""
+"""variant -> (how the generator conditions the LSTM's parameters, the streams trained)
+(004:856-868, 004:989-995, 004:1013-1028)."""
 
 
 def _examples(dataset, with_tags: bool = True) -> list[Example]:
@@ -366,7 +367,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
                         target_id2label=dict(enumerate(tgt_labels)))
     model = CDLMForTokenClassification(config)
     model.embed.words.weight.data.copy_(vectors)
-    if args.variant == "mix-data":  # both LMs read the same mixed text: no domain contrast (004:1035-1047)
+    if args.variant == "mix-data":  # both LMs read the same mixed text: no domain contrast (004:1025-1028, 004:1035-1040)
         source_text = target_text = source_text + target_text
     streams = {"source_ner": Stream(source_ner, args.batch_size, args.seed),
                "source_text": Stream(source_text, args.batch_size, args.seed + 1),
