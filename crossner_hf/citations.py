@@ -21,4 +21,16 @@ CITATIONS = {
   booktitle = {Proceedings of the 57th Annual Meeting of the Association for Computational Linguistics},
   pages     = {2464--2474}, year = {2019}
 }""",
+    "coach": """@inproceedings{liu2020coach,
+  title     = {Coach: A Coarse-to-Fine Approach for Cross-domain Slot Filling},
+  author    = {Liu, Zihan and Winata, Genta Indra and Xu, Peng and Fung, Pascale},
+  booktitle = {Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics},
+  year      = {2020}
+}""",
+    "multicell": """@inproceedings{jia2020multi,
+  title     = {Multi-Cell Compositional {LSTM} for {NER} Domain Adaptation},
+  author    = {Jia, Chen and Zhang, Yue},
+  booktitle = {Proceedings of the 58th Annual Meeting of the Association for Computational Linguistics},
+  year      = {2020}
+}""",
 }

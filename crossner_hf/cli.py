@@ -23,6 +23,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "nerbert": ("nerbert", "NER-BERT pre-training: the encoder as an entity tagger over every corpus category"),
     "bilstm-crf": ("bilstm_crf", "the BiLSTM-CRF baseline (lample or crossner architecture)"),
     "cdlm": ("cdlm", "cross-domain LM (parameter generation network), supervised or zero-shot"),
+    "multicell": ("multicell", "the multi-cell compositional LSTM (Jia & Zhang 2020), with encoder features"),
     "predict": ("predict", "tag raw text, pre-tokenised text or CoNLL files with a trained model"),
     "report": ("report", "an offline HTML evaluation report of a trained model"),
     "confusion": ("confusion", "entity-level type confusion, with the fine-to-coarse branch share"),

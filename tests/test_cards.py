@@ -23,8 +23,8 @@ def test_a_missing_value_is_an_error_not_a_blank():
 
 def test_rnn_card_cites_each_paper_once(tmp_path):
     results = {"args": {"domain": "politics", "mode": "supervised", "word_vectors": None}, "test": {"overall_f1": 0.4182},
-               "best_epoch": 4, "epochs": 4}
-    text = cards.write_rnn_model_card(tmp_path, results, cdlm=True).read_text()
+               "best_epoch": 4, "epochs": 4, "model": "cdlm"}
+    text = cards.write_rnn_model_card(tmp_path, results).read_text()
     assert "Test F1 41.82" in text and text.count("@inproceedings{jia2019cross") == 1
     assert text.count("@inproceedings{liu2021crossner") == 1 and "{{" not in text
 

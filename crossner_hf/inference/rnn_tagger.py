@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach")
+RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach", "crossner_multicell")
 
 
 def is_rnn_folder(path: str | Path) -> bool:
@@ -36,11 +36,13 @@ class RNNTagger:
         from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
         from crossner_hf.modeling.rnn.cdlm import CDLMForTokenClassification
         from crossner_hf.modeling.rnn.coach import CoachForTokenClassification
+        from crossner_hf.modeling.rnn.multicell import MultiCellForTokenClassification
         from crossner_hf.modeling.rnn.vocab import WordCharVocab
 
         folder = Path(folder).expanduser()
         model_type = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"]
-        cls = {"crossner_cdlm": CDLMForTokenClassification, "crossner_coach": CoachForTokenClassification}.get(
+        cls = {"crossner_cdlm": CDLMForTokenClassification, "crossner_coach": CoachForTokenClassification,
+               "crossner_multicell": MultiCellForTokenClassification}.get(
             model_type, BiLSTMCRFForTokenClassification)
         self.model = cls.from_pretrained(folder).eval()
         if device is not None:
@@ -94,6 +96,8 @@ def decode_sentences(model, vocab, sentences: Sequence[Sequence[str]], label_nam
                 continue
             words, chars, mask = vocab.encode([list(sentences[i]) for i in idx])
             inputs = {"word_ids": words.to(device), "char_ids": chars.to(device), "attention_mask": mask.to(device)}
+            if hasattr(model, "extra_inputs"):  # the multi-cell LSTM's encoder features
+                inputs.update(model.extra_inputs([list(sentences[i]) for i in idx], device))
             for i, ids in zip(idx, model.decode(**inputs, **(decode_kwargs or {}))):
                 pred[i] = [label_names[t] for t in ids]
     model.train(was_training)

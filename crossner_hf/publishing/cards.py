@@ -301,28 +301,35 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
     return write_model_card(folder, card_data, body)
 
 
-def write_rnn_model_card(out: str | Path, results: Mapping[str, Any], cdlm: bool) -> Path:
-    """``README.md`` of a BiLSTM-CRF or CDLM output (``crossner_hf.modeling.rnn``)."""
+RNN_CARD_MODELS = {  # results["model"] -> (name, paper, class, citations)
+    "bilstm-crf": ("BiLSTM-CRF", "Lample et al. 2016", "BiLSTMCRFForTokenClassification", ["crossner"]),
+    "coach": ("Coach", "Liu et al., ACL 2020, as the CrossNER paper ran it", "CoachForTokenClassification",
+              ["coach", "crossner"]),
+    "cdlm": ("CDLM", "Jia, Liang & Zhang, ACL 2019", "CDLMForTokenClassification", ["cdlm", "crossner"]),
+    "multicell": ("Multi-cell compositional LSTM", "Jia & Zhang, ACL 2020, as the CrossNER paper ran it",
+                  "MultiCellForTokenClassification", ["multicell", "crossner"]),
+}
+
+
+def write_rnn_model_card(out: str | Path, results: Mapping[str, Any]) -> Path:
+    """``README.md`` of a BiLSTM-CRF, Coach, CDLM or multi-cell LSTM output (``crossner_hf.modeling.rnn``)."""
     from huggingface_hub import EvalResult, ModelCardData
 
     args = results["args"]
-    coach = args.get("architecture") == "coach"
-    name = "CDLM" if cdlm else "Coach" if coach else "BiLSTM-CRF"
-    mode = args.get("mode") or args.get("schedule")
+    key = results.get("model", "bilstm-crf")
+    name, paper, class_name, citations = RNN_CARD_MODELS[key]
+    if name == "BiLSTM-CRF" and args.get("architecture") == "crossner":
+        paper = "the CrossNER paper's baseline"
+    mode = args.get("mode") or args.get("schedule") or "joint"
     f1 = round(100 * results["test"]["overall_f1"], 2)
     evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
                         dataset_config=args["domain"], dataset_split="test", metric_type="f1", metric_value=f1,
                         metric_config="crf-viterbi")]
     data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
-                         tags=["crossner", "crossner_hf", name.lower(), mode], datasets=["crossner"],
+                         tags=["crossner", "crossner_hf", key, mode], datasets=["crossner"],
                          model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
-    values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}",
-              "paper": "Jia, Liang & Zhang, ACL 2019" if cdlm else "Liu et al., ACL 2020, as the CrossNER paper ran it"
-              if coach else ("the CrossNER paper's baseline" if args.get("architecture") == "crossner"
-                             else "Lample et al. 2016"),
+    values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}", "paper": paper,
               "best_epoch": results["best_epoch"], "epochs": results["epochs"],
               "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
-              "class_name": "CDLMForTokenClassification" if cdlm else "CoachForTokenClassification" if coach
-              else "BiLSTMCRFForTokenClassification",
-              "citations": ["cdlm", "crossner"] if cdlm else ["crossner"]}
+              "class_name": class_name, "citations": citations}
     return write_model_card(out, data, render("rnn_model", values))

@@ -6,6 +6,8 @@
   weights come from a parameter generation network per (domain, task).
 - :mod:`.coach`: ``CoachForTokenClassification`` (Liu et al., ACL 2020, as CrossNER ran it): type-free
   O/B/I detection, then each span typed against fixed type vectors.
+- :mod:`.multicell`: ``MultiCellForTokenClassification`` (Jia & Zhang, ACL 2020): one LSTM cell per entity
+  type, a compositional cell attending over them, source and target CRFs, optional encoder features.
 - :mod:`.layers`: word representations, the padded (stacked) BiLSTM, the CRF loss.
 - :mod:`.sampled_softmax`: the LM's sampled softmax with distinct log-uniform negatives.
 - :mod:`.crf`: batched linear-chain CRF (forward algorithm, Viterbi).
@@ -18,6 +20,7 @@ from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, 
 from crossner_hf.modeling.rnn.cdlm import CDLMConfig, CDLMForTokenClassification, ParameterGenerator
 from crossner_hf.modeling.rnn.coach import CoachConfig, CoachForTokenClassification
 from crossner_hf.modeling.rnn.crf import CRF
+from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
 
 
@@ -28,7 +31,8 @@ def _register_auto_classes() -> None:
     from transformers import AutoConfig, AutoModelForTokenClassification
 
     for config, model in ((BiLSTMCRFConfig, BiLSTMCRFForTokenClassification), (CDLMConfig, CDLMForTokenClassification),
-                          (CoachConfig, CoachForTokenClassification)):
+                          (CoachConfig, CoachForTokenClassification),
+                          (MultiCellConfig, MultiCellForTokenClassification)):
         AutoConfig.register(config.model_type, config, exist_ok=True)
         AutoModelForTokenClassification.register(config, model, exist_ok=True)
 
@@ -36,6 +40,6 @@ def _register_auto_classes() -> None:
 _register_auto_classes()
 
 __all__ = ["ARCHITECTURES", "CRF", "BiLSTMCRFConfig", "BiLSTMCRFForTokenClassification", "CDLMConfig",
-           "CoachConfig", "CoachForTokenClassification",
+           "CoachConfig", "CoachForTokenClassification", "MultiCellConfig", "MultiCellForTokenClassification",
            "CDLMForTokenClassification", "ParameterGenerator", "WordCharVocab", "load_char_ngram_vectors",
            "load_word_vectors"]

@@ -65,6 +65,17 @@ class RNNTaggerPreTrainedModel(PreTrainedModel):
     def _init_weights(self, module):  # keep PyTorch's own initialisation (NCRF++ and the CrossNER release do)
         pass
 
+    def set_index_buffers(self) -> None:
+        """(Re)build the non-persistent lookup tables derived from the config (label id -> type, ...)."""
+
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        model = super().from_pretrained(*args, **kwargs)
+        # transformers loads on the meta device and leaves non-persistent buffers uninitialised for _init_weights,
+        # which is a no-op here: rebuild them
+        model.set_index_buffers()
+        return model
+
 
 class BiLSTMCRFForTokenClassification(RNNTaggerPreTrainedModel):
     """The BiLSTM-CRF baseline; ``decode`` gives Viterbi tag ids per sentence."""

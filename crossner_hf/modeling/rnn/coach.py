@@ -101,11 +101,16 @@ class CoachForTokenClassification(RNNTaggerPreTrainedModel):
         self.types = entity_types(labels)
         # the fixed type representations (set by the recipe from the word vectors; saved with the model)
         self.register_buffer("type_vectors", torch.zeros(len(self.types), 2 * config.entity_hidden_size))
-        self.register_buffer("bio_of_label", torch.tensor([0 if t == "O" else 1 if t.startswith("B-") else 2
-                                                           for t in labels]), persistent=False)
-        self.register_buffer("type_of_label", torch.tensor([self.types.index(t[2:]) if t != "O" else -1
-                                                            for t in labels]), persistent=False)
+        self.set_index_buffers()
         self.post_init()
+
+    def set_index_buffers(self) -> None:
+        labels = [self.config.id2label[i] for i in range(self.config.num_labels)]
+        device = self.type_vectors.device
+        self.register_buffer("bio_of_label", torch.tensor([0 if t == "O" else 1 if t.startswith("B-") else 2
+                                                           for t in labels], device=device), persistent=False)
+        self.register_buffer("type_of_label", torch.tensor([self.types.index(t[2:]) if t != "O" else -1
+                                                            for t in labels], device=device), persistent=False)
 
     def hidden(self, word_ids, attention_mask) -> torch.Tensor:
         return self.encoder(self.embed(word_ids), attention_mask.sum(1))

@@ -32,17 +32,23 @@ class TaggerOutput(ModelOutput):
 
 
 class WordCharEmbedding(nn.Module):
-    """Word embedding ++ max-pooled character CNN, with dropout on characters and on the result."""
+    """Word embedding ++ max-pooled character CNN, with dropout on characters and on the result
+    (``char_filters=0``: words alone)."""
 
     def __init__(self, config):
         super().__init__()
         self.words = nn.Embedding(config.vocab_size, config.word_dim, padding_idx=0)
-        self.chars = nn.Embedding(config.char_vocab_size, config.char_dim, padding_idx=0)
-        self.cnn = nn.Conv1d(config.char_dim, config.char_filters, config.char_kernel, padding=config.char_kernel // 2)
+        self.use_chars = config.char_filters > 0
+        if self.use_chars:
+            self.chars = nn.Embedding(config.char_vocab_size, config.char_dim, padding_idx=0)
+            self.cnn = nn.Conv1d(config.char_dim, config.char_filters, config.char_kernel,
+                                 padding=config.char_kernel // 2)
         self.dropout = nn.Dropout(config.dropout)
         self.output_dim = config.word_dim + config.char_filters
 
     def forward(self, word_ids: torch.Tensor, char_ids: torch.Tensor) -> torch.Tensor:
+        if not self.use_chars:
+            return self.dropout(self.words(word_ids))
         b, t, length = char_ids.shape
         chars = self.dropout(self.chars(char_ids.view(b * t, length))).transpose(1, 2)  # (BT, C, L)
         conv = self.cnn(chars).masked_fill((char_ids.view(b * t, 1, length) == 0), float("-inf"))

@@ -273,7 +273,7 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
         best.save_pretrained(stage)
         vocab.save(stage)
         write_results(stage, results)
-        write_rnn_model_card(stage, results, cdlm=model_cls is CDLMForTokenClassification)
+        write_rnn_model_card(stage, results)
     return results
 
 

@@ -1,0 +1,39 @@
+"""The multi-cell compositional LSTM (Jia & Zhang, ACL 2020) on CrossNER, trained with CoNLL-2003.
+
+Usage:
+    crossner-hf multicell --domain politics --output_dir outputs/multicell-politics --use_cpu true
+    crossner-hf multicell --config paper/crossner_multicell --domain politics --word_vectors glove.6B.100d.txt
+    crossner-hf multicell ... --features_model outputs/dapt-politics-span-integrated   # the "+ DAPT" row
+    crossner-hf multicell ... --resume_from_checkpoint true
+
+One LSTM cell per entity type of CoNLL-2003 and the target (shared by name) and a compositional
+cell attending over the current domain's cells; source and target tag layers and CRFs; batches
+alternate between target and source. ``--features_model`` adds a BERT-style encoder's last layer
+(frozen unless ``--finetune_features true``). Writes the best-dev model (with the encoder and its
+tokenizer when used), vocab.json, results.json and a card. See :mod:`crossner_hf.modeling.rnn.multicell`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crossner_hf.commands import make_command_parser
+from crossner_hf.training.rnn.multicell import MultiCellArguments
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "multicell", (MultiCellArguments,), prog="trainer_recipes/multicell.py",
+        help="the multi-cell compositional LSTM (Jia & Zhang 2020), with optional encoder features",
+        description=__doc__,
+    )
+
+
+def main(args: MultiCellArguments) -> int:
+    from crossner_hf.training.rnn.multicell import train_multicell
+
+    results = train_multicell(args)
+    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
+                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
+    return 0

@@ -1,0 +1,10 @@
+"""Runnable shim over `crossner_hf.commands.multicell` (the same command as `crossner-hf multicell`).
+
+Run with `--help` for the flags; see that module's docstring for examples.
+"""
+
+from crossner_hf.commands import shim_exit
+from crossner_hf.commands.multicell import main, make_parser
+
+if __name__ == "__main__":
+    shim_exit(make_parser, main)
