@@ -93,12 +93,20 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
     assert main(["reproduce", "crossner-table2", "--scale", "paper", "--output_dir", str(tmp_path / "t2"),
                  "--dry_run"]) == 0
     printed = capsys.readouterr().out
-    assert "470 cells" in printed and printed.count("paper row not planned:") == 2
+    assert "500 cells" in printed and printed.count("paper row not planned:") == 0
     assert "crossner-hf dapt --config paper/crossner_dapt" in printed
     grid = plan("crossner-table2", "paper", tmp_path)
-    # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 5 baseline rows x 3 seeds
-    assert len(grid.cells) == 5 * (7 + 24 * 3 + 5 * 3)
-    assert set(dict(grid.unplanned)) == {"Jia and Zhang (2020)", "Jia and Zhang (2020) + DAPT (span, integrated)"}
+    # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 7 baseline rows x 3 seeds
+    assert len(grid.cells) == 5 * (7 + 24 * 3 + 7 * 3)
+    assert not grid.unplanned
+    # every seed fine-tunes the encoder (a loop variable once renamed it to a baseline's name for seeds 2 and 3)
+    assert {c.argv[c.argv.index("--model_name_or_path") + 1] for c in grid.cells
+            if c.command == "train" and "wo-dapt" in c.name} == {"bert-base-cased"}
+    multicell = [c for c in grid.cells if c.command == "multicell" and c.column == "music"]
+    assert [c.row for c in multicell[:2]] == ["Jia and Zhang (2020)", "Jia and Zhang (2020) + DAPT (span, integrated)"]
+    assert multicell[0].argv[multicell[0].argv.index("--features_model") + 1] == "bert-base-cased"
+    assert multicell[1].deps == ("music/dapt-integrated-span",) and "paper/crossner_multicell" in multicell[1].argv
+    assert multicell[1].argv[multicell[1].argv.index("--features_model") + 1].endswith("cells/music/dapt-integrated-span")
     coach = next(c for c in grid.cells if c.row == "Coach (word)")
     assert "paper/crossner_coach" in coach.argv and coach.argv[coach.argv.index("--char_ngram_dim") + 1] == "0"
     cdlm = next(c for c in grid.cells if c.command == "cdlm")
@@ -147,7 +155,7 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
     grid = plan("crossner-table2", "cpu", tmp_path, domains=["politics"])
     assert "Jia, Liang and Zhang (2019)" not in {c.row for c in grid.cells}
     assert "not trained at this scale" in dict(grid.unplanned)["Jia, Liang and Zhang (2019)"]
-    assert len(grid.cells) == 7 + 24 + 4
+    assert len(grid.cells) == 7 + 24 + 4 + 2
     with pytest.raises(ValueError, match="rows are"):
         select_rows(grid.cells, ["no such row"])
     with pytest.raises(ValueError, match="choose one of crossner-table2, crossner-fig2"):
@@ -155,9 +163,9 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
     assert main(["reproduce", "crossner-table2", "--scale", "cpu", "--domains", "politics", "--output_dir",
                  str(tmp_path / "t2"), "--dry_run"]) == 0
     out = capsys.readouterr().out
-    assert "35 cells" in out and "after politics/dapt-integrated-span" in out
+    assert "37 cells" in out and "after politics/dapt-integrated-span" in out
     assert "MISSING INPUT" in out and "What --scale cpu cuts" in out
-    assert "paper row not planned: Jia and Zhang (2020)" in out
+    assert "paper row not planned: Jia, Liang and Zhang (2019)" in out
     assert not (tmp_path / "t2").exists()  # a dry run writes nothing
     # no corpora given: the DAPT cells show as missing input, and the fine-tuning after them as blocked
     finetune = next(c for c in grid.cells if c.row == DAPT_ROW)

@@ -55,6 +55,8 @@ CPU_CUTS = (
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
     "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps",
     "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)",
+    "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features (not "
+    "bert-base-cased), 15 epochs (not 100)",
     "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
     "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
 )
@@ -178,8 +180,8 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
     (direct, pretrain-finetune, joint; 002:405-418); the baselines: BiLSTM-CRF and Coach with words and
     with words + characters, trained jointly with CoNLL-2003 (002:422-436; the release's architectures,
     ``--char_ngram_dim 0`` for words only), and Jia, Liang and Zhang (2019) with the domain-level
-    corpus as the target LM text (002:438-442). The Jia and Zhang (2020) rows show "not implemented"
-    (:data:`NOT_IMPLEMENTED`).
+    corpus as the target LM text (002:438-442), and the multi-cell compositional LSTM of Jia and Zhang
+    (2020) over the encoder's features and over the span / integrated DAPT encoder's (002:444-446, 509-510).
     """
     cells: list[Cell] = []
     seed_list = _seeds(scale, seeds)
@@ -199,14 +201,14 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                         row=f"{schedule} / DAPT {short} / {level}", column=domain, dapt=dapts[(level, short)],
                         name=f"{domain}/{schedule}-dapt-{level}-{short}/seed-{seed}"))
             tail = ["--domain", domain, "--seed", str(seed)]
-            for model, architecture, preset, prefix in (("BiLSTM-CRF", "crossner", "crossner_bilstm_crf", "bilstm-crf"),
-                                                        ("Coach", "coach", "crossner_coach", "coach")):
+            for baseline, architecture, preset, prefix in (("BiLSTM-CRF", "crossner", "crossner_bilstm_crf", "bilstm-crf"),
+                                                           ("Coach", "coach", "crossner_coach", "coach")):
                 for inputs, chars in (("word", ["--char_ngram_dim", "0"]), ("word + char", [])):
                     slug = f"{prefix}-{'word' if chars else 'word-char'}"
                     cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
                                       argv=(*_rnn_flags(scale, data_dir, preset), "--architecture", architecture,
                                             *chars, *tail),
-                                      row=f"{model} ({inputs})", column=domain, seed=seed,
+                                      row=f"{baseline} ({inputs})", column=domain, seed=seed,
                                       minutes=_minutes(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
             cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
@@ -217,7 +219,29 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                 row="Jia, Liang and Zhang (2019)", column=domain, seed=seed, minutes=_minutes(scale, "rnn"),
                 inputs=(text,) if text else ("--corpora (the domain-level corpus is CDLM's target LM text, "
                                              "002:440-442)",)))
+            # Jia and Zhang (2020) on the encoder's features (002:444-446, 002:509), and on the features of the
+            # span / integrated DAPT encoder (002:510, 002:558-560)
+            span_integrated = dapts[("integrated", "span")]
+            for features, suffix, row, deps in (
+                    (model, "", "Jia and Zhang (2020)", ()),
+                    (str(Path(out) / "cells" / span_integrated.name), "-dapt-integrated-span",
+                     "Jia and Zhang (2020) + DAPT (span, integrated)", (span_integrated.name,))):
+                cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell",
+                                  argv=(*_multicell_flags(scale, data_dir), "--features_model", features, *tail),
+                                  row=row, column=domain, seed=seed, deps=deps, minutes=_minutes(scale, "rnn"),
+                                  inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
+
+
+def _multicell_flags(scale: str, data_dir: str | None) -> list[str]:
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        return [*_preset("crossner_multicell"), *data]
+    if scale == "smoke":
+        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
+                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
+    # ~0.6 s a step with MiniLM features on 2 cores: 15 epochs of the release's 100 (politics: 40 steps an epoch)
+    return [*data, "--use_cpu", "true", "--num_train_epochs", "15"]
 
 
 TABLE2_DAPT = (("token", "domain"), ("token", "entity"), ("token", "task"), ("token", "integrated"),
@@ -226,12 +250,7 @@ TABLE2_DAPT = (("token", "domain"), ("token", "entity"), ("token", "task"), ("to
 
 SCHEDULES = ("direct", "pretrain-finetune", "joint")
 
-NOT_IMPLEMENTED = {
-    "crossner-table2": {
-        "Jia and Zhang (2020)": "the multi-cell compositional LSTM is not implemented yet (issue 32)",
-        "Jia and Zhang (2020) + DAPT (span, integrated)": "the multi-cell compositional LSTM is not implemented yet "
-                                                         "(issue 32)"},
-}
+NOT_IMPLEMENTED: dict[str, dict[str, str]] = {}
 """Rows of a paper's table that no cell plans, and why; shown in the table with the paper's numbers."""
 
 BORROWED = {
