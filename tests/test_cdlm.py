@@ -432,3 +432,41 @@ def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tm
         assert texts[1] != texts[2]
     with pytest.raises(ValueError, match="supervised baseline"):
         CDLMArguments(mode="zero-shot", variant=variant)
+
+
+def test_stm_source_and_finetune_schedules(tmp_path, crossner_data_dir, monkeypatch):
+    """STM-SOURCE selects on CoNLL-2003 dev and never reads target training labels; FINETUNE starts from that model
+    with a new output layer and CRF, the shared layers carried over."""
+    import json
+
+    from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    common = dict(num_train_epochs=1, max_steps_per_epoch=3, source_subsample=40, early_stopping_patience=0)
+    out = tmp_path / "ft"
+    result = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="pretrain-finetune",
+                                     output_dir=str(out), **common))
+    source = json.loads((out / "source" / "results.json").read_text())
+    assert source["args"]["schedule"] == "source" and source["n_train_sentences"] == 40
+    assert result["source_phase"]["test_f1"] == source["test"]["overall_f1"]
+    before = BiLSTMCRFForTokenClassification.from_pretrained(out / "source")
+    after = BiLSTMCRFForTokenClassification.from_pretrained(out)
+    # one epoch of 3 steps moved every layer a little; the output layer and CRF were drawn anew (far from the source's)
+    shared = (after.encoder.lstm.weight_ih_l0 - before.encoder.lstm.weight_ih_l0).abs().max()
+    fresh = (after.crf.transitions - before.crf.transitions).abs().max()
+    assert shared < fresh
+    with pytest.raises(ValueError, match="Coach's typing stage"):
+        BiLSTMCRFArguments(architecture="coach", schedule="pretrain-finetune")
+
+
+def test_rnn_recipes_take_any_dataset_folder(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.testing import make_renamed_conll_folder
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "mydata", {"politician": "statesman"})
+    result = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
+                                     dataset_dir=str(folder), num_train_epochs=1, max_steps_per_epoch=2))
+    assert result["args"]["domain"] == "mydata"
+    assert "B-statesman" in json.loads((tmp_path / "out" / "config.json").read_text())["label2id"]

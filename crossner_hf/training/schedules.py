@@ -72,16 +72,17 @@ def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_ev
 
 
 def source_in_target_space(
-    target: str | Sequence[str], data_dir: str | None, subsample: int | None = None, seed: int = 0
+    target: str | Sequence[str], data_dir: str | None, subsample: int | None = None, seed: int = 0,
+    split: str = "train",
 ):
-    """CoNLL-2003 train with its tags re-encoded as ids of the ``target`` label list (by name; a CrossNER
-    domain's name or the list itself).
+    """A CoNLL-2003 split (train by default) with its tags re-encoded as ids of the ``target`` label list (by
+    name; a CrossNER domain's name or the list itself).
 
     ``subsample`` keeps that many sentences, drawn with ``seed``.
     """
     from datasets import ClassLabel, List
 
-    source = load_crossner(SOURCE_DOMAIN, data_dir)["train"]
+    source = load_crossner(SOURCE_DOMAIN, data_dir)[split]
     if subsample is not None:
         source = source.shuffle(seed=seed).select(range(min(subsample, len(source))))
     target_labels = labels_for(target) if isinstance(target, str) else list(target)

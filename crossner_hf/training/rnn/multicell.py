@@ -91,9 +91,11 @@ def multicell_step(vocab):
     return step
 
 
-def build_multicell(args: MultiCellArguments, vocab, vectors: torch.Tensor) -> MultiCellForTokenClassification:
-    """The model for ``args`` over CoNLL-2003 and the target's labels, words initialised with ``vectors``."""
-    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), labels_for(args.domain)
+def build_multicell(args: MultiCellArguments, vocab, vectors: torch.Tensor, tgt_labels: list[str] | None = None
+                    ) -> MultiCellForTokenClassification:
+    """The model for ``args`` over CoNLL-2003's and the target's labels (default: the CrossNER domain's), words
+    initialised with ``vectors``."""
+    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), tgt_labels or labels_for(args.domain)
     encoder_config = None
     if args.features_model:
         from transformers import AutoConfig
@@ -121,7 +123,8 @@ def train_multicell(args: MultiCellArguments) -> dict[str, Any]:
     """Train on the target and CoNLL-2003 in alternating batches; keep the best target-dev model."""
     started = time.perf_counter()
     torch.manual_seed(args.seed)
-    target = load_crossner(args.domain, args.data_dir)
+    target_data = args.target()
+    target, labels = target_data.dataset, target_data.labels
     source = load_crossner(SOURCE_DOMAIN, args.data_dir)
     src_train = source["train"]
     if args.source_subsample is not None:
@@ -129,10 +132,9 @@ def train_multicell(args: MultiCellArguments) -> dict[str, Any]:
     source_ner, target_ner = _examples(src_train), _examples(target["train"])
     words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
     vocab, vectors = _vocab_and_vectors(args, words, [])  # NCRF++'s uniform random vectors without GloVe
-    model = build_multicell(args, vocab, vectors)
+    model = build_multicell(args, vocab, vectors, labels)
     target_stream = Stream(target_ner, args.batch_size, args.seed)
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
-    labels = labels_for(args.domain)
     dev, test = _examples(target["validation"]), _examples(target["test"])
     out = Path(args.output_dir)
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),

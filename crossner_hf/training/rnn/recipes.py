@@ -10,6 +10,7 @@ as the released supervised code did (the default ``train`` keeps dev/test text o
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,11 @@ class RNNTaggerArguments:
     or mode's) default in ``__post_init__``, so a value given on the command line is never overridden."""
 
     domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    dataset_dir: str | None = field(default=None, metadata={
+        "help": "Instead of a CrossNER domain: a CoNLL folder (train.txt, dev.txt, test.txt; BIO) or any "
+                "token-classification dataset load_dataset opens (a Hub id, a local Parquet/JSON folder with "
+                "train, validation and test, 'tokens' and ClassLabel BIO 'ner_tags'), e.g. BioNLP13PC or CBS "
+                "SciTech News; the run is named after it."})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
     data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     word_vectors: str | None = field(
@@ -80,6 +86,15 @@ class RNNTaggerArguments:
     resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
 
+    def target(self):
+        """The target data: ``--dataset_dir`` when given (the run then takes its name), else the CrossNER domain."""
+        from crossner_hf.data.target import load_target, target_name
+
+        if self.dataset_dir:
+            self.domain = target_name(self.dataset_dir)
+            return load_target(self.dataset_dir)
+        return load_target(self.domain, data_dir=self.data_dir)
+
     def _fill(self, defaults: dict[str, Any]) -> None:
         for name, value in defaults.items():
             if getattr(self, name) is None:
@@ -108,9 +123,12 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
                 "baseline); coach: Coach (Liu et al. 2020) as CrossNER ran it, the crossner network detecting O/B/I "
                 "spans, a span encoder typing them, Adam 1e-4. Flags left unset take the architecture's values.",
         "choices": list(ARCHITECTURES)})
-    schedule: str = field(default="joint", metadata={"help": "joint: CoNLL-2003 + the upsampled target (the CrossNER "
-                                                     "paper's baseline); target: the target alone.",
-                                                     "choices": ["joint", "target"]})
+    schedule: str = field(default="joint", metadata={
+        "help": "joint: CoNLL-2003 + the upsampled target (the CrossNER paper's baseline); target: the target alone "
+                "(CDLM's STM-TARGET, 004:846-848); source: CoNLL-2003 alone, selected on its dev set, tested on the "
+                "target (STM-SOURCE, 004:1084-1086); pretrain-finetune: source, then the target with a new output "
+                "layer and CRF (FINETUNE, 004:848-851, 004:866-868; the source model is kept in OUT/source).",
+        "choices": ["joint", "target", "source", "pretrain-finetune"]})
     oversample_factor: int | None = field(default=None, metadata={
         "help": "joint: copies of the target per epoch, by index (default: 100; crossner 10 as its release)."})
     num_layers: int | None = field(default=None, metadata={"help": "BiLSTM layers (default: 1; crossner 2)."})
@@ -131,6 +149,9 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
             raise ValueError(f"--architecture coach: word_dim + char_ngram_dim ({self.word_dim} + "
                              f"{self.char_ngram_dim}) must be even: the span encoder's two directions meet the "
                              "type vectors of that size.")
+        if self.architecture == "coach" and self.schedule == "pretrain-finetune":
+            raise ValueError("--schedule pretrain-finetune re-initialises a BiLSTM-CRF's output layer and CRF; Coach's "
+                             "typing stage has no such layer: use --architecture lample or crossner.")
         if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
             raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
                              "without --char_ngram_vectors.")
@@ -278,24 +299,26 @@ def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started
 
 
 def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
-    """BiLSTM-CRF on the target, alone or jointly with CoNLL-2003 (tags mapped into the target label list)."""
+    """BiLSTM-CRF on the target, jointly with CoNLL-2003, on CoNLL-2003 alone, or on CoNLL-2003 then the target
+    (source tags mapped into the target label list by name)."""
     from crossner_hf.training.schedules import source_in_target_space
 
     started = time.perf_counter()
     torch.manual_seed(args.seed)
-    target = load_crossner(args.domain, args.data_dir)
-    labels = labels_for(args.domain)
+    target_data = args.target()
+    target, labels = target_data.dataset, target_data.labels
+    if args.schedule == "pretrain-finetune":
+        return _finetune_from_source(args, target, labels, started)
     train = _examples(target["train"])
     source: list[Example] = []
-    if args.schedule == "joint":
-        source = _examples(source_in_target_space(args.domain, args.data_dir, args.source_subsample, args.seed))
-        train_stream = source + train * args.oversample_factor  # references repeated; the sentences are not copied
-    else:
-        train_stream = train
-    held_out = _split_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if args.schedule == "joint"
-                                            else []))
-    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] + held_out if args.schedule == "joint"
-                                        else [e.tokens for e in train] + held_out, [],
+    if args.schedule in ("joint", "source"):
+        source = _examples(source_in_target_space(labels, args.data_dir, args.source_subsample, args.seed))
+    # references repeated in the joint stream; the sentences are not copied
+    train_stream = {"joint": source + train * args.oversample_factor, "target": train, "source": source}[args.schedule]
+    held_out = _split_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if source else []))
+    # the source schedule's vocabulary holds the target's training words too, as the model is tested there and
+    # FINETUNE continues from it
+    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [],
                                         uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
@@ -321,8 +344,15 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
 
         ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
         model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
+    # STM-SOURCE never reads target labels: the model is selected on CoNLL-2003's dev set (as CDLM zero-shot)
+    dev = _examples(source_in_target_space(labels, args.data_dir, split="validation") if args.schedule == "source"
+                    else target["validation"])
+    return _train_tagger(args, model, vocab, labels, train_stream, dev, _examples(target["test"]), started)
+
+
+def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, extra=None) -> dict[str, Any]:
+    """One BiLSTM-CRF or Coach run over ``train_stream``, selected on ``dev``, scored on ``test``."""
     stream = Stream(train_stream, args.batch_size, args.seed)
-    dev, test = _examples(target["validation"]), _examples(target["test"])
     out = Path(args.output_dir)
 
     def step(m, batches, device):
@@ -332,9 +362,31 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                      make_optimizer=make_optimizer_factory(args), args=args,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=stream.batches_per_pass())
-    return _finish(model_cls, args, vocab, labels, test, out, state, started,
+    return _finish(type(model), args, vocab, labels, test, out, state, started,
                    {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
-                    "n_train_sentences": len(train_stream)})
+                    "n_train_sentences": len(train_stream), **(extra or {})})
+
+
+def _finetune_from_source(args: BiLSTMCRFArguments, target, labels: list[str], started: float) -> dict[str, Any]:
+    """FINETUNE (004:848-851): the ``source`` schedule's model (run into ``OUT/source``, or reused when its results
+    exist), then the target with the output layer and CRF drawn anew, as the two label sets do not share them
+    (004:866-868)."""
+    from dataclasses import replace
+
+    out = Path(args.output_dir)
+    phase = replace(args, schedule="source", output_dir=str(out / "source"), resume_from_checkpoint=True)
+    if not (out / "source" / "results.json").is_file():
+        train_bilstm_crf(phase)
+    source_results = json.loads((out / "source" / "results.json").read_text(encoding="utf-8"))
+    model = BiLSTMCRFForTokenClassification.from_pretrained(out / "source")
+    vocab = WordCharVocab.load(out / "source")
+    torch.manual_seed(args.seed)
+    model.classifier.reset_parameters()
+    model.crf.reset_parameters()
+    return _train_tagger(args, model, vocab, labels, _examples(target["train"]), _examples(target["validation"]),
+                         _examples(target["test"]), started,
+                         {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
+                                           "test_f1": source_results["test"]["overall_f1"]}})
 
 
 def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
@@ -342,7 +394,8 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     zero_shot = args.mode == "zero-shot"
-    target = load_crossner(args.domain, args.data_dir)
+    target_data = args.target()
+    target = target_data.dataset
     source = load_crossner(SOURCE_DOMAIN, args.data_dir)
     src_train = source["train"]
     if args.source_subsample is not None:
@@ -357,7 +410,7 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     target_ner = [] if zero_shot else _examples(target["train"])
     ner_words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
     vocab, vectors = _vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
-    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), labels_for(args.domain)
+    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), target_data.labels
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                         char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
                         dropout=args.dropout, loss_reduction=args.loss_reduction, lm_negatives=args.lm_negatives,
