@@ -230,14 +230,14 @@ def test_padded_bilstm_equals_a_packed_nn_lstm():
 def test_lm_text_from_files_and_corpus_folders(tmp_path):
     from datasets import Dataset
 
-    from crossner_hf.training.rnn.recipes import _text_file_examples
+    from crossner_hf.training.rnn.common import text_examples
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     text = tmp_path / "t.txt"
     text.write_text("the senate voted\n\n  \nlabour won\n")
-    assert [e.tokens for e in _text_file_examples([str(text)])] == [["the", "senate", "voted"], ["labour", "won"]]
+    assert [e.tokens for e in text_examples([str(text)])] == [["the", "senate", "voted"], ["labour", "won"]]
     folder = write_hub_dataset_folder({"politics-domain": Dataset.from_dict({"text": ["a b", "c"]})}, tmp_path / "c")
-    got = _text_file_examples([f"{folder}:politics-domain"])
+    got = text_examples([f"{folder}:politics-domain"])
     assert [e.tokens for e in got] == [["a", "b"], ["c"]] and all(e.tags is None for e in got)
 
 

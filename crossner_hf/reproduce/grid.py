@@ -199,11 +199,12 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None) 
     return "failed"
 
 
-def read_score(cell: Cell, out: str | Path, category: str | None = None) -> float | None:
+def read_score(cell: Cell, out: str | Path, category: str | None = None, metric: str = "f1") -> float | None:
     """The cell's score from its result file, or None when it has none.
 
     Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
-    for ``train``, ``bilstm-crf`` and ``cdlm``; the silhouette (-1..1, overall or of
+    for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: those of
+    the RNN recipes' overall scores, CDLM's Table 4); the silhouette (-1..1, overall or of
     ``category``) for ``plot-entities``. A category the run did not score gives None.
     """
     path = cell.folder(out) / cell.result_file
@@ -220,9 +221,9 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None) -> floa
         per_seed = [f for f in per_seed if f is not None]
         return 100 * sum(per_seed) / len(per_seed) if per_seed else None
     test = results.get("test") or {}
-    if "overall_f1" in test:  # bilstm-crf / cdlm
+    if "overall_f1" in test:  # bilstm-crf / cdlm / multicell
         if category is None:
-            return 100 * test["overall_f1"]
+            return 100 * test[f"overall_{metric}"]
         f1 = test.get("per_type", {}).get(category, {}).get("f1")
         return None if f1 is None else 100 * f1
     raise ValueError(f"{path}: no score found (expected test_overall_f1_mean, test.overall_f1 or silhouette).")

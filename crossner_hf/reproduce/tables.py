@@ -60,10 +60,10 @@ class Entry:
         return f"{self.mean:.{self.digits}f} ± {self.std:.{self.digits}f}"
 
 
-def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None
+def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None, metric: str = "f1"
                   ) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
     """(rows, columns, entries) of the scored cells, in the grid's order (scores of one entity
-    ``category`` when given, see :func:`~crossner_hf.reproduce.grid.read_score`)."""
+    ``category`` when given, or test ``metric``, see :func:`~crossner_hf.reproduce.grid.read_score`)."""
     status = grid_status(cells, out)
     rows: list[str] = []
     columns: list[str] = []
@@ -76,7 +76,7 @@ def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None =
         grouped.setdefault((cell.row, cell.column), []).append(cell)
     entries = {}
     for key, group in grouped.items():
-        scores = [s for s in (read_score(c, out, category) for c in group) if s is not None]
+        scores = [s for s in (read_score(c, out, category, metric) for c in group) if s is not None]
         pending = [status[c.name] for c in group if status[c.name] != "done"]
         # a DAPT row's fine-tuning waits on its DAPT cell: show that cell's state when it is the reason
         for c in group:
@@ -137,6 +137,27 @@ CATEGORY_TABLES = ("crossner-table4", "nerbert-fig3")
 """Experiments whose table is per entity category (the others: rows x domains or x figure points)."""
 
 
+METRIC_TABLES = {"cdlm-table4": "cbs_news"}
+"""Tables whose columns are precision, recall and F1 of one dataset (named here); another dataset's columns are
+prefixed with its name, and have no paper figure beside them."""
+
+
+def _metric_entries(experiment: str, cells: Sequence[Cell], out: str | Path):
+    """(rows, columns, entries) with the columns precision / recall / f1 of each dataset column of the cells."""
+    paper_dataset = METRIC_TABLES[experiment]
+    rows: list[str] = []
+    columns: list[str] = []
+    entries: dict[tuple[str, str], Entry] = {}
+    for metric in ("precision", "recall", "f1"):
+        metric_rows, datasets, found = table_entries(cells, out, metric=metric)
+        rows += [r for r in metric_rows if r not in rows]
+        for (row, dataset), entry in found.items():
+            entries[(row, metric if dataset == paper_dataset else f"{dataset} {metric}")] = entry
+    for dataset in dict.fromkeys(c.column for c in cells if c.score):
+        columns += [m if dataset == paper_dataset else f"{dataset} {m}" for m in ("precision", "recall", "f1")]
+    return rows, columns, entries
+
+
 def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
                 unplanned: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
     """The table as rows of strings: ours, the paper's, the difference, seeds; one dict per (row, column).
@@ -148,7 +169,10 @@ def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
     if experiment in CATEGORY_TABLES:
         return _category_records(experiment, cells, out)
     paper = paper_numbers(experiment)
-    rows, columns, entries = table_entries(cells, out)
+    if experiment in METRIC_TABLES:
+        rows, columns, entries = _metric_entries(experiment, cells, out)
+    else:
+        rows, columns, entries = table_entries(cells, out)
     records = []
 
     def text(value: float | None) -> str:
@@ -197,7 +221,8 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
     by_row: dict[str, dict[str, dict[str, str]]] = {}
     for r in records:
         by_row.setdefault(r["row"], {})[r["column"]] = r
-    measure = SILHOUETTE if experiment == "nerbert-fig3" else "Test F1 (%), mean ± standard deviation over seeds" + (
+    scores = "Test precision, recall and F1 (%)" if experiment in METRIC_TABLES else "Test F1 (%)"
+    measure = SILHOUETTE if experiment == "nerbert-fig3" else f"{scores}, mean ± standard deviation over seeds" + (
         f" (the paper: {paper['measure']})" if paper.get("measure") else "")
     transcribed = bool(paper["rows"]) or experiment == "crossner-table4"  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
     layout = "each cell: ours / paper (difference)" if transcribed else "ours (the paper gives no numbers here)"

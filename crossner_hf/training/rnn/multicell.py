@@ -26,7 +26,8 @@ from crossner_hf.data.target import load_crossner
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
-from crossner_hf.training.rnn.recipes import RNNTaggerArguments, _examples, _finish, _split_words, _vocab_and_vectors
+from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, vocab_and_vectors
+from crossner_hf.training.rnn.recipes import RNNTaggerArguments
 
 logger = logging.getLogger(__name__)
 
@@ -129,19 +130,19 @@ def train_multicell(args: MultiCellArguments) -> dict[str, Any]:
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
-    source_ner, target_ner = _examples(src_train), _examples(target["train"])
-    words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
-    vocab, vectors = _vocab_and_vectors(args, words, [])  # NCRF++'s uniform random vectors without GloVe
+    source_ner, target_ner = examples_of(src_train), examples_of(target["train"])
+    words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
+    vocab, vectors = vocab_and_vectors(args, words, [])  # NCRF++'s uniform random vectors without GloVe
     model = build_multicell(args, vocab, vectors, labels)
     target_stream = Stream(target_ner, args.batch_size, args.seed)
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
-    dev, test = _examples(target["validation"]), _examples(target["test"])
+    dev, test = examples_of(target["validation"]), examples_of(target["test"])
     out = Path(args.output_dir)
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),
                      make_optimizer=make_optimizer_factory(args), args=args,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=2 * target_stream.batches_per_pass())
-    return _finish(MultiCellForTokenClassification, args, vocab, labels, test, out, state, started,
+    return finish_run(MultiCellForTokenClassification, args, vocab, labels, test, out, state, started,
                    {"model": "multicell", "n_train_sentences": len(target_ner), "n_source_sentences": len(source_ner),
                     "parameters": sum(p.numel() for p in model.parameters()),
                     "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)})

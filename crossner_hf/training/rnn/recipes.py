@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,9 @@ from crossner_hf.data.target import load_crossner
 from crossner_hf.data.labels import DOMAINS, SOURCE_DOMAIN, labels_for
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
-from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors, write_results
-from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors, load_word_vectors
+from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
+from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, text_examples, vocab_and_vectors
+from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 
 logger = logging.getLogger(__name__)
 
@@ -222,82 +223,6 @@ CDLM_VARIANTS = {
 (004:856-868, 004:989-995, 004:1013-1028)."""
 
 
-def _examples(dataset, with_tags: bool = True) -> list[Example]:
-    return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
-
-
-def _text_file_examples(paths: list[str]) -> list[Example]:
-    """Sentences from text files (one a line), or from a dataset folder this project builds.
-
-    ``FOLDER:CONFIG`` (or a folder with one config) reads its ``text`` column (DAPT corpus
-    levels, Wikipedia domain corpora) or its ``tokens`` column (labeled data, labels unused).
-    """
-    out = []
-    for spec in paths:
-        folder, _, config = spec.partition(":")
-        if Path(folder).is_dir():
-            from datasets import load_dataset
-
-            ds = load_dataset(folder, config or None, split="train")
-            if "tokens" in ds.column_names:
-                out.extend(Example(list(t), None) for t in ds["tokens"] if t)
-            elif "text" in ds.column_names:
-                out.extend(Example(t.split(), None) for t in ds["text"] if t.split())
-            else:
-                raise ValueError(f"{spec}: no 'text' or 'tokens' column (columns: {ds.column_names}).")
-            continue
-        with open(spec, encoding="utf-8") as fh:
-            out.extend(Example(line.split(), None) for line in fh if line.split())
-    if not out:
-        raise ValueError(f"No text in {paths}.")
-    return out
-
-
-def _split_words(args, *datasets) -> list[list[str]]:
-    """The words of the ``--vocab_splits`` other than train of each ``DatasetDict`` (train words come with the data)."""
-    return [list(t) for data in datasets for split in args.vocab_splits if split != "train"
-            for t in data[split]["tokens"]]
-
-
-def _vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
-    """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
-    release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
-    vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
-    if args.word_vectors:
-        return vocab, load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed)
-    g = torch.Generator().manual_seed(args.seed)
-    if uniform_init:
-        vectors = (torch.rand(len(vocab), args.word_dim, generator=g) * 2 - 1) * (3.0 / args.word_dim) ** 0.5
-    else:
-        vectors = torch.randn(len(vocab), args.word_dim, generator=g)
-    vectors[0] = 0
-    return vocab, vectors
-
-
-def _finish(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
-            crf_domain=None, gold_names=None) -> dict[str, Any]:
-    best = model_cls.from_pretrained(out / "best")
-    test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
-    # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
-    best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
-        {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
-    results = {
-        "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
-        "steps": state.global_step,
-        "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
-        "total_seconds": time.perf_counter() - started, **extra,
-    }
-    from crossner_hf.publishing.cards import write_rnn_model_card
-    from crossner_hf.outputs import staged_outputs
-
-    with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
-        best.save_pretrained(stage)
-        vocab.save(stage)
-        write_results(stage, results)
-        write_rnn_model_card(stage, results)
-    return results
-
-
 def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
     """BiLSTM-CRF on the target, jointly with CoNLL-2003, on CoNLL-2003 alone, or on CoNLL-2003 then the target
     (source tags mapped into the target label list by name)."""
@@ -309,16 +234,16 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
     target, labels = target_data.dataset, target_data.labels
     if args.schedule == "pretrain-finetune":
         return _finetune_from_source(args, target, labels, started)
-    train = _examples(target["train"])
+    train = examples_of(target["train"])
     source: list[Example] = []
     if args.schedule in ("joint", "source"):
-        source = _examples(source_in_target_space(labels, args.data_dir, args.source_subsample, args.seed))
+        source = examples_of(source_in_target_space(labels, args.data_dir, args.source_subsample, args.seed))
     # references repeated in the joint stream; the sentences are not copied
     train_stream = {"joint": source + train * args.oversample_factor, "target": train, "source": source}[args.schedule]
-    held_out = _split_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if source else []))
+    held_out = held_out_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if source else []))
     # the source schedule's vocabulary holds the target's training words too, as the model is tested there and
     # FINETUNE continues from it
-    vocab, vectors = _vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [],
+    vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [],
                                         uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
@@ -345,9 +270,9 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
         model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
     # STM-SOURCE never reads target labels: the model is selected on CoNLL-2003's dev set (as CDLM zero-shot)
-    dev = _examples(source_in_target_space(labels, args.data_dir, split="validation") if args.schedule == "source"
+    dev = examples_of(source_in_target_space(labels, args.data_dir, split="validation") if args.schedule == "source"
                     else target["validation"])
-    return _train_tagger(args, model, vocab, labels, train_stream, dev, _examples(target["test"]), started)
+    return _train_tagger(args, model, vocab, labels, train_stream, dev, examples_of(target["test"]), started)
 
 
 def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, extra=None) -> dict[str, Any]:
@@ -362,7 +287,7 @@ def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, 
                      make_optimizer=make_optimizer_factory(args), args=args,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=stream.batches_per_pass())
-    return _finish(type(model), args, vocab, labels, test, out, state, started,
+    return finish_run(type(model), args, vocab, labels, test, out, state, started,
                    {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
                     "n_train_sentences": len(train_stream), **(extra or {})})
 
@@ -383,8 +308,8 @@ def _finetune_from_source(args: BiLSTMCRFArguments, target, labels: list[str], s
     torch.manual_seed(args.seed)
     model.classifier.reset_parameters()
     model.crf.reset_parameters()
-    return _train_tagger(args, model, vocab, labels, _examples(target["train"]), _examples(target["validation"]),
-                         _examples(target["test"]), started,
+    return _train_tagger(args, model, vocab, labels, examples_of(target["train"]), examples_of(target["validation"]),
+                         examples_of(target["test"]), started,
                          {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
@@ -400,16 +325,16 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
-    source_ner = _examples(src_train)
-    source_text = _text_file_examples(args.source_text) if args.source_text else [Example(e.tokens, None)
+    source_ner = examples_of(src_train)
+    source_text = text_examples(args.source_text) if args.source_text else [Example(e.tokens, None)
                                                                                   for e in source_ner]
     if args.target_text:
-        target_text = _text_file_examples(args.target_text)
+        target_text = text_examples(args.target_text)
     else:
         target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
-    target_ner = [] if zero_shot else _examples(target["train"])
-    ner_words = [e.tokens for e in source_ner + target_ner] + _split_words(args, target, source)
-    vocab, vectors = _vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
+    target_ner = [] if zero_shot else examples_of(target["train"])
+    ner_words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
+    vocab, vectors = vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
     src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), target_data.labels
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                         char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -435,9 +360,9 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
 
     out = Path(args.output_dir)
     if zero_shot:  # selection on source dev: no target labels exist
-        dev, dev_labels, dev_domain = _examples(source["validation"]), src_labels, SOURCE
+        dev, dev_labels, dev_domain = examples_of(source["validation"]), src_labels, SOURCE
     else:
-        dev, dev_labels, dev_domain = _examples(target["validation"]), tgt_labels, TARGET
+        dev, dev_labels, dev_domain = examples_of(target["validation"]), tgt_labels, TARGET
 
     def switch(name: str, f1: float) -> str:
         return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
@@ -447,13 +372,13 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
                      args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
                                                             crf_domain=dev_domain)["overall_f1"],
                      output_dir=out, steps_per_epoch=epoch_stream.batches_per_pass(), switch_optimizer=switch)
-    test = _examples(target["test"])
+    test = examples_of(target["test"])
     if zero_shot:
         # the target tagged by theta(target, NER) with the source head and CRF: source label names
-        return _finish(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
+        return finish_run(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
                        state, started, {"model": "cdlm", "mode": "zero-shot"}, domain=TARGET, crf_domain=SOURCE,
                        gold_names=tgt_labels)
-    return _finish(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
+    return finish_run(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
                    {"model": "cdlm", "mode": "supervised", "variant": args.variant}, domain=TARGET, crf_domain=TARGET)
 
 

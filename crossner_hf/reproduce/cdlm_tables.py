@@ -1,0 +1,121 @@
+"""CDLM's main tables (Jia, Liang & Zhang, ACL 2019) as grids: ``cdlm-table3`` and ``cdlm-table4``.
+
+``cdlm-table3`` (004:895-910, supervised adaptation from CoNLL-2003): STM-TARGET (the Lample BiLSTM-CRF on
+the target alone, 004:846-848), FINETUNE (source, then the target with a new output layer and CRF,
+004:848-851, 004:866-868), MULTITASK(NER+LM) and MULTITASK(NER) (one shared LSTM, 004:989-995, 004:852-853),
+CO-LM, CO-NER and MIX-DATA (the ablations, 004:1013-1028) and FINAL, every one a configuration of
+``crossner-hf bilstm-crf`` or ``crossner-hf cdlm``. ``cdlm-table4`` (004:1115-1130, zero-shot):
+STM-SOURCE (004:1084-1086), the DANN and SELF-TRAIN baselines and the model in zero-shot mode.
+
+Columns: the paper's datasets (BioNLP13PC and 13CG; CBS SciTech News) from ``--datasets NAME=SOURCE``
+(a Hub id, a folder ``load_dataset`` opens or a CoNLL folder: none ships offline) and CrossNER domains
+(``--domains``; at ``smoke`` and ``cpu`` politics by default). The LM text is each target's own sentences
+unless ``--corpora`` gives a CrossNER domain's domain-level corpus (as ``crossner-table2``). Rows that
+need ELMo, and a system of another paper, are listed with the reason (:data:`UNPLANNED`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from crossner_hf.reproduce.budgets import minutes_for, nerbert_columns, preset_flags, seeds_for
+from crossner_hf.reproduce.grid import Cell
+
+ELMO = ("cannot run here: ELMo needs a bidirectional LM pre-trained on the mixed raw text (allennlp weights or "
+        "a biLM trainer, neither available offline; 004:858-862)")
+
+UNPLANNED = {
+    "cdlm-table3": {
+        "Crichton et al. (2017)": "another paper's system: multi-task co-training with POS tagging (004:1042-1047); "
+                                  "its numbers are quoted, not a configuration of this model",
+        "STM+ELMO": ELMO,
+    },
+    "cdlm-table4": {
+        "STM+ELMO(SRC)": ELMO, "STM+ELMO(TGT)": ELMO, "STM+ELMO": ELMO,
+    },
+}
+"""Rows of the CDLM tables no cell plans, and why (shown in the table with the paper's numbers)."""
+
+CPU_NOT_RUN = {
+    "cdlm-table3": {row: "not trained at this scale: CDLM's objectives at ~1 s a step on 2 cores (see crossner-table2)"
+                    for row in ("MULTITASK(NER+LM)", "MULTITASK(NER)", "CO-LM", "CO-NER", "MIX-DATA", "FINAL")},
+    "cdlm-table4": {"Ours": "not trained at this scale: CDLM's objectives at ~1 s a step on 2 cores "
+                            "(see crossner-table2)"},
+}
+
+TABLE3_CDLM = (("MULTITASK(NER+LM)", "multitask-ner-lm"), ("MULTITASK(NER)", "multitask-ner"), ("CO-LM", "co-lm"),
+               ("CO-NER", "co-ner"), ("MIX-DATA", "mix-data"), ("FINAL", "final"))
+"""Table 3's rows that are CDLM variants (``cdlm --variant``), in the table's order."""
+
+PAPER_COLUMNS = {"cdlm-table3": ("bionlp13pc", "bionlp13cg"), "cdlm-table4": ("cbs_news",)}
+
+
+def _bilstm_flags(scale: str, data_dir: str | None, schedule: str) -> list[str]:
+    """The Lample BiLSTM-CRF (STM, NCRF++) under ``schedule``."""
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        return [*preset_flags("cdlm_bilstm_crf"), "--schedule", schedule, *data]
+    common = [*data, "--use_cpu", "true", "--architecture", "lample", "--schedule", schedule]
+    if scale == "smoke":
+        return [*common, "--max_steps", "4", "--word_dim", "16", "--char_dim", "8", "--char_filters", "8",
+                "--hidden_size", "16", "--source_subsample", "60"]
+    return [*common, "--num_train_epochs", "20", "--max_steps_per_epoch", "100"]
+
+
+def _cdlm_flags(scale: str, data_dir: str | None, mode: str) -> list[str]:
+    data = ["--data_dir", data_dir] if data_dir else []
+    if scale == "paper":
+        return [*preset_flags("cdlm_supervised" if mode == "supervised" else "cdlm_zero_shot"), *data]
+    common = [*data, "--use_cpu", "true", "--mode", mode]
+    if scale == "smoke":
+        return [*common, "--max_steps", "4", "--word_dim", "16", "--char_dim", "8", "--char_filters", "8",
+                "--hidden_size", "16", "--source_subsample", "60", "--lm_negatives", "10"]
+    return [*common, "--num_train_epochs", "10", "--max_steps_per_epoch", "60"]
+
+
+def _lm_text(column: str, corpora: str | None) -> list[str]:
+    """The target LM text: a CrossNER domain's domain-level corpus when ``--corpora`` is given, else (no flag)
+    the target's own training sentences, as the release's supervised code."""
+    from crossner_hf.data.labels import DOMAINS
+
+    return ["--target_text", f"{corpora}:{column}-domain"] if corpora and column in DOMAINS else []
+
+
+def cdlm_table3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
+                corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
+    """CDLM Table 3 (004:895-910) over the requested columns x seeds."""
+    cells: list[Cell] = []
+    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table3"], default=["politics"])
+    for column, target, inputs in columns:
+        for seed in seeds_for(scale, seeds):
+            tail = (*target, "--seed", str(seed))
+            for row, schedule in (("STM-TARGET", "target"), ("FINETUNE", "pretrain-finetune")):
+                cells.append(Cell(name=f"{column}/stm-{schedule}/seed-{seed}", command="bilstm-crf",
+                                  argv=(*_bilstm_flags(scale, data_dir, schedule), *tail), row=row, column=column,
+                                  seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
+            for row, variant in TABLE3_CDLM:
+                cells.append(Cell(name=f"{column}/cdlm-{variant}/seed-{seed}", command="cdlm",
+                                  argv=(*_cdlm_flags(scale, data_dir, "supervised"), "--variant", variant,
+                                        *_lm_text(column, corpora), *tail),
+                                  row=row, column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
+    return cells
+
+
+def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
+                corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
+    """CDLM Table 4 (004:1115-1130): zero-shot; precision, recall and F1 of each column's test split."""
+    cells: list[Cell] = []
+    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"])
+    for column, target, inputs in columns:
+        for seed in seeds_for(scale, seeds):
+            tail = (*target, "--seed", str(seed))
+            for row, schedule in (("STM-SOURCE", "source"), ("SELF-TRAIN", "self-train"), ("DANN", "dann")):
+                cells.append(Cell(name=f"{column}/stm-{schedule}/seed-{seed}", command="bilstm-crf",
+                                  argv=(*_bilstm_flags(scale, data_dir, schedule), *_lm_text(column, corpora), *tail)
+                                  if schedule != "source" else (*_bilstm_flags(scale, data_dir, schedule), *tail),
+                                  row=row, column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
+            cells.append(Cell(name=f"{column}/cdlm-zero-shot/seed-{seed}", command="cdlm",
+                              argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *_lm_text(column, corpora), *tail),
+                              row="Ours", column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
+    return cells

@@ -1,0 +1,90 @@
+"""What the RNN recipes share: examples from datasets and text files, the vocabulary and its vectors, and the
+end of a run (the best model scored on test, saved with its vocabulary, results and card)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
+from crossner_hf.training.rnn.loop import Example, evaluate, write_results
+
+
+def examples_of(dataset, with_tags: bool = True) -> list[Example]:
+    return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
+
+
+def text_examples(paths: list[str]) -> list[Example]:
+    """Sentences from text files (one a line), or from a dataset folder this project builds.
+
+    ``FOLDER:CONFIG`` (or a folder with one config) reads its ``text`` column (DAPT corpus
+    levels, Wikipedia domain corpora) or its ``tokens`` column (labeled data, labels unused).
+    """
+    out = []
+    for spec in paths:
+        folder, _, config = spec.partition(":")
+        if Path(folder).is_dir():
+            from datasets import load_dataset
+
+            ds = load_dataset(folder, config or None, split="train")
+            if "tokens" in ds.column_names:
+                out.extend(Example(list(t), None) for t in ds["tokens"] if t)
+            elif "text" in ds.column_names:
+                out.extend(Example(t.split(), None) for t in ds["text"] if t.split())
+            else:
+                raise ValueError(f"{spec}: no 'text' or 'tokens' column (columns: {ds.column_names}).")
+            continue
+        with open(spec, encoding="utf-8") as fh:
+            out.extend(Example(line.split(), None) for line in fh if line.split())
+    if not out:
+        raise ValueError(f"No text in {paths}.")
+    return out
+
+
+def held_out_words(args, *datasets) -> list[list[str]]:
+    """The words of the ``--vocab_splits`` other than train of each ``DatasetDict`` (train words come with the data)."""
+    return [list(t) for data in datasets for split in args.vocab_splits if split != "train"
+            for t in data[split]["tokens"]]
+
+
+def vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
+    """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
+    release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
+    vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
+    if args.word_vectors:
+        return vocab, load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed)
+    g = torch.Generator().manual_seed(args.seed)
+    if uniform_init:
+        vectors = (torch.rand(len(vocab), args.word_dim, generator=g) * 2 - 1) * (3.0 / args.word_dim) ** 0.5
+    else:
+        vectors = torch.randn(len(vocab), args.word_dim, generator=g)
+    vectors[0] = 0
+    return vocab, vectors
+
+
+def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
+            crf_domain=None, gold_names=None) -> dict[str, Any]:
+    best = model_cls.from_pretrained(out / "best")
+    test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
+    # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
+    best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
+        {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
+    results = {
+        "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        "steps": state.global_step,
+        "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
+        "total_seconds": time.perf_counter() - started, **extra,
+    }
+    from crossner_hf.publishing.cards import write_rnn_model_card
+    from crossner_hf.outputs import staged_outputs
+
+    with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+        best.save_pretrained(stage)
+        vocab.save(stage)
+        write_results(stage, results)
+        write_rnn_model_card(stage, results)
+    return results
