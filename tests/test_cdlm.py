@@ -470,3 +470,49 @@ def test_rnn_recipes_take_any_dataset_folder(tmp_path, crossner_data_dir, monkey
                                      dataset_dir=str(folder), num_train_epochs=1, max_steps_per_epoch=2))
     assert result["args"]["domain"] == "mydata"
     assert "B-statesman" in json.loads((tmp_path / "out" / "config.json").read_text())["label2id"]
+
+
+@pytest.mark.parametrize("schedule", ["self-train", "dann"])
+def test_zero_shot_baselines_never_read_target_labels(schedule, tmp_path, crossner_data_dir, monkeypatch):
+    """SELF-TRAIN and DANN (CDLM Table 4) train on CoNLL-2003 and the target's text only: every target example they
+    see has no tags (or the model's own), and they select on CoNLL-2003's dev set."""
+    from crossner_hf.training.rnn import adaptation
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    gold = {tuple(t): tags for t, tags in _politics_train(crossner_data_dir)}
+    seen = []
+    real_tensors = adaptation.tensors
+
+    def spy(vocab, batch, device):
+        seen.extend(e for e in batch if tuple(e.tokens) in gold)
+        return real_tensors(vocab, batch, device)
+
+    monkeypatch.setattr(adaptation, "tensors", spy)
+    args = _small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, architecture="lample", schedule=schedule,
+                  num_train_epochs=2, max_steps_per_epoch=3, source_subsample=30, self_train_rounds=1,
+                  self_train_epochs=1, self_train_fraction=0.5, early_stopping_patience=0)
+    result = train_bilstm_crf(args)
+    assert all(e.tags is None or e.tags != gold[tuple(e.tokens)] or not any(e.tags) for e in seen)
+    if schedule == "dann":
+        assert seen and all(e.tags is None for e in seen)  # the target text, untagged
+        assert result["n_target_text"] == 200
+    else:
+        rounds = result["self_training"]
+        assert [r["pseudo_labelled"] for r in rounds] == [0, 100]  # half of the 200 sentences in round 1
+        assert (tmp_path / "out" / "round-1" / "best").is_dir()
+    assert "test" in result and result["args"]["schedule"] == schedule
+
+
+def _politics_train(crossner_data_dir):
+    from crossner_hf.data.conll import read_conll
+
+    return [(s["tokens"], s["ner_tags"]) for s in read_conll(crossner_data_dir / "politics" / "train.txt", None)]
+
+
+def test_gradient_reversal_flips_and_scales_the_gradient():
+    from crossner_hf.modeling.rnn.layers import reverse_gradient
+
+    x = torch.randn(3, requires_grad=True)
+    reverse_gradient(x, 0.5).sum().backward()
+    assert torch.equal(x.grad, torch.full((3,), -0.5))

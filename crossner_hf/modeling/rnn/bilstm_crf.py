@@ -22,7 +22,8 @@ from torch import nn
 from transformers import PretrainedConfig, PreTrainedModel
 
 from crossner_hf.modeling.rnn.crf import CRF
-from crossner_hf.modeling.rnn.layers import StackedBiLSTM, TaggerOutput, WordCharEmbedding, WordNgramEmbedding, tagger_output
+from crossner_hf.modeling.rnn.layers import (StackedBiLSTM, TaggerOutput, WordCharEmbedding, WordNgramEmbedding,
+                                             reverse_gradient, tagger_output)
 
 # the network shape of each architecture; the recipe's arguments hold the training settings
 ARCHITECTURES: dict[str, dict] = {
@@ -42,7 +43,8 @@ class BiLSTMCRFConfig(PretrainedConfig):
     def __init__(self, vocab_size: int = 3, char_vocab_size: int = 2, word_dim: int = 100, char_dim: int = 30,
                  char_filters: int = 50, char_kernel: int = 3, hidden_size: int = 100, dropout: float = 0.5,
                  loss_reduction: str = "sum", num_layers: int = 1, char_encoder: str = "cnn",
-                 char_ngram_dim: int = 100, dropout_after_lstm: bool = True, **kwargs):
+                 char_ngram_dim: int = 100, dropout_after_lstm: bool = True, domain_classifier_hidden: int = 0,
+                 **kwargs):
         super().__init__(**kwargs)
         if loss_reduction not in ("sum", "mean"):
             raise ValueError(f"loss_reduction={loss_reduction!r}: choose sum (NCRF++) or mean (per sentence, CrossNER).")
@@ -55,6 +57,8 @@ class BiLSTMCRFConfig(PretrainedConfig):
         self.hidden_size, self.dropout, self.loss_reduction = hidden_size, dropout, loss_reduction
         self.num_layers, self.char_encoder, self.char_ngram_dim = num_layers, char_encoder, char_ngram_dim
         self.dropout_after_lstm = dropout_after_lstm
+        # > 0: a domain classifier (one hidden layer) over the BiLSTM states, trained adversarially (DANN)
+        self.domain_classifier_hidden = domain_classifier_hidden
 
 
 class RNNTaggerPreTrainedModel(PreTrainedModel):
@@ -90,7 +94,19 @@ class BiLSTMCRFForTokenClassification(RNNTaggerPreTrainedModel):
         self.dropout = nn.Dropout(config.dropout if config.dropout_after_lstm else 0.0)
         self.classifier = nn.Linear(2 * config.hidden_size, config.num_labels)
         self.crf = CRF(config.num_labels)
+        self.domain_classifier = None
+        if config.domain_classifier_hidden:
+            self.domain_classifier = nn.Sequential(nn.Linear(2 * config.hidden_size, config.domain_classifier_hidden),
+                                                   nn.ReLU(), nn.Linear(config.domain_classifier_hidden, 2))
         self.post_init()
+
+    def domain_logits(self, word_ids, char_ids, attention_mask, reversal: float) -> torch.Tensor:
+        """Source (0) / target (1) logits of each sentence from its mean BiLSTM state, through a gradient reversal
+        of strength ``reversal`` (DANN, Ganin et al. 2016): minimising their loss trains the classifier and pushes
+        the encoder towards features the classifier cannot tell apart."""
+        states = reverse_gradient(self.encoder(self.embed(word_ids, char_ids), attention_mask.sum(1)), reversal)
+        mask = attention_mask.unsqueeze(-1).to(states.dtype)
+        return self.domain_classifier((states * mask).sum(1) / mask.sum(1))
 
     def emissions(self, word_ids, char_ids, attention_mask) -> torch.Tensor:
         out = self.encoder(self.embed(word_ids, char_ids), attention_mask.sum(1))

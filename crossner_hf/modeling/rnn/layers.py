@@ -75,6 +75,22 @@ class WordNgramEmbedding(nn.Module):
         return self.dropout(torch.cat([self.words(word_ids), self.ngrams(word_ids)], dim=-1))
 
 
+class _GradientReversal(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -ctx.scale * grad, None
+
+
+def reverse_gradient(x: torch.Tensor, scale: float) -> torch.Tensor:
+    """The identity forward; the gradient times ``-scale`` backward (Ganin et al. 2016's gradient reversal)."""
+    return _GradientReversal.apply(x, scale)
+
+
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Reverse each row's first ``lengths[b]`` steps of a (B, T, ...) tensor; padding stays at the end."""
     t = torch.arange(x.size(1), device=x.device).unsqueeze(0)

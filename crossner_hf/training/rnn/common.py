@@ -67,8 +67,10 @@ def vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, unif
 
 
 def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
-            crf_domain=None, gold_names=None) -> dict[str, Any]:
-    best = model_cls.from_pretrained(out / "best")
+               crf_domain=None, gold_names=None, best_dir: Path | None = None) -> dict[str, Any]:
+    """Score the best model (``out/best``, or ``best_dir``) on ``test``, record how it tags, and save it with its
+    vocabulary, results.json and card into ``out``, all or nothing."""
+    best = model_cls.from_pretrained(best_dir or out / "best")
     test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
     # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
     best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (

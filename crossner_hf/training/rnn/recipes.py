@@ -128,8 +128,22 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
         "help": "joint: CoNLL-2003 + the upsampled target (the CrossNER paper's baseline); target: the target alone "
                 "(CDLM's STM-TARGET, 004:846-848); source: CoNLL-2003 alone, selected on its dev set, tested on the "
                 "target (STM-SOURCE, 004:1084-1086); pretrain-finetune: source, then the target with a new output "
-                "layer and CRF (FINETUNE, 004:848-851, 004:866-868; the source model is kept in OUT/source).",
-        "choices": ["joint", "target", "source", "pretrain-finetune"]})
+                "layer and CRF (FINETUNE, 004:848-851, 004:866-868; the source model is kept in OUT/source); "
+                "self-train and dann: CDLM's zero-shot baselines SELF-TRAIN and DANN (004:1087-1094; "
+                "crossner_hf.training.rnn.adaptation).",
+        "choices": ["joint", "target", "source", "pretrain-finetune", "self-train", "dann"]})
+    target_text: list[str] | None = field(default=None, metadata={
+        "help": "self-train and dann: the target's raw text, files (a sentence a line) or FOLDER:CONFIG dataset "
+                "folders (default: the target's training sentences, their labels unused)."})
+    self_train_rounds: int = field(default=3, metadata={"help": "self-train: rounds after the source model."})
+    self_train_fraction: float = field(default=0.2, metadata={
+        "help": "self-train: share of the target text added per round (round k keeps the k x share most confident "
+                "sentences)."})
+    self_train_epochs: int = field(default=5, metadata={"help": "self-train: epochs of each round after the first."})
+    dann_weight: float = field(default=1.0, metadata={
+        "help": "dann: strength of the gradient reversal at the end of training (Ganin et al.'s schedule rises to it)."})
+    domain_classifier_hidden: int = field(default=100, metadata={
+        "help": "dann: hidden units of the domain classifier (Ganin et al. 2016's MLP)."})
     oversample_factor: int | None = field(default=None, metadata={
         "help": "joint: copies of the target per epoch, by index (default: 100; crossner 10 as its release)."})
     num_layers: int | None = field(default=None, metadata={"help": "BiLSTM layers (default: 1; crossner 2)."})
@@ -150,9 +164,12 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
             raise ValueError(f"--architecture coach: word_dim + char_ngram_dim ({self.word_dim} + "
                              f"{self.char_ngram_dim}) must be even: the span encoder's two directions meet the "
                              "type vectors of that size.")
-        if self.architecture == "coach" and self.schedule == "pretrain-finetune":
-            raise ValueError("--schedule pretrain-finetune re-initialises a BiLSTM-CRF's output layer and CRF; Coach's "
+        if self.architecture == "coach" and self.schedule in ("pretrain-finetune", "self-train", "dann"):
+            raise ValueError(f"--schedule {self.schedule} works on a BiLSTM-CRF's output layer and CRF; Coach's "
                              "typing stage has no such layer: use --architecture lample or crossner.")
+        if not 0 < self.self_train_fraction <= 1 or self.self_train_rounds < 0:
+            raise ValueError(f"--self_train_fraction {self.self_train_fraction} must be in (0, 1] and "
+                             f"--self_train_rounds {self.self_train_rounds} at least 0.")
         if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
             raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
                              "without --char_ngram_vectors.")
@@ -236,14 +253,19 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         return _finetune_from_source(args, target, labels, started)
     train = examples_of(target["train"])
     source: list[Example] = []
-    if args.schedule in ("joint", "source"):
+    zero_shot = args.schedule in ("source", "self-train", "dann")
+    if args.schedule == "joint" or zero_shot:
         source = examples_of(source_in_target_space(labels, args.data_dir, args.source_subsample, args.seed))
     # references repeated in the joint stream; the sentences are not copied
-    train_stream = {"joint": source + train * args.oversample_factor, "target": train, "source": source}[args.schedule]
+    train_stream = source + train * args.oversample_factor if args.schedule == "joint" else train if \
+        args.schedule == "target" else source
     held_out = held_out_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if source else []))
     # the source schedule's vocabulary holds the target's training words too, as the model is tested there and
     # FINETUNE continues from it
-    vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [],
+    text: list[Example] = []
+    if args.schedule in ("self-train", "dann"):  # the target's raw text: its words join the vocabulary as LM text does
+        text = text_examples(args.target_text) if args.target_text else [Example(e.tokens, None) for e in train]
+    vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [e.tokens for e in text],
                                         uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
@@ -251,6 +273,7 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
                   dropout=args.dropout, loss_reduction=args.loss_reduction, num_layers=args.num_layers,
                   char_encoder=shape["char_encoder"], char_ngram_dim=args.char_ngram_dim,
                   dropout_after_lstm=shape["dropout_after_lstm"], num_labels=len(labels),
+                  domain_classifier_hidden=args.domain_classifier_hidden if args.schedule == "dann" else 0,
                   id2label=dict(enumerate(labels)), label2id={t: i for i, t in enumerate(labels)})
     model_cls: type = BiLSTMCRFForTokenClassification
     if args.architecture == "coach":
@@ -269,10 +292,16 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
 
         ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
         model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
-    # STM-SOURCE never reads target labels: the model is selected on CoNLL-2003's dev set (as CDLM zero-shot)
-    dev = examples_of(source_in_target_space(labels, args.data_dir, split="validation") if args.schedule == "source"
-                    else target["validation"])
-    return _train_tagger(args, model, vocab, labels, train_stream, dev, examples_of(target["test"]), started)
+    # the zero-shot schedules never read target labels: the model is selected on CoNLL-2003's dev set (as CDLM's)
+    dev = examples_of(source_in_target_space(labels, args.data_dir, split="validation") if zero_shot
+                      else target["validation"])
+    test = examples_of(target["test"])
+    if args.schedule in ("self-train", "dann"):
+        from crossner_hf.training.rnn import adaptation
+
+        run = adaptation.self_train if args.schedule == "self-train" else adaptation.dann
+        return run(args, model, vocab, labels, source, text, dev, test, started)
+    return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started)
 
 
 def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, extra=None) -> dict[str, Any]:
