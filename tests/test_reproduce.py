@@ -477,3 +477,48 @@ def test_nerbert_fig3_silhouettes_and_panel(tmp_path, crossner_data_dir, sample_
             "nerbert-all" if "NER-BERT" in cell.row else Path(tiny_bert_dir).name)
     assert (out / "figure.png").stat().st_size > 1000
     assert "| encoder |" in stdout and "/ not transcribed" not in stdout  # the paper shows plots, not numbers
+
+
+def test_cdlm_tables_plan_every_row_or_say_why(tmp_path):
+    """CDLM Tables 3 and 4: each paper row a configuration of bilstm-crf or cdlm, or listed with its reason; the
+    paper's datasets are columns to fill with --datasets, CrossNER domains columns of their own."""
+    grid = plan("cdlm-table3", "paper", tmp_path)
+    rows = {"STM-TARGET", "FINETUNE", "MULTITASK(NER+LM)", "MULTITASK(NER)", "CO-LM", "CO-NER", "MIX-DATA", "FINAL"}
+    assert {c.row for c in grid.cells} == rows and set(dict(grid.unplanned)) == {"Crichton et al. (2017)", "STM+ELMO"}
+    assert set(paper_numbers("cdlm-table3")["rows"]) == rows | set(dict(grid.unplanned))
+    assert {c.column for c in grid.cells} == {"politics", "science", "music", "literature", "ai", "bionlp13pc",
+                                              "bionlp13cg"}
+    assert len(grid.cells) == 7 * 8 * 3
+    status = grid_status(grid.cells, tmp_path)
+    assert {status[c.name] for c in grid.cells if c.column == "bionlp13pc"} == {"missing input"}
+    final = next(c for c in grid.cells if c.row == "FINAL")
+    assert final.argv[final.argv.index("--variant") + 1] == "final" and "paper/cdlm_supervised" in final.argv
+    finetune = next(c for c in grid.cells if c.row == "FINETUNE")
+    assert finetune.argv[finetune.argv.index("--schedule") + 1] == "pretrain-finetune"
+
+    folder = tmp_path / "cbs"
+    folder.mkdir()
+    grid = plan("cdlm-table4", "cpu", tmp_path / "t4", datasets=[f"cbs_news={folder}"])
+    assert {c.row for c in grid.cells} == {"STM-SOURCE", "SELF-TRAIN", "DANN"}
+    assert "not trained at this scale" in dict(grid.unplanned)["Ours"] and "ELMo" in dict(grid.unplanned)["STM+ELMO"]
+    assert {c.column for c in grid.cells} == {"politics", "cbs_news"}
+    cbs = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "DANN")
+    assert cbs.argv[cbs.argv.index("--dataset_dir") + 1] == str(folder.resolve())
+
+
+def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
+    folder = tmp_path / "cbs"
+    folder.mkdir()
+    out = tmp_path / "t4"
+    grid = plan("cdlm-table4", "cpu", out, datasets=[f"cbs_news={folder}"])
+    for i, cell in enumerate(c for c in grid.cells if c.row == "STM-SOURCE"):
+        cell.folder(out).mkdir(parents=True)
+        test = {"overall_precision": 0.6 + i / 100, "overall_recall": 0.7, "overall_f1": 0.65}
+        (cell.folder(out) / "results.json").write_text(json.dumps({"test": test}))
+    records = {(r["row"], r["column"]): r for r in build_table("cdlm-table4", grid.cells, out, grid.unplanned)}
+    assert records[("STM-SOURCE", "precision")]["paper"] == "63.87"  # CBS News: the paper's column (004:1116)
+    assert records[("STM-SOURCE", "recall")]["ours"] == "70.00"
+    assert records[("STM-SOURCE", "f1")]["difference"] == f"{65 - 67.37:+.2f}"
+    assert records[("STM-SOURCE", "politics f1")]["paper"] == "not in the paper"
+    assert records[("STM+ELMO", "f1")]["ours"].startswith("cannot run here")
+    assert records[("DANN", "precision")]["ours"] == "waiting"
