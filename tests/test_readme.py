@@ -92,9 +92,21 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
         return prog + rest + DAPT_LIMITS
     if kind == "plot-entities":  # t-SNE over every entity of a split takes most of a minute; a sample shows the same
         return prog + rest + ["--max_entities", "200"]
-    if kind in ("cdlm", "bilstm-crf", "bilstm_crf"):
+    if kind in ("cdlm", "bilstm-crf", "bilstm_crf", "multicell"):
         return prog + rest + (RNN_LIMITS + ["--lm_negatives", "5"] if kind == "cdlm" else RNN_LIMITS)
     return prog + rest
+
+
+def run_warm(runner: subprocess.Popen, argv: list[str], cwd: Path, k: int) -> tuple[int, str]:
+    """Run ``argv`` in a forked child of the warm runner (``tests/readme_runner.py``): (exit code, stderr)."""
+    import json
+
+    out, err = cwd / f".cmd-{k}.out", cwd / f".cmd-{k}.err"
+    runner.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "stdout": str(out), "stderr": str(err)}) + "\n")
+    runner.stdin.flush()
+    answer = runner.stdout.readline()
+    assert answer, f"the README runner died running {argv}"
+    return json.loads(answer)["rc"], err.read_text(errors="replace")
 
 
 def test_readme_commands_are_known_programs(tmp_path):
@@ -117,6 +129,7 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     env = {**inherited, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "OMP_NUM_THREADS": "1", "CROSSNER_HF_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
     ran = 0
+    runner = None
     exports = [c for c in readme_commands() if c.startswith("export ")]
     assert len(exports) == 1, "the README states one export, at the top"
     for command in readme_commands():
@@ -125,16 +138,33 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
                 name, _, value = assignment.partition("=")
                 # the README runs from the repository root; this runner from a scratch folder
                 env[name] = str((ROOT / value).resolve()) if value.startswith("../") else value
+            if runner is not None:  # the warm runner holds the old environment: the next command starts a new one
+                runner.stdin.close()
+                runner.wait(timeout=60)
+                runner = None
             continue
         argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, corpus)
         if argv is None:
             continue
-        run_env = env
-        if "push" in argv or "--push_to_hub" in argv:  # pushing needs the (fake) Hub online
-            run_env = {**env, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": fake_hub.url, "HF_TOKEN": fake_hub.token}
-        res = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900)
-        assert res.returncode == 0, f"README command failed: {command}\n{res.stderr[-4000:]}"
+        push = "push" in argv or "--push_to_hub" in argv
+        ours = argv[1:3] == ["-m", "crossner_hf.cli"] or argv[1].endswith(".py")
+        if push or not ours:
+            # pushing needs the (fake) Hub online, an environment the warm runner was not started with;
+            # accelerate launch starts processes of its own
+            run_env = {**env, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": fake_hub.url, "HF_TOKEN": fake_hub.token} \
+                if push else env
+            res = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900)
+            rc, stderr = res.returncode, res.stderr
+        else:
+            if runner is None:  # (re)started after an export, so it runs with the README's environment
+                runner = subprocess.Popen([sys.executable, str(ROOT / "tests" / "readme_runner.py")], cwd=tmp_path,
+                                          env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            rc, stderr = run_warm(runner, argv, tmp_path, ran)
+        assert rc == 0, f"README command failed: {command}\n{stderr[-4000:]}"
         ran += 1
+    if runner is not None:
+        runner.stdin.close()
+        runner.wait(timeout=60)
     assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
     assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived

@@ -56,7 +56,7 @@ CPU_CUTS = (
     "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps",
     "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)",
     "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features (not "
-    "bert-base-cased), 15 epochs (not 100)",
+    "bert-base-cased), 40 epochs (not 100)",
     "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
     "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
 )
