@@ -32,6 +32,7 @@ release left BERT's dropout on under ``no_grad``).
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,8 +110,8 @@ class MultiCellDirection(nn.Module):
         self.compose_h = nn.Linear(h, 3 * h, bias=False)
         query, key = nn.Linear(h, 2 * h, bias=False), nn.Linear(h, 2 * h, bias=False)
         # per domain (source, target): the target's projections start as copies of the source's, v drawn anew
-        self.query = nn.ModuleList([query, _copy(query)])
-        self.key = nn.ModuleList([key, _copy(key)])
+        self.query = nn.ModuleList([query, copy.deepcopy(query)])
+        self.key = nn.ModuleList([key, copy.deepcopy(key)])
         self.v = nn.ParameterList([nn.Parameter(_uniform(2 * h, fan_in=2 * h)) for _ in range(2)])
 
     def forward(self, x: torch.Tensor, lengths: torch.Tensor, cells: torch.Tensor, domain: int
@@ -145,12 +146,6 @@ class MultiCellDirection(nn.Module):
         if self.reverse:
             out = tuple(reverse_padded(y, lengths) for y in out)
         return out
-
-
-def _copy(module: nn.Module) -> nn.Module:
-    import copy
-
-    return copy.deepcopy(module)
 
 
 @dataclass
