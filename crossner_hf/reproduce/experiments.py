@@ -53,7 +53,8 @@ CPU_CUTS = (
     "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs",
     "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
     "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
-    "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps",
+    "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps (CDLM's tables: RMSprop "
+    "1e-3 as its STM, 100 epochs of at most 20 steps, no early stopping)",
     "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)",
     "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features (not "
     "bert-base-cased), 40 epochs (not 100)",

@@ -137,6 +137,9 @@ CATEGORY_TABLES = ("crossner-table4", "nerbert-fig3")
 """Experiments whose table is per entity category (the others: rows x domains or x figure points)."""
 
 
+ENCODER_COMMANDS = ("train", "dapt", "nerbert", "multicell", "plot-entities")
+"""Commands whose cells use the experiment's encoder (the table names it)."""
+
 METRIC_TABLES = {"cdlm-table4": "cbs_news"}
 """Tables whose columns are precision, recall and F1 of one dataset (named here); another dataset's columns are
 prefixed with its name, and have no paper figure beside them."""
@@ -226,8 +229,9 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
         f" (the paper: {paper['measure']})" if paper.get("measure") else "")
     transcribed = bool(paper["rows"]) or experiment == "crossner-table4"  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
     layout = "each cell: ours / paper (difference)" if transcribed else "ours (the paper gives no numbers here)"
-    lines = [f"# {experiment} at scale {scale}", "",
-             f"Encoder: `{model}`. {measure}; {layout}. Source: " + paper["source"], ""]
+    encoder = f"Encoder: `{model}`." if any(c.command in ENCODER_COMMANDS for c in cells) else \
+        "No pre-trained encoder (RNN taggers)."
+    lines = [f"# {experiment} at scale {scale}", "", f"{encoder} {measure}; {layout}. Source: " + paper["source"], ""]
     lines += ["| row | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for row, cols in by_row.items():
         cells_text = []
