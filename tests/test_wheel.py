@@ -90,7 +90,7 @@ def test_the_installed_wheel_runs_every_command_outside_the_checkout(installed, 
     assert every.returncode == 0 and every.stdout.split() == ["ok", *sorted(COMMANDS)], every.stderr[-3000:]
     dry = _run(installed, "reproduce", "crossner-table2", "--scale", "paper", "--output_dir", "t2", "--dry_run")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    assert "470 cells" in dry.stdout and "--config paper/crossner_direct" in dry.stdout
+    assert "500 cells" in dry.stdout and "--config paper/crossner_direct" in dry.stdout
     preset = _run(installed, "train", "--config", "paper/crossner_joint", "--help")
     assert preset.returncode == 0, preset.stderr[-2000:]
     out = installed["cwd"] / "run"
