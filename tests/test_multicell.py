@@ -4,6 +4,7 @@ against the release's, the loss, and the recipe (trains, resumes identically, pr
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 import torch
@@ -69,6 +70,31 @@ def test_a_direction_has_the_release_parameter_count(input_size, expected):
     h, i = 100, input_size
     assert _count(d) == expected == 10 * (i * 2 * h + 2 * h + h * 2 * h) + (i * 3 * h + 3 * h + h * 3 * h) \
         + 2 * (2 * h * h * 2) + 2 * 2 * h
+
+
+def _release_check():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "multicell_release.py"
+    spec = importlib.util.spec_from_file_location("multicell_release_check", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_release_check_names_the_file_it_needs(tmp_path):
+    with pytest.raises(SystemExit, match=r"SDA/model/MultiCell_LSTM_compose.py"):
+        _release_check().main(["--release_dir", str(tmp_path)])
+
+
+@pytest.mark.skipif(not os.environ.get("MULTICELL_RELEASE_DIR"),
+                    reason="set MULTICELL_RELEASE_DIR to a jiachenwestlake/Multi-Cell_LSTM checkout (not shipped)")
+def test_equal_to_the_release_module(capsys):
+    """benchmarks/multicell_release.py: our direction's weights copied into the release's MultiCellLSTM give the
+    same hidden states, cell states and attention, and the same parameter counts."""
+    assert _release_check().main(["--release_dir", os.environ["MULTICELL_RELEASE_DIR"], "--repeats", "1"]) == 0
+    assert "| 150 (GloVe 100 + char CNN 50) | 657,700 | 657,700 |" in capsys.readouterr().out
 
 
 def _config(**kw) -> MultiCellConfig:
