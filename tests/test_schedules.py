@@ -207,6 +207,27 @@ def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, cro
         load_target_dataset(folder)
 
 
+def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir, monkeypatch):
+    """target_source: --dataset_dir when given, else --domain; a folder in the working directory named like a
+    CrossNER domain is the folder (the Transformer schedules and the RNN recipes both read it so)."""
+    from crossner_hf.data.target import load_target_dataset, target_labels_of, target_source
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
+
+    monkeypatch.chdir(tmp_path)
+    lines = ["Paris\tB-location", "", ""]
+    (tmp_path / "politics").mkdir()
+    for name in ("train.txt", "dev.txt", "test.txt"):
+        (tmp_path / "politics" / name).write_text("\n".join(lines))
+    assert target_source(None, "music") == "music" and target_source("", "music") == "music"
+    source = target_source("politics", "music")
+    assert source == tmp_path / "politics" and target_labels_of(source) == ["O", "B-location", "I-location"]
+    assert load_target_dataset(source)["train"]["tokens"] == [["Paris"]]
+    assert target_labels_of("music")[:2] == ["O", "B-musicgenre"]  # a name alone is the CrossNER domain
+    rnn = BiLSTMCRFArguments(output_dir=str(tmp_path / "o"), dataset_dir="politics", data_dir=crossner_data_dir)
+    target = rnn.target()
+    assert rnn.domain == "politics" and len(target["train"]) == 1 and target.labels == target_labels_of(source)
+
+
 def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_bert_dir, tmp_path):
     """load_target -> run_schedule -> Tagger, without the CLI: a DatasetDict built in memory (tags renamed,
     an extra column) trains like a CrossNER domain and its model tags with the recorded decoding."""

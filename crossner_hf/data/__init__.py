@@ -32,6 +32,7 @@ _LAZY = {
     "is_conll_folder": "crossner_hf.data.target",
     "target_name": "crossner_hf.data.target",
     "target_labels_of": "crossner_hf.data.target",
+    "target_source": "crossner_hf.data.target",
     "load_target_dataset": "crossner_hf.data.target",
     "TargetData": "crossner_hf.data.target",
     "load_target": "crossner_hf.data.target",

@@ -312,10 +312,25 @@ def _hub_splits(source: str | Path):
     return splits
 
 
+def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
+    """The one rule every recipe follows for its target: ``--dataset_dir`` when given, else the CrossNER
+    ``--domain``. Pass the result to :func:`load_target`, :func:`load_target_dataset` or :func:`target_labels_of`.
+
+    >>> target_source(None, "politics"), target_source("my-folder", "politics")
+    ('politics', 'my-folder')
+    """
+    if not dataset_dir:
+        return domain
+    # a folder in the working directory named like a CrossNER domain is the folder the flag names
+    return Path(dataset_dir).resolve() if str(dataset_dir) in CONFIGS and Path(dataset_dir).exists() else dataset_dir
+
+
 def target_labels_of(source: str | Path) -> list[str]:
-    """The tag list of a target source: a CoNLL folder's (:func:`conll_folder_labels`) or the ``ner_tags``
-    ClassLabel names of a dataset ``load_dataset`` opens (a Hub id, a local Parquet / JSON / Arrow folder);
-    BIO tags with ``O`` first are required."""
+    """The tag list of a target source: a CrossNER domain's, a CoNLL folder's (:func:`conll_folder_labels`) or
+    the ``ner_tags`` ClassLabel names of a dataset ``load_dataset`` opens (a Hub id, a local Parquet / JSON /
+    Arrow folder); BIO tags with ``O`` first are required."""
+    if str(source) in CONFIGS:
+        return labels_for(str(source))
     if is_conll_folder(source):
         return conll_folder_labels(source)
     labels = list(_hub_splits(source)["train"].features["ner_tags"].feature.names)
@@ -326,11 +341,14 @@ def target_labels_of(source: str | Path) -> list[str]:
     return labels
 
 
-def load_target_dataset(source: str | Path, *, strict: bool = True):
-    """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a CoNLL
-    folder (:func:`load_conll_folder`) or any token-classification dataset ``load_dataset`` opens."""
+def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True):
+    """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a
+    CrossNER domain (:func:`load_crossner` from ``data_dir``), a CoNLL folder (:func:`load_conll_folder`) or any
+    token-classification dataset ``load_dataset`` opens."""
     from datasets import DatasetDict
 
+    if str(source) in CONFIGS:
+        return load_crossner(str(source), data_dir, strict=strict)
     if is_conll_folder(source):
         return load_conll_folder(source, strict=strict)
     labels = target_labels_of(source)
@@ -390,6 +408,6 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
                           remove_columns=[c for c in ds.column_names if c not in ("tokens", "ner_tags")])
             for split, ds in source.items() if split in ("train", "validation", "test")})
         return TargetData(name or "custom", labels, dataset)
-    if str(source) in CONFIGS:
-        return TargetData(str(source), labels_for(str(source)), load_crossner(str(source), data_dir))
-    return TargetData(name or target_name(source), target_labels_of(source), load_target_dataset(source))
+    crossner = str(source) in CONFIGS
+    return TargetData(name or (str(source) if crossner else target_name(source)), target_labels_of(source),
+                      load_target_dataset(source, data_dir=data_dir))

@@ -47,7 +47,8 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
-from crossner_hf.data.target import TargetData, load_crossner, load_target_dataset, target_labels_of
+from crossner_hf.data.target import (TargetData, load_crossner, load_target_dataset, target_labels_of,
+                                     target_source)
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
@@ -99,11 +100,8 @@ def source_in_target_space(
 def seed_target(args: CrossNERTrainingArguments, seed: int, target: TargetData | None = None):
     """The target's splits for one seed: ``target`` if given (else ``--dataset_dir`` or the CrossNER domain),
     with ``train`` subsampled by ``--few_shot`` / ``--few_shot_fraction`` under that seed."""
-    if target is not None:
-        data = DatasetDict(dict(target.dataset))
-    else:
-        data = load_target_dataset(args.dataset_dir) if args.dataset_dir is not None else load_crossner(
-            args.domain, args.data_dir)
+    data = DatasetDict(dict(target.dataset)) if target is not None else load_target_dataset(
+        target_source(args.dataset_dir, args.domain), data_dir=args.data_dir)
     keep = args.few_shot
     if args.few_shot_fraction is not None:
         keep = max(1, round(args.few_shot_fraction * len(data["train"])))
@@ -216,7 +214,7 @@ def target_labels(args: CrossNERTrainingArguments, target: TargetData | None = N
     """The target's tag list in id order: ``target``'s, the ``--dataset_dir`` folder's or the CrossNER domain's."""
     if target is not None:
         return list(target.labels)
-    return target_labels_of(args.dataset_dir) if args.dataset_dir is not None else labels_for(args.domain)
+    return target_labels_of(target_source(args.dataset_dir, args.domain))
 
 
 def head_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:

@@ -172,7 +172,7 @@ class CrossNERTrainingArguments(TrainingArguments):
     )
 
     def __post_init__(self):
-        if self.dataset_dir is not None:
+        if self.dataset_dir:
             from crossner_hf.data.target import target_name
 
             # the folder's (or Hub id's) name stands for the domain in output names, results.json and the card

@@ -89,12 +89,12 @@ class RNNTaggerArguments:
 
     def target(self):
         """The target data: ``--dataset_dir`` when given (the run then takes its name), else the CrossNER domain."""
-        from crossner_hf.data.target import load_target, target_name
+        from crossner_hf.data.target import load_target, target_name, target_source
 
+        source = target_source(self.dataset_dir, self.domain)
         if self.dataset_dir:
             self.domain = target_name(self.dataset_dir)
-            return load_target(self.dataset_dir)
-        return load_target(self.domain, data_dir=self.data_dir)
+        return load_target(source, data_dir=self.data_dir)
 
     def _fill(self, defaults: dict[str, Any]) -> None:
         for name, value in defaults.items():
