@@ -96,8 +96,7 @@ def decode_sentences(model, vocab, sentences: Sequence[Sequence[str]], label_nam
                 continue
             words, chars, mask = vocab.encode([list(sentences[i]) for i in idx])
             inputs = {"word_ids": words.to(device), "char_ids": chars.to(device), "attention_mask": mask.to(device)}
-            if hasattr(model, "extra_inputs"):  # the multi-cell LSTM's encoder features
-                inputs.update(model.extra_inputs([list(sentences[i]) for i in idx], device))
+            inputs.update(model.extra_inputs([list(sentences[i]) for i in idx], device))
             for i, ids in zip(idx, model.decode(**inputs, **(decode_kwargs or {}))):
                 pred[i] = [label_names[t] for t in ids]
     model.train(was_training)

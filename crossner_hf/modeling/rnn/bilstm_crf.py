@@ -72,6 +72,11 @@ class RNNTaggerPreTrainedModel(PreTrainedModel):
     def set_index_buffers(self) -> None:
         """(Re)build the non-persistent lookup tables derived from the config (label id -> type, ...)."""
 
+    def extra_inputs(self, sentences: list[list[str]], device) -> dict[str, torch.Tensor]:
+        """What ``forward`` and ``decode`` need beyond word and character ids for ``sentences`` (word lists):
+        nothing here; the multi-cell LSTM adds its encoder features. Training and tagging both call it."""
+        return {}
+
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
         model = super().from_pretrained(*args, **kwargs)
