@@ -173,6 +173,23 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
     assert status[finetune.deps[0]] == "missing input" and status[finetune.name] == "blocked"
 
 
+def test_cpu_cuts_name_only_what_the_plan_runs(tmp_path):
+    """Each plan lists the cuts of the cells it runs: no encoder or DAPT note beside RNN rows alone, the
+    paper's own seed count, and the CDLM note only where a row is left out for its budget."""
+    def notes(experiment, **kw):
+        return "\n".join(plan(experiment, "cpu", tmp_path, domains=["politics"], **kw).notes)
+
+    table2 = notes("crossner-table2")
+    assert all(k in table2 for k in ("encoder:", "DAPT:", "BiLSTM-CRF and Coach:", "multi-cell", "CDLM", "three"))
+    coach = notes("crossner-table2", rows=["Coach (word)"])
+    assert coach.splitlines() == ["seeds: one (555) instead of the paper's three",
+                                  next(n for n in table2.splitlines() if n.startswith("BiLSTM-CRF and Coach:"))]
+    cdlm = notes("cdlm-table4")
+    assert "RMSprop 1e-3" in cdlm and "CDLM (Jia" in cdlm and "encoder:" not in cdlm and "DAPT" not in cdlm
+    assert "the paper's five" in notes("nerbert-table2") and "seeds:" not in notes("nerbert-fig3")
+    assert plan("crossner-table2", "paper", tmp_path, domains=["politics"]).notes == ()
+
+
 def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
     out = tmp_path / "grid"
     args = ["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DIRECT, DAPT_ROW,

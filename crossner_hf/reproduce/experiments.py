@@ -3,7 +3,7 @@
 - ``smoke``: a tiny random BERT (``--model``, else one made in ``OUT/tiny-bert``), a few optimiser
   steps per run, small RNNs: exercises every path in minutes; the numbers mean nothing.
 - ``cpu``: the pip-packaged all-MiniLM-L6-v2 with budgets that finish on a 2-core machine;
-  :data:`CPU_CUTS` lists what it cuts against the papers.
+  :data:`CPU_CUTS` lists what it cuts against the papers (:func:`cpu_cuts`: those of a plan's cells).
 - ``paper``: the paper presets in ``trainer_recipes/configs/paper/`` (``docs/fidelity.md``) and
   ``bert-base-cased``.
 
@@ -45,22 +45,50 @@ CORPUS_FRACTIONS = (0.01, 0.1, 0.25, 0.5, 0.75, 1.0)
 the other points are this project's reading of the figure."""
 
 
-CPU_CUTS = (
-    "encoder: all-MiniLM-L6-v2 (6 layers, 384 hidden, uncased) instead of bert-base-cased",
-    "seeds: one (555) instead of three",
-    "fine-tuning: at most 10 epochs (patience 4) instead of the papers' run to early stopping",
-    "pretrain-finetune: 1,000 CoNLL-2003 sentences for 1 source epoch instead of all 14,041 for 2 epochs",
-    "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs",
-    "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
-    "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)",
-    "BiLSTM-CRF: random word vectors (no GloVe offline), 20 epochs of at most 100 steps (CDLM's tables: RMSprop "
-    "1e-3 as its STM, 100 epochs of at most 20 steps, no early stopping)",
-    "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)",
-    "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features (not "
-    "bert-base-cased), 40 epochs (not 100)",
-    "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus given by "
-    "--nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's 16.3 million)",
+CPU_CUTS: tuple[tuple[str, str], ...] = (
+    ("encoder", "encoder: all-MiniLM-L6-v2 (6 layers, 384 hidden, uncased) instead of bert-base-cased"),
+    ("seeds", "seeds: one (555) instead of the paper's {paper_seeds}"),
+    ("train", "fine-tuning: at most 10 epochs (patience 4) instead of the papers' run to early stopping"),
+    ("train:pretrain-finetune", "pretrain-finetune: 1,000 CoNLL-2003 sentences for 1 source epoch instead of all "
+                                "14,041 for 2 epochs"),
+    ("train:joint", "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs"),
+    ("dapt", "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
+             "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)"),
+    ("bilstm-crf", "BiLSTM-CRF and Coach: random word vectors (no GloVe offline), 20 epochs of at most 100 steps "
+                   "(the release: 300 epochs, patience 8)"),
+    ("bilstm-crf:rmsprop", "BiLSTM-CRF (CDLM's STM): random word vectors (no GloVe offline), RMSprop 1e-3 as the "
+                           "paper's STM, 100 epochs of at most 20 steps, no early stopping"),
+    ("not-run", "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)"),
+    ("multicell", "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features "
+                  "(not bert-base-cased), 40 epochs (not 100)"),
+    ("nerbert", "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus "
+                "given by --nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's "
+                "16.3 million)"),
 )
+"""What ``--scale cpu`` cuts against the papers, each under the kind of cell it concerns: a plan lists the cuts
+of the cells it runs (:func:`cpu_cuts`)."""
+
+ENCODER_COMMANDS = ("train", "dapt", "nerbert", "multicell", "plot-entities")
+SEEDED_COMMANDS = ("train", "bilstm-crf", "cdlm", "multicell")
+
+
+def cpu_cuts(experiment: str, cells: Sequence[Cell], not_run: bool) -> tuple[str, ...]:
+    """The cuts of :data:`CPU_CUTS` that concern ``cells`` (``not_run``: rows left out for their budget)."""
+    kinds = {"not-run"} if not_run else set()
+    for cell in cells:
+        argv = list(cell.argv)
+        if cell.command in SEEDED_COMMANDS:  # the fine-tunings the papers repeat over seeds
+            kinds.add("seeds")
+        if cell.command in ENCODER_COMMANDS:
+            kinds.add("encoder")
+        if cell.command == "bilstm-crf" and "rmsprop" in argv:
+            kinds.add("bilstm-crf:rmsprop")
+        else:
+            kinds.add(cell.command)
+        if "--schedule" in argv:
+            kinds.add(f"{cell.command}:{argv[argv.index('--schedule') + 1]}")
+    paper_seeds = "five" if experiment.startswith("nerbert-table2") else "three"
+    return tuple(text.format(paper_seeds=paper_seeds) for kind, text in CPU_CUTS if kind in kinds)
 
 
 @dataclass(frozen=True)
@@ -444,5 +472,7 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
     if rows:
         cells = select_rows(cells, [r for r in rows if r not in skipped])
         skipped = {r: why for r, why in skipped.items() if r in rows}
-    notes = CPU_CUTS if scale == "cpu" else ()
+    notes = cpu_cuts(experiment, cells, any(r in skipped for r in {**CPU_NOT_RUN.get(experiment, {}),
+                                                                    **cdlm_tables.CPU_NOT_RUN.get(experiment, {})})
+                     ) if scale == "cpu" else ()
     return Plan(experiment, scale, cells, model, notes, tuple(skipped.items()))
