@@ -16,7 +16,7 @@ need ELMo, and a system of another paper, are listed with the reason (:data:`UNP
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crossner_hf.reproduce.budgets import minutes_for, nerbert_columns, preset_flags, seeds_for
@@ -85,40 +85,41 @@ def _lm_text(column: str, corpora: str | None) -> list[str]:
     return ["--target_text", f"{corpora}:{column}-domain"] if corpora and column in DOMAINS else []
 
 
+Row = tuple[str, str, str, Callable[[str], Sequence[str]]]
+"""(row label, cell slug, command, the command's flags for a column) of one row of a CDLM table."""
+
+
+def _grid(scale: str, seeds: Sequence[int] | None, columns, rows: Sequence[Row]) -> list[Cell]:
+    """One cell per (column, seed, row), in that order; each cell's flags end with the column's target and seed."""
+    return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command,
+                 argv=(*flags(column), *target, "--seed", str(seed)), row=row, column=column, seed=seed,
+                 inputs=inputs, minutes=minutes_for(scale, "rnn"))
+            for column, target, inputs in columns for seed in seeds_for(scale, seeds)
+            for row, slug, command, flags in rows]
+
+
 def cdlm_table3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
                 corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
     """CDLM Table 3 (004:895-910) over the requested columns x seeds."""
-    cells: list[Cell] = []
+    rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf", lambda _, s=schedule: _bilstm_flags(scale, data_dir, s))
+                       for row, schedule in (("STM-TARGET", "target"), ("FINETUNE", "pretrain-finetune"))]
+    rows += [(row, f"cdlm-{variant}", "cdlm",
+              lambda column, v=variant: [*_cdlm_flags(scale, data_dir, "supervised"), "--variant", v,
+                                         *_lm_text(column, corpora)])
+             for row, variant in TABLE3_CDLM]
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table3"], default=["politics"])
-    for column, target, inputs in columns:
-        for seed in seeds_for(scale, seeds):
-            tail = (*target, "--seed", str(seed))
-            for row, schedule in (("STM-TARGET", "target"), ("FINETUNE", "pretrain-finetune")):
-                cells.append(Cell(name=f"{column}/stm-{schedule}/seed-{seed}", command="bilstm-crf",
-                                  argv=(*_bilstm_flags(scale, data_dir, schedule), *tail), row=row, column=column,
-                                  seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
-            for row, variant in TABLE3_CDLM:
-                cells.append(Cell(name=f"{column}/cdlm-{variant}/seed-{seed}", command="cdlm",
-                                  argv=(*_cdlm_flags(scale, data_dir, "supervised"), "--variant", variant,
-                                        *_lm_text(column, corpora), *tail),
-                                  row=row, column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
-    return cells
+    return _grid(scale, seeds, columns, rows)
 
 
 def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
                 corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
-    """CDLM Table 4 (004:1115-1130): zero-shot; precision, recall and F1 of each column's test split."""
-    cells: list[Cell] = []
+    """CDLM Table 4 (004:1115-1130): zero-shot; precision, recall and F1 of each column's test split. SELF-TRAIN
+    and DANN read the target LM text as their unlabelled target text; STM-SOURCE reads no target text."""
+    rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf",
+                        lambda column, s=schedule: [*_bilstm_flags(scale, data_dir, s),
+                                                    *(_lm_text(column, corpora) if s != "source" else [])])
+                       for row, schedule in (("STM-SOURCE", "source"), ("SELF-TRAIN", "self-train"), ("DANN", "dann"))]
+    rows.append(("Ours", "cdlm-zero-shot", "cdlm",
+                 lambda column: [*_cdlm_flags(scale, data_dir, "zero-shot"), *_lm_text(column, corpora)]))
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"])
-    for column, target, inputs in columns:
-        for seed in seeds_for(scale, seeds):
-            tail = (*target, "--seed", str(seed))
-            for row, schedule in (("STM-SOURCE", "source"), ("SELF-TRAIN", "self-train"), ("DANN", "dann")):
-                cells.append(Cell(name=f"{column}/stm-{schedule}/seed-{seed}", command="bilstm-crf",
-                                  argv=(*_bilstm_flags(scale, data_dir, schedule), *_lm_text(column, corpora), *tail)
-                                  if schedule != "source" else (*_bilstm_flags(scale, data_dir, schedule), *tail),
-                                  row=row, column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
-            cells.append(Cell(name=f"{column}/cdlm-zero-shot/seed-{seed}", command="cdlm",
-                              argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *_lm_text(column, corpora), *tail),
-                              row="Ours", column=column, seed=seed, inputs=inputs, minutes=minutes_for(scale, "rnn")))
-    return cells
+    return _grid(scale, seeds, columns, rows)
