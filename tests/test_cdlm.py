@@ -36,7 +36,7 @@ def _brute(crf: CRF, emissions, mask):
             s = s + crf.transitions[tags[t - 1], tags[t]] + emissions[t, tags[t]]
         scores[tags] = s + crf.end_transitions[tags[-1]]
     values = torch.stack(list(scores.values()))
-    return torch.logsumexp(values, 0), max(scores, key=lambda k: float(scores[k])), scores
+    return torch.logsumexp(values, 0), max(scores, key=lambda k: float(scores[k].detach())), scores
 
 
 def test_crf_matches_brute_force_with_masks():
@@ -120,6 +120,23 @@ def test_vocab_lookup_rules_and_vectors(tmp_path):
     assert WordCharVocab.load(tmp_path).words == vocab.words
 
 
+def test_encode_pads_truncates_and_maps_like_the_lookups():
+    vocab = WordCharVocab.build([["Paris", "1999", "x" * 40], ["a"]])
+    sentences = [["Paris", "in", "2024"], [], ["x" * 40, "Zürich"]]
+    words, chars, mask = vocab.encode(sentences)
+    assert words.shape == mask.shape == (3, 3) and chars.shape == (3, 3, 30) and mask.dtype == torch.bool
+    for b, sent in enumerate(sentences):  # the lookups, written out position by position
+        assert mask[b].tolist() == [t < len(sent) for t in range(3)]
+        for t in range(3):
+            word = sent[t] if t < len(sent) else ""
+            assert words[b, t] == (vocab.word_id(word) if word else 0)
+            expected = [vocab.char_index.get(c, 1) for c in word[:30]]
+            assert chars[b, t].tolist() == expected + [0] * (30 - len(expected))
+    assert words[0, 2] == vocab.word_id("1999") and chars[2, 1, 1] == 1  # digits as 0; 'ü' unknown
+    empty = vocab.encode([])
+    assert [tuple(x.shape) for x in empty] == [(0, 1), (0, 1, 1), (0, 1)]
+
+
 @pytest.mark.parametrize("kind", ["bilstm", "cdlm"])
 def test_save_load_round_trip_gives_identical_predictions(tmp_path, kind):
     vocab = _vocab()
@@ -170,10 +187,11 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
     monkeypatch.setattr("crossner_hf.training.rnn.recipes.run_loop", spy)
     results = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
-                                      num_train_epochs=15, batch_size=10, early_stopping_patience=0))
-    assert len(losses) == 15 * 20  # 200 sentences, batch 10
-    first, last = sum(losses[:40]) / 40, sum(losses[-40:]) / 40
-    assert last < 0.6 * first, (first, last)
+                                      num_train_epochs=6, batch_size=10, early_stopping_patience=0))
+    assert len(losses) == 6 * 20  # 200 sentences, batch 10
+    epochs = [sum(losses[k:k + 20]) / 20 for k in range(0, 120, 20)]
+    # every epoch's mean loss under the one before, the last well under the first (measured: 0.56)
+    assert all(b < a for a, b in zip(epochs, epochs[1:])) and epochs[-1] < 0.65 * epochs[0], epochs
     assert 0.0 <= results["test"]["overall_f1"] <= 1.0 and (tmp_path / "out" / "vocab.json").is_file()
 
 

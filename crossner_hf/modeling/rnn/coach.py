@@ -107,6 +107,7 @@ class CoachForTokenClassification(RNNTaggerPreTrainedModel):
     def set_index_buffers(self) -> None:
         labels = [self.config.id2label[i] for i in range(self.config.num_labels)]
         device = self.type_vectors.device
+        self.label_id = {t: i for i, t in enumerate(labels)}  # decode's tag names -> ids, built once
         self.register_buffer("bio_of_label", torch.tensor([0 if t == "O" else 1 if t.startswith("B-") else 2
                                                            for t in labels], device=device), persistent=False)
         self.register_buffer("type_of_label", torch.tensor([self.types.index(t[2:]) if t != "O" else -1
@@ -151,7 +152,7 @@ class CoachForTokenClassification(RNNTaggerPreTrainedModel):
         hidden = self.hidden(word_ids, attention_mask)
         bio = self.crf.decode(self.bio(hidden), attention_mask.bool())
         found = [(b, s, e) for b, row in enumerate(bio) for s, e in spans(row)]
-        label_id = {t: int(i) for i, t in self.config.id2label.items()}
+        label_id = self.label_id
         out = [[label_id["O"]] * len(row) for row in bio]
         if not found:
             return out

@@ -73,20 +73,19 @@ class WordCharVocab:
         return i
 
     def encode(self, sentences: Sequence[Sequence[str]], max_word_len: int = 30):
-        """``(word_ids (B, T), char_ids (B, T, L), mask (B, T))`` tensors, right-padded."""
-        batch = len(sentences)
-        time = max((len(s) for s in sentences), default=0)
-        width = min(max((len(w) for s in sentences for w in s), default=1), max_word_len)
-        word_ids = torch.zeros(batch, max(time, 1), dtype=torch.long)
-        char_ids = torch.zeros(batch, max(time, 1), max(width, 1), dtype=torch.long)
-        mask = torch.zeros(batch, max(time, 1), dtype=torch.bool)
-        for b, sent in enumerate(sentences):
-            for t, w in enumerate(sent):
-                word_ids[b, t] = self.word_id(w)
-                mask[b, t] = True
-                for k, c in enumerate(w[:width]):
-                    char_ids[b, t, k] = self.char_index.get(c, 1)
-        return word_ids, char_ids, mask
+        """``(word_ids (B, T), char_ids (B, T, L), mask (B, T))`` tensors, right-padded; words longer than
+        ``max_word_len`` keep their first characters."""
+        time = max(max((len(s) for s in sentences), default=0), 1)
+        width = max(min(max((len(w) for s in sentences for w in s), default=1), max_word_len), 1)
+        # nested lists, then one tensor each: writing tensors element by element costs ~10x more
+        chars, pad_word = self.char_index, [0] * width
+        word_ids = [[self.word_id(w) for w in s] + [0] * (time - len(s)) for s in sentences]
+        char_ids = [[[chars.get(c, 1) for c in w[:width]] + [0] * (width - len(w[:width])) for w in s]
+                    + [pad_word] * (time - len(s)) for s in sentences]
+        lengths = torch.tensor([len(s) for s in sentences], dtype=torch.long)
+        mask = torch.arange(time).unsqueeze(0) < lengths.unsqueeze(1)
+        return (torch.tensor(word_ids, dtype=torch.long).view(len(sentences), time),
+                torch.tensor(char_ids, dtype=torch.long).view(len(sentences), time, width), mask)
 
     def save(self, folder: str | Path) -> Path:
         path = Path(folder) / VOCAB_FILE
