@@ -15,15 +15,49 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CROSSNER_SHARED_DIR", ROOT.parent / "shared"))
 
 
+def pytest_configure(config):
+    """The known incompatibility, said before any worker starts (a worker's own error reaches the terminal only
+    as an INTERNALERROR naming its first test)."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    if (config.getoption("dist", "no") == "loadgroup" and not hasattr(config, "workerinput")
+            and Version(pytest.__version__) >= Version("9.2") and Version(version("pytest-xdist")) <= Version("3.8")):
+        raise pytest.UsageError(f"pytest {pytest.__version__} with pytest-xdist {version('pytest-xdist')} ignores "
+                                "xdist_group (--dist loadgroup): install the dev extra's pins (pip install -e .[dev]).")
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-xdist has added each test's group to its node id
 def pytest_collection_modifyitems(config, items):
     """Longest first, so that two workers (``pytest -n 2``, as ``.ci/test`` runs) end together: the README's
-    commands, then the tests marked slow, then the rest in file order (a stable sort keeps it)."""
+    commands, then the tests marked slow, then the rest in file order (a stable sort keeps it).
+
+    Under ``--dist loadgroup`` every test marked ``xdist_group`` must carry its group in its node id
+    (``@name``): otherwise the groups are silently ignored (pytest 9.2 with pytest-xdist 3.8) and the
+    Ray tests start two clusters at once; the run stops with the reason instead."""
+
+    lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if config.getvalue("loadgroup") and lost:
+        raise pytest.UsageError(f"pytest-xdist did not group {lost[0]} (and {len(lost) - 1} more): this pytest and "
+                                "pytest-xdist do not work together; install the versions setup.cfg's dev extra pins.")
+
     def rank(item) -> int:
         if item.nodeid.startswith("tests/test_readme.py::test_readme_commands_run"):
             return 0
         return 1 if item.get_closest_marker("slow") else 2
 
-    items.sort(key=rank)
+    def group(item) -> str | None:
+        marker = item.get_closest_marker("xdist_group")
+        return (marker.args[0] if marker.args else marker.kwargs.get("name")) if marker else None
+
+    # an xdist group (one worker's) keeps the rank of its first member, so its tests stay together and a
+    # module-scoped fixture they share is built once
+    first: dict[str, int] = {}
+    for item in items:
+        if group(item) is not None:
+            first[group(item)] = min(first.get(group(item), 2), rank(item))
+    items.sort(key=lambda item: first[group(item)] if group(item) is not None else rank(item))
 
 
 @pytest.fixture(scope="session")
@@ -63,15 +97,28 @@ def wiki(shared_dir: Path) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="session")
-def sample_corpus(tmp_path_factory, wiki) -> Path:
-    """The NER-BERT corpus builder on the whole sample dump (one task), as a user runs it; built once."""
+def sample_corpus(tmp_path_factory, wiki, worker_id) -> Path:
+    """The NER-BERT corpus builder on the whole sample dump (one task), as a user runs it; built once per run:
+    under xdist the first worker builds it in the run's shared temporary folder and the other reads it
+    (pytest-xdist's recipe for session data). Tests only read it."""
+    from filelock import FileLock
     from wiki_builder import build_script, run_builder
 
-    tmp = tmp_path_factory.mktemp("corpus")
-    out = tmp / "out"
-    proc = run_builder(tmp, "build", build_script(out, wiki["sample"], wiki))
-    assert proc.wait(timeout=600) == 0, (tmp / "build.log").read_text()[-3000:]
-    return out
+    def build(tmp: Path) -> Path:
+        out = tmp / "out"
+        proc = run_builder(tmp, "build", build_script(out, wiki["sample"], wiki))
+        assert proc.wait(timeout=600) == 0, (tmp / "build.log").read_text()[-3000:]
+        return out
+
+    if worker_id == "master":  # no xdist: this run's own folder
+        return build(tmp_path_factory.mktemp("corpus"))
+    shared = tmp_path_factory.getbasetemp().parent / "sample-corpus"  # the run's folder, above each worker's
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "built").is_file():
+            shared.mkdir(exist_ok=True)
+            build(shared)
+            (shared / "built").touch()
+    return shared / "out"
 
 
 @pytest.fixture()

@@ -17,6 +17,9 @@ from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.training.schedules import run
 from crossner_hf.training.training_args import CrossNERTrainingArguments
 
+# one worker runs this file, so the module's trained model (~20 s) is built once, not on both workers
+pytestmark = pytest.mark.xdist_group("inference")
+
 
 @pytest.fixture(scope="module")
 def trained(tiny_bert_dir, crossner_data_dir, tmp_path_factory):
