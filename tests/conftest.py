@@ -38,7 +38,7 @@ def pytest_collection_modifyitems(config, items):
     Ray tests start two clusters at once; the run stops with the reason instead."""
 
     lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
-    if config.getvalue("loadgroup") and lost:
+    if getattr(config.option, "loadgroup", False) and lost:  # set on xdist workers only
         raise pytest.UsageError(f"pytest-xdist did not group {lost[0]} (and {len(lost) - 1} more): this pytest and "
                                 "pytest-xdist do not work together; install the versions setup.cfg's dev extra pins.")
 
