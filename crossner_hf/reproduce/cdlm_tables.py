@@ -60,7 +60,7 @@ def _bilstm_flags(scale: str, data_dir: str | None, schedule: str) -> list[str]:
     if scale == "smoke":
         return [*common, "--max_steps", "4", "--word_dim", "16", "--char_dim", "8", "--char_filters", "8",
                 "--hidden_size", "16", "--source_subsample", "60"]
-    # the paper's STM optimiser (RMSprop 1e-3, 004:780-781): SGD 0.015 left STM-TARGET at dev F1 0 for ten epochs
+    # the paper's STM optimiser (RMSprop 1e-3, 004:781-782): SGD 0.015 left STM-TARGET at dev F1 0 for ten epochs
     # and early stopping ended it; 100 epochs of at most 20 steps, never stopped early (2,000 steps)
     return [*common, "--initial_optimizer", "rmsprop", "--num_train_epochs", "100", "--max_steps_per_epoch", "20",
             "--early_stopping_patience", "0"]

@@ -57,7 +57,7 @@ CPU_CUTS: tuple[tuple[str, str], ...] = (
     ("bilstm-crf", "BiLSTM-CRF and Coach: random word vectors (no GloVe offline), 20 epochs of at most 100 steps "
                    "(the release: 300 epochs, patience 8)"),
     ("bilstm-crf:rmsprop", "BiLSTM-CRF (CDLM's STM): random word vectors (no GloVe offline), RMSprop 1e-3 as the "
-                           "paper's STM, 100 epochs of at most 20 steps, no early stopping"),
+                           "paper's STM (004:781-782), 100 epochs of at most 20 steps, no early stopping"),
     ("not-run", "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)"),
     ("multicell", "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features "
                   "(not bert-base-cased), 40 epochs (not 100)"),
