@@ -37,8 +37,10 @@ def pytest_collection_modifyitems(config, items):
     (``@name``): otherwise the groups are silently ignored (pytest 9.2 with pytest-xdist 3.8) and the
     Ray tests start two clusters at once; the run stops with the reason instead."""
 
-    lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
-    if getattr(config.option, "loadgroup", False) and lost:  # set on xdist workers only
+    groups = {item: (m.args[0] if m.args else m.kwargs.get("name")) if (m := item.get_closest_marker("xdist_group"))
+              else None for item in items}
+    lost = [item.nodeid for item, g in groups.items() if g is not None and "@" not in item.nodeid]
+    if lost and getattr(config.option, "loadgroup", False):  # set on xdist workers only
         raise pytest.UsageError(f"pytest-xdist did not group {lost[0]} (and {len(lost) - 1} more): this pytest and "
                                 "pytest-xdist do not work together; install the versions setup.cfg's dev extra pins.")
 
@@ -47,17 +49,13 @@ def pytest_collection_modifyitems(config, items):
             return 0
         return 1 if item.get_closest_marker("slow") else 2
 
-    def group(item) -> str | None:
-        marker = item.get_closest_marker("xdist_group")
-        return (marker.args[0] if marker.args else marker.kwargs.get("name")) if marker else None
-
     # an xdist group (one worker's) keeps the rank of its first member, so its tests stay together and a
     # module-scoped fixture they share is built once
     first: dict[str, int] = {}
-    for item in items:
-        if group(item) is not None:
-            first[group(item)] = min(first.get(group(item), 2), rank(item))
-    items.sort(key=lambda item: first[group(item)] if group(item) is not None else rank(item))
+    for item, g in groups.items():
+        if g is not None:
+            first[g] = min(first.get(g, 2), rank(item))
+    items.sort(key=lambda item: rank(item) if groups[item] is None else first[groups[item]])
 
 
 @pytest.fixture(scope="session")

@@ -408,6 +408,6 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
                           remove_columns=[c for c in ds.column_names if c not in ("tokens", "ner_tags")])
             for split, ds in source.items() if split in ("train", "validation", "test")})
         return TargetData(name or "custom", labels, dataset)
-    crossner = str(source) in CONFIGS
-    return TargetData(name or (str(source) if crossner else target_name(source)), target_labels_of(source),
-                      load_target_dataset(source, data_dir=data_dir))
+    dataset = load_target_dataset(source, data_dir=data_dir)
+    labels = list(dataset["train"].features["ner_tags"].feature.names)  # set from the source's tag list there
+    return TargetData(name or (str(source) if str(source) in CONFIGS else target_name(source)), labels, dataset)
