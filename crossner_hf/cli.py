@@ -25,6 +25,7 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "cdlm": ("cdlm", "cross-domain LM (parameter generation network), supervised or zero-shot"),
     "multicell": ("multicell", "the multi-cell compositional LSTM (Jia & Zhang 2020), with encoder features"),
     "predict": ("predict", "tag raw text, pre-tokenised text or CoNLL files with a trained model"),
+    "export": ("export", "export a trained model to ONNX (fp32 or int8) for ONNX Runtime on the CPU"),
     "report": ("report", "an offline HTML evaluation report of a trained model"),
     "confusion": ("confusion", "entity-level type confusion, with the fine-to-coarse branch share"),
     "plot-entities": ("plot_entities", "t-SNE of gold entity representations, silhouettes per type"),

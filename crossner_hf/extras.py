@@ -4,7 +4,8 @@ Extras (``pip install "crossner_hf[NAME]"``): ``wikipedia`` (datatrove, mwparser
 NER-BERT and domain corpora from dumps), ``corpora`` (pyahocorasick: DAPT corpus levels from
 text + an entity list), ``report`` (nervaluate: the HTML report's partial-match schemes),
 ``plots`` (matplotlib, scikit-learn: every PNG, t-SNE, silhouettes, the stopword list of
-``stats``), ``ray`` (the Ray executor), ``all``. :func:`require` imports a module of an extra or
+``stats``), ``ray`` (the Ray executor), ``onnx`` (onnx, onnxruntime: ``crossner-hf export`` and ONNX
+folders), ``all``. :func:`require` imports a module of an extra or
 raises :class:`MissingExtraError`, one line naming the pip command; the CLI prints it as is.
 """
 
@@ -20,6 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plots": ("matplotlib", "sklearn"),
     "ray": ("ray",),
     "slurm": ("submitit",),
+    "onnx": ("onnxruntime", "onnx"),
 }
 """Extra -> the modules it provides (what :func:`require` checks)."""
 

@@ -75,5 +75,16 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
+def set_torch_threads(threads: int | None) -> None:
+    """``--threads N`` for a PyTorch model (an ONNX folder gets N through ``Tagger.from_pretrained(threads=N)``)."""
+    if threads is None:
+        return
+    if threads < 1:
+        raise ValueError(f"--threads {threads}: give a positive number of CPU threads.")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def shim_exit(make_parser: Any, main: Any) -> None:
     sys.exit(run_command(make_parser, main))

@@ -29,7 +29,7 @@ from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.commands import make_command_parser, set_torch_threads
 
 SPLITS = ("train", "validation", "test")
 
@@ -56,6 +56,9 @@ class ConfusionArguments:
     output_dir: str = field(default="confusion", metadata={"help": "Where confusion.{txt,json,png} go."})
     batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
     device: str | None = field(default=None, metadata={"help": "torch device, e.g. cpu or cuda:0."})
+    threads: int | None = field(
+        default=None, metadata={"help": "CPU threads: ONNX Runtime's for an exported folder, torch's otherwise "
+                                        "(default: the runtime's own choice)."})
 
     def __post_init__(self):
         if bool(self.model) == bool(self.predictions):
@@ -119,7 +122,8 @@ def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])
     gold = [[names[i] for i in row] for row in data["ner_tags"]]
-    tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding)  # any trained folder
+    set_torch_threads(args.threads)
+    tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)  # any trained folder
     pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     out.mkdir(parents=True, exist_ok=True)
     # the same columns as `predict --conll`, so the table can be redrawn with --predictions and no model

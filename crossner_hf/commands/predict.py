@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.commands import make_command_parser, set_torch_threads
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +67,9 @@ class PredictArguments:
     )
     batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
     device: str | None = field(default=None, metadata={"help": "torch device, e.g. cpu or cuda:0."})
+    threads: int | None = field(
+        default=None, metadata={"help": "CPU threads: ONNX Runtime's for an exported folder, torch's otherwise "
+                                        "(default: the runtime's own choice)."})
     nltk_data: str | None = field(
         default=None, metadata={"help": "Folder with NLTK's punkt_tab data (default: $NLTK_DATA)."}
     )
@@ -79,6 +82,8 @@ class PredictArguments:
             raise ValueError(f"predict: give texts in one way only (got {' and '.join(given)}).")
         if self.conll and self.pretokenized:
             raise ValueError("predict: --conll input is already word-split; drop --pretokenized.")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"--threads {self.threads}: give a positive number of CPU threads.")
 
 
 def make_parser(subparsers: Any | None = None):
@@ -89,32 +94,28 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: PredictArguments) -> int:
-    from crossner_hf.inference.predict import load_token_classifier
+    from crossner_hf.inference.tagger import Tagger
     from crossner_hf.outputs import atomic_output, check_writable
-    from crossner_hf.inference.rnn_tagger import is_rnn_folder, load_rnn_tagger
 
     if args.output:
         check_writable(args.output, "--output")
     lines = None if args.conll else _read_lines(args)
-    if is_rnn_folder(args.model):  # a BiLSTM-CRF or CDLM output: its own tagger, same inputs and outputs
-        if args.decoding:
-            raise ValueError("--decoding applies to transformer models; a BiLSTM-CRF/CDLM decodes with its CRF.")
-        model, tokenizer = load_rnn_tagger(args.model, device=args.device), None
-    else:
-        model, tokenizer = load_token_classifier(args.model, device=args.device)
+    set_torch_threads(args.threads)
+    # any trained folder: a transformers model, its ONNX export, or a BiLSTM-CRF / CDLM one
+    tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)
     if not args.output:
-        _predict(args, model, tokenizer, lines, sys.stdout)
+        _predict(args, tagger, lines, sys.stdout)
         return 0
     with atomic_output(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
-        _predict(args, model, tokenizer, lines, out)
+        _predict(args, tagger, lines, out)
     return 0
 
 
-def _predict(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str] | None, out: TextIO) -> None:
+def _predict(args: PredictArguments, tagger: Any, lines: list[str] | None, out: TextIO) -> None:
     if args.conll:
-        _predict_conll(args, model, tokenizer, out)
+        _predict_conll(args, tagger, out)
     else:
-        _predict_lines(args, model, tokenizer, lines, out)
+        _predict_lines(args, tagger, lines, out)
 
 
 def _read_lines(args: PredictArguments) -> list[str]:
@@ -137,16 +138,10 @@ def _read_lines(args: PredictArguments) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
-def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: list[str], out: TextIO) -> None:
-    from crossner_hf.inference.predict import tag_texts
-
+def _predict_lines(args: PredictArguments, tagger: Any, lines: list[str], out: TextIO) -> None:
     # every sentence of every line goes into one length-sorted batched run
-    if tokenizer is None:  # an RNN tagger
-        tagged = model.tag_texts(lines, pretokenized=args.pretokenized, nltk_data=args.nltk_data,
-                                 batch_size=args.batch_size)
-    else:
-        tagged = tag_texts(model, tokenizer, lines, pretokenized=args.pretokenized, decoding=args.decoding,
-                           nltk_data=args.nltk_data, batch_size=args.batch_size, progress=len(lines) > 200)
+    tagged = tagger.tag_texts(lines, pretokenized=args.pretokenized, nltk_data=args.nltk_data,
+                              batch_size=args.batch_size)
     if (args.format or "jsonl") == "conll":
         from crossner_hf.data.conll import write_conll
 
@@ -157,20 +152,14 @@ def _predict_lines(args: PredictArguments, model: Any, tokenizer: Any, lines: li
         out.write(json.dumps({"text": t["text"], "entities": entities}, ensure_ascii=False) + "\n")
 
 
-def _predict_conll(args: PredictArguments, model: Any, tokenizer: Any, out: TextIO) -> None:
+def _predict_conll(args: PredictArguments, tagger: Any, out: TextIO) -> None:
     from crossner_hf.data.conll import read_conll
-    from crossner_hf.inference.predict import label_names, predict_tags
     from crossner_hf.evaluation.metrics import compute_ner_metrics, format_per_type_table
 
-    rnn = tokenizer is None
-    sentences = read_conll(args.conll, model.gold_labels if rnn else label_names(model), strict=False)
+    sentences = read_conll(args.conll, tagger.gold_labels, strict=False)
     words = [s["tokens"] for s in sentences]
     gold = [s["ner_tags"] for s in sentences]
-    if rnn:
-        pred = model.tag(words, batch_size=args.batch_size)
-    else:
-        pred = predict_tags(model, tokenizer, words, decoding=args.decoding, batch_size=args.batch_size,
-                            progress=len(words) > 200)
+    pred = tagger.tag(words, batch_size=args.batch_size, progress=len(words) > 200)
     if (args.format or "conll") == "conll":
         from crossner_hf.data.conll import write_conll
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.commands import make_command_parser, set_torch_threads
 
 SPLITS = ("train", "validation", "test")
 
@@ -38,6 +38,9 @@ class ReportArguments:
     n_boot: int = field(default=1000, metadata={"help": "Bootstrap resamples for the 95% intervals."})
     seed: int = field(default=0, metadata={"help": "Seed of the bootstrap."})
     batch_size: int = field(default=32, metadata={"help": "Windows per forward pass."})
+    threads: int | None = field(
+        default=None, metadata={"help": "CPU threads: ONNX Runtime's for an exported folder, torch's otherwise "
+                                        "(default: the runtime's own choice)."})
 
     def __post_init__(self):
         if not self.model:
@@ -67,7 +70,8 @@ def main(args: ReportArguments) -> int:
 
     tokens = list(data[args.split]["tokens"])
     # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.inference.tagger)
-    tagger = Tagger.from_pretrained(args.model, decoding=args.decoding)
+    set_torch_threads(args.threads)
+    tagger = Tagger.from_pretrained(args.model, decoding=args.decoding, threads=args.threads)
     pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
     other = None
     if args.compare:

@@ -102,12 +102,12 @@ def word_representations(
     :func:`crossner_hf.inference.predict.predict_word_scores`; each word takes its vector from the
     window where it is most central.
     """
-    from crossner_hf.inference.predict import run_windows
+    from crossner_hf.inference.predict import run_windows, torch_inputs
 
     encoder = model.base_model  # the model itself when it has no head
 
-    def last_hidden(inputs: dict[str, Any]) -> np.ndarray:
-        return encoder(**inputs).last_hidden_state.float().cpu().numpy()
+    def last_hidden(inputs: dict[str, np.ndarray]) -> np.ndarray:
+        return encoder(**torch_inputs(model, inputs)).last_hidden_state.float().cpu().numpy()
 
     return run_windows(model, tokenizer, sentences, last_hidden, int(encoder.config.hidden_size),
                        **{"desc": "Encoding", **kwargs})

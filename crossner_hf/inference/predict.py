@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,8 @@ from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predic
 if TYPE_CHECKING:
     import torch
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from crossner_hf.inference.onnx_runtime import OnnxTokenClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +87,7 @@ def load_token_classifier(
 
 
 def predict_word_scores(
-    model: PreTrainedModel,
+    model: PreTrainedModel | OnnxTokenClassifier,
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[Sequence[str]],
     *,
@@ -97,28 +100,64 @@ def predict_word_scores(
     """Per-word log-probabilities (``n_words x n_labels`` float32) for every sentence.
 
     Windows of all sentences are sorted by length and run in batches of ``batch_size``,
-    padded to the longest window of the batch, in ``eval`` mode under
-    ``torch.inference_mode`` (the model's training flag is restored afterwards). ``device``
-    moves the model there; by default the model's current device is used.
+    padded to the longest window of the batch. A PyTorch model runs in ``eval`` mode under
+    ``torch.inference_mode`` (its training flag is restored afterwards; ``device`` moves it
+    there, by default its current device); an exported folder's
+    :class:`~crossner_hf.inference.onnx_runtime.OnnxTokenClassifier` runs in ONNX Runtime on the
+    same padded batches.
     """
-    import torch
+    from crossner_hf.inference.onnx_runtime import OnnxTokenClassifier
 
-    if device is not None:
-        model.to(device)
+    if isinstance(model, OnnxTokenClassifier):
+        if device not in (None, "cpu"):
+            raise ValueError(f"device={device!r}: an ONNX folder runs on the CPU (ONNX Runtime); drop --device.")
+        forward = model.log_probabilities
+    else:
+        import torch
 
-    def log_probabilities(inputs: dict[str, Any]) -> np.ndarray:
-        return torch.log_softmax(model(**inputs).logits.float(), dim=-1).cpu().numpy()
+        if device is not None:
+            model.to(device)
 
-    return run_windows(model, tokenizer, sentences, log_probabilities, int(model.config.num_labels),
+        def forward(inputs: dict[str, np.ndarray]) -> np.ndarray:
+            logits = model(**torch_inputs(model, inputs)).logits
+            return torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+
+    return run_windows(model, tokenizer, sentences, forward, int(model.config.num_labels),
                        batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
                        desc="Predicting")
 
 
+def torch_inputs(model: PreTrainedModel, inputs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    """A numpy batch of :func:`run_windows` as tensors on the model's device."""
+    import torch
+
+    device = next(model.parameters()).device
+    return {name: torch.from_numpy(array).to(device) for name, array in inputs.items()}
+
+
+@contextmanager
+def _inference_mode(model: Any) -> Iterator[None]:
+    """A PyTorch model in ``eval`` mode under ``torch.inference_mode``, its training flag restored after;
+    nothing for an ONNX model (it has no training mode)."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        yield
+        return
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        model.train(was_training)
+
+
 def run_windows(
-    model: PreTrainedModel,
+    model: PreTrainedModel | OnnxTokenClassifier,
     tokenizer: PreTrainedTokenizerBase,
     sentences: Sequence[Sequence[str]],
-    forward: Any,
+    forward: Callable[[dict[str, np.ndarray]], np.ndarray],
     width: int,
     *,
     batch_size: int = 32,
@@ -127,18 +166,19 @@ def run_windows(
     progress: bool = False,
     desc: str = "Predicting",
 ) -> list[np.ndarray]:
-    """``forward(inputs) -> (batch, tokens, width)`` over every window, stitched back to words.
+    """``forward(batch) -> (batch, tokens, width)`` over every window, stitched back to words.
 
-    The one batching loop behind :func:`predict_word_scores` and the entity representations of
-    :mod:`crossner_hf.evaluation.entity_analysis`: windows of all sentences sorted by length, padded to
-    the longest window of each batch, run in ``eval`` mode under ``torch.inference_mode``
-    (the training flag is restored afterwards); each word keeps the output of the window
-    where it is most central. Returns one ``n_words x width`` float32 array per sentence.
+    The one batching loop behind :func:`predict_word_scores` (PyTorch and ONNX Runtime) and the
+    entity representations of :mod:`crossner_hf.evaluation.entity_analysis`: windows of all sentences
+    sorted by length, padded to the longest window of each batch and passed to ``forward`` as int64
+    numpy arrays (``input_ids``, ``attention_mask``, and all-zero ``token_type_ids`` when the
+    tokenizer makes them, as the Trainer's collator passes them); a PyTorch model runs in ``eval``
+    mode under ``torch.inference_mode`` (the training flag is restored afterwards). Each word keeps
+    the output of the window where it is most central. Returns one ``n_words x width`` float32
+    array per sentence.
     """
-    import torch
     from tqdm.auto import tqdm
 
-    device = next(model.parameters()).device
     length = resolve_max_length(tokenizer, max_length, model)
     enc = tokenize_and_align({"tokens": sentences}, tokenizer, max_length=length, stride=stride)
     n_rows = len(enc["input_ids"])
@@ -146,29 +186,21 @@ def run_windows(
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     with_types = "token_type_ids" in enc
     outputs: list[Any] = [None] * n_rows
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            for start in tqdm(range(0, n_rows, batch_size), desc=desc, disable=not progress, unit="batch"):
-                batch = order[start : start + batch_size]
-                longest = max(len(enc["input_ids"][r]) for r in batch)
-                input_ids = np.full((len(batch), longest), pad_id, dtype=np.int64)
-                mask = np.zeros((len(batch), longest), dtype=np.int64)
-                for j, r in enumerate(batch):
-                    input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
-                    mask[j, : len(enc["input_ids"][r])] = 1
-                inputs = {
-                    "input_ids": torch.from_numpy(input_ids).to(device),
-                    "attention_mask": torch.from_numpy(mask).to(device),
-                }
-                if with_types:  # all zeros for single sequences, as the Trainer's collator passes them
-                    inputs["token_type_ids"] = torch.zeros_like(inputs["input_ids"])
-                values = forward(inputs)
-                for j, r in enumerate(batch):
-                    outputs[r] = values[j]
-    finally:
-        model.train(was_training)
+    with _inference_mode(model):
+        for start in tqdm(range(0, n_rows, batch_size), desc=desc, disable=not progress, unit="batch"):
+            batch = order[start : start + batch_size]
+            longest = max(len(enc["input_ids"][r]) for r in batch)
+            input_ids = np.full((len(batch), longest), pad_id, dtype=np.int64)
+            mask = np.zeros((len(batch), longest), dtype=np.int64)
+            for j, r in enumerate(batch):
+                input_ids[j, : len(enc["input_ids"][r])] = enc["input_ids"][r]
+                mask[j, : len(enc["input_ids"][r])] = 1
+            inputs = {"input_ids": input_ids, "attention_mask": mask}
+            if with_types:
+                inputs["token_type_ids"] = np.zeros_like(input_ids)
+            values = forward(inputs)
+            for j, r in enumerate(batch):
+                outputs[r] = values[j]
     stitched = stitch_word_predictions(outputs, enc["word_ids"], enc["example_index"], [len(s) for s in sentences])
     return [np.asarray(s, dtype=np.float32).reshape(len(s), width) for s in stitched]
 
@@ -189,6 +221,18 @@ def predict_tags(
     names = label_names(model)
     scores = predict_word_scores(model, tokenizer, sentences, **kwargs)
     return [[names[i] for i in ids] for ids in decode(scores, names, model_decoding(model, decoding))]
+
+
+def check_word_lists(sentences: Sequence[Sequence[str]], where: str = "Tagger.tag") -> None:
+    """Refuse a string where a word list is expected (iterating it would tag it one character at a time)."""
+    if isinstance(sentences, str):
+        raise ValueError(f"{where} takes a list of sentences, each a list of words; got one str. Pass "
+                         "[text.split()] for words, or tag raw text with tag_texts([text]).")
+    for i, sentence in enumerate(sentences):
+        if isinstance(sentence, str):
+            shown = sentence if len(sentence) <= 40 else sentence[:37] + "..."
+            raise ValueError(f"{where}: sentence {i} is a str ({shown!r}), not a list of words; pass "
+                             "[s.split() for s in texts] for words, or tag raw text with tag_texts(texts).")
 
 
 Span = tuple[int, int]

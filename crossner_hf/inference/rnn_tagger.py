@@ -21,7 +21,12 @@ def is_rnn_folder(path: str | Path) -> bool:
     config = Path(path).expanduser() / "config.json"
     if not config.is_file():
         return False
-    return json.loads(config.read_text(encoding="utf-8")).get("model_type") in RNN_MODEL_TYPES
+    try:
+        raw = json.loads(config.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{config}: not valid JSON ({err}); the model folder is damaged: save or download it "
+                         "again.") from None
+    return isinstance(raw, dict) and raw.get("model_type") in RNN_MODEL_TYPES
 
 
 class RNNTagger:
@@ -31,6 +36,7 @@ class RNNTagger:
     does not import it): ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF or CDLM folder."""
 
     decoding = "crf-viterbi"
+    runtime = "pytorch"
 
     def __init__(self, folder: str | Path, device: str | None = None):
         from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
@@ -57,6 +63,9 @@ class RNNTagger:
 
     def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
             ) -> list[list[str]]:
+        from crossner_hf.inference.predict import check_word_lists
+
+        check_word_lists(sentences)
         return decode_sentences(self.model, self.vocab, sentences, self.labels, self.decode_kwargs, batch_size)
 
     def tag_texts(self, inputs: Sequence[str | Sequence[str]], *, pretokenized: bool = False,

@@ -333,3 +333,77 @@ def write_rnn_model_card(out: str | Path, results: Mapping[str, Any]) -> Path:
               "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
               "class_name": class_name, "citations": citations}
     return write_model_card(out, data, render("rnn_model", values))
+
+
+# ------------------------------------------------------------------------ ONNX exports
+
+
+def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source: str | Path) -> Path:
+    """``README.md`` of a folder written by ``crossner-hf export``: the runtime and the F1 measured through it.
+
+    ``record`` is the export record (:data:`crossner_hf.inference.onnx_runtime.ONNX_RECORD`); the license and
+    base model come from the exported folder's own card, the labels and decoding from ``folder``'s config.
+    """
+    from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+    folder, source = Path(folder), Path(source)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
+    decoding = read_provenance(config)["decoding"] or "argmax"
+    source_card = ModelCard.load(source / "README.md").data if (source / "README.md").is_file() else None
+    base = getattr(source_card, "base_model", None) if source_card is not None else None
+    precision = record["precision"]
+    runtime = f"ONNX Runtime, {precision}"
+    evaluation = record.get("evaluation")
+    eval_results, datasets = None, None
+    if evaluation:
+        name = evaluation["dataset"]
+        dataset_type, dataset_name = ("crossner", f"CrossNER {name}") if name in CONFIGS else (name, name)
+        datasets = ["crossner"] if name in CONFIGS else None
+        eval_results = [EvalResult(
+            task_type="token-classification", task_name="Named Entity Recognition", dataset_type=dataset_type,
+            dataset_name=dataset_name, dataset_config=name, dataset_split=evaluation["split"], metric_type=metric,
+            metric_value=round(100 * evaluation[metric], 2), metric_config=f"{decoding}, {precision}",
+            metric_name=f"{evaluation['split'].capitalize()} {METRIC_NAMES[metric]} ({runtime}, {decoding} decoding)",
+        ) for metric in ("precision", "recall", "f1")]
+        same = ("every tag identical to the PyTorch model's" if evaluation.get("tags_identical")
+                else "tags differ from the PyTorch model's on some words")
+        results_text = (
+            f"Entity-level micro F1 (conlleval convention) on the {dataset_name} {evaluation['split']} split "
+            f"({evaluation['sentences']} sentences), measured at export through this folder "
+            f"(`Tagger.from_pretrained`, {runtime}, {decoding} decoding), beside the PyTorch model it came from "
+            "on the same sentences:\n\n"
+            "| runtime | precision | recall | F1 |\n|---|---:|---:|---:|\n"
+            f"| {runtime} (this folder) | {_pct(evaluation['precision'])} | {_pct(evaluation['recall'])} | "
+            f"{_pct(evaluation['f1'])} |\n"
+            f"| PyTorch (`{source.name}`) | | | {_pct(evaluation.get('pytorch_f1'))} |\n\n"
+            f"Difference {100 * (evaluation['f1'] - evaluation.get('pytorch_f1', evaluation['f1'])):+.2f} F1; {same}. "
+            "Speed on a CPU: `docs/inference.md` of crossner_hf (benchmarks/inference.py).")
+    else:
+        results_text = ("Not measured at export (the exported folder names no dataset): run "
+                        f"`crossner-hf export --model {source.name} --dataset_dir SOURCE` to measure it, or "
+                        "`crossner-hf predict --model THIS_FOLDER --conll test.txt`.")
+    card_data = ModelCardData(
+        language="en", license=getattr(source_card, "license", None) or "unknown", library_name="onnx",
+        pipeline_tag="token-classification", base_model=base, datasets=datasets,
+        metrics=["precision", "recall", "f1"] if evaluation else None,
+        tags=["token-classification", "ner", "crossner_hf", "onnx", "onnxruntime", precision, f"decoding-{decoding}"],
+        model_name=f"{source.name}-onnx-{precision}", eval_results=eval_results,
+    )
+    quantization = record.get("quantization")
+    settings = {"runtime": "onnxruntime (CPUExecutionProvider)", "exporter": f"{record['exporter']}, opset {record['opset']}",
+                "precision": precision, "graph inputs": ", ".join(record["inputs"]), "sha256 of model.onnx": record["sha256"]}
+    if quantization:
+        settings.update({"quantisation": f"{quantization['method']}, {quantization['weight_type']} weights, "
+                                         f"{'per channel' if quantization['per_channel'] else 'per tensor'}",
+                         "quantised ops": ", ".join(quantization["op_types"]),
+                         "kept in fp32": "embeddings, " + ", ".join(quantization["nodes_kept_fp32"] or ["-"])})
+    values = {
+        "title": f"{source.name} (ONNX, {precision})", "source": source.name, "runtime": runtime,
+        "quantization_text": (" (dynamic int8 weights; the embeddings and the classifier stay fp32)"
+                              if quantization else ""),
+        "decoding": decoding, "results_text": results_text, "repo": "PATH_OR_REPO_ID",
+        "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "n_labels": len(labels), "labels": ", ".join(f"`{t}`" for t in labels),
+    }
+    return write_model_card(folder, card_data, render("onnx_model", values))

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The GPU check of docs/inference.md: fine-tune politics (the demo's recipe: MiniLM, direct, seed 555) with
+# --bf16 and with --fp16 under `accelerate launch` on one GPU, then tag the test split through Tagger on the
+# GPU (F1, sentences/s). Prepared for a lent GPU machine with no network (the device tool of this workplace):
+#   .gpu/minilm   the packaged all-MiniLM-L6-v2 saved in fp16 (45 MB; restored to fp32 before training)
+#   .gpu/crossner the CrossNER politics files (labels.json + politics/)
+#   .whl/         wheels the machine lacks: datasets, evaluate, seqeval, nltk, dill, multiprocess, defusedxml
+# Writes $OUT/gpu_results.json and $OUT/log. Usage there: bash benchmarks/gpu_finetune.sh
+set -euo pipefail
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
+export CROSSNER_DATA_DIR=$PWD/.gpu/crossner CROSSNER_HF_CACHE=/tmp/crossner-cache
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+python3 - <<'PY'
+import shutil, torch, json
+from pathlib import Path
+from safetensors.torch import load_file, save_file
+src, dst = Path(".gpu/minilm"), Path("/tmp/minilm")
+shutil.copytree(src, dst, dirs_exist_ok=True)
+sd = load_file(src / "model.safetensors")
+save_file({k: v.float().contiguous() for k, v in sd.items()}, dst / "model.safetensors", metadata={"format": "pt"})
+cfg = json.loads((dst / "config.json").read_text()); cfg["torch_dtype"] = "float32"; cfg.pop("dtype", None)
+(dst / "config.json").write_text(json.dumps(cfg, indent=2))
+print("torch", torch.__version__, "cuda", torch.cuda.is_available())
+PY
+for precision in bf16 fp16; do
+  start=$(date +%s)
+  accelerate launch --num_processes 1 --num_machines 1 --mixed_precision "$precision" --dynamo_backend no \
+    trainer_recipes/finetune.py --config trainer_recipes/configs/politics_direct_minilm.yaml \
+    --model_name_or_path /tmp/minilm --output_dir "/tmp/gpu-$precision" --seeds 555 --use_cpu false \
+    "--$precision" true --dataloader_num_workers 0 > "$OUT/train-$precision.log" 2>&1 \
+    || { tail -40 "$OUT/train-$precision.log"; exit 1; }
+  echo "$precision trained in $(( $(date +%s) - start )) s"
+  echo "$(( $(date +%s) - start ))" > "/tmp/gpu-$precision/train_seconds"
+done
+python3 - <<'PY'
+import json, os, statistics, time, torch
+from pathlib import Path
+from crossner_hf import Tagger, load_crossner
+from crossner_hf.evaluation.metrics import compute_ner_metrics
+data = load_crossner("politics")["test"]
+names = data.features["ner_tags"].feature.names
+words = list(data["tokens"]); gold = [[names[i] for i in r] for r in data["ner_tags"]]
+out = {"gpu": Path(os.environ["OUT"], "gpu.txt").read_text().strip(), "torch": torch.__version__, "runs": []}
+for precision in ("bf16", "fp16"):
+    folder = Path(f"/tmp/gpu-{precision}")
+    res = json.loads((folder / "results.json").read_text())
+    tagger = Tagger.from_pretrained(folder, device="cuda")
+    for batch in (32, 128):
+        tagger.tag(words[:64], batch_size=batch); torch.cuda.synchronize()
+        times = []
+        for _ in range(5):
+            t = time.perf_counter(); pred = tagger.tag(words, batch_size=batch); torch.cuda.synchronize()
+            times.append(time.perf_counter() - t)
+        f1 = compute_ner_metrics(gold, pred)["overall_f1"]
+        out["runs"].append({"precision": precision, "batch_size": batch, "test_f1_tagger": round(100 * f1, 2),
+                            "test_f1_results_json": round(100 * res["test_mean"][res["decoding"]]["f1"], 2),
+                            "dev_f1": round(100 * res["dev_overall_f1_mean"], 2),
+                            "train_seconds": int((folder / "train_seconds").read_text()),
+                            "sentences_per_s_median_of_5": round(len(words) / statistics.median(times), 1)})
+        print(out["runs"][-1])
+Path(os.environ["OUT"], "gpu_results.json").write_text(json.dumps(out, indent=2))
+PY
