@@ -4,12 +4,13 @@
 # GPU (F1, sentences/s). Prepared for a lent GPU machine with no network (the device tool of this workplace):
 #   .gpu/minilm   the packaged all-MiniLM-L6-v2 saved in fp16 (45 MB; restored to fp32 before training)
 #   .gpu/crossner the CrossNER politics files (labels.json + politics/)
-#   .whl/         wheels the machine lacks: datasets, evaluate, seqeval, nltk, dill, multiprocess, defusedxml
+#   .whl/         wheels the machine lacks: datasets, evaluate, seqeval, nltk, dill, multiprocess, defusedxml, and
+#                 crossner_hf itself (`pip wheel --no-deps -w .whl .`: the cards are package data of the install)
 # Writes $OUT/gpu_results.json and $OUT/log. Usage there: bash benchmarks/gpu_finetune.sh
 set -euo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
+export PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
 export CROSSNER_DATA_DIR=$PWD/.gpu/crossner CROSSNER_HF_CACHE=/tmp/crossner-cache
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 python3 - <<'PY'
