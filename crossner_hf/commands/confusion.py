@@ -30,12 +30,13 @@ from typing import Any
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
+from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
 
 SPLITS = ("train", "validation", "test")
 
 
 @dataclass
-class ConfusionArguments:
+class ConfusionArguments(LabeledDataArguments):
     model: str | None = field(
         default=None, metadata={"help": "A trained token-classification model folder (or Hub id) to predict with."}
     )
@@ -64,8 +65,9 @@ class ConfusionArguments:
         if bool(self.model) == bool(self.predictions):
             raise ValueError("confusion needs exactly one of --model (a trained model folder) and --predictions "
                              "(a file written by `crossner-hf predict --conll`).")
-        if self.model and not self.config:
-            raise ValueError("confusion --model needs --config: the CrossNER config whose split to predict.")
+        if self.model and not (self.config or self.dataset_dir):
+            raise ValueError("confusion --model needs --config (a CrossNER config) or --dataset_dir (your labeled "
+                             "data): the split to predict.")
 
 
 def make_parser(subparsers: Any | None = None):
@@ -90,10 +92,10 @@ def main(args: ConfusionArguments) -> int:
         name = Path(args.predictions).name
     else:
         gold, pred, source = _predict(args, out)
-        name = f"{Path(args.model).name}, {args.config} {args.split}"
+        name = f"{Path(args.model).name}, {source['dataset']} {args.split}"
     table = confusion_table(gold, pred)
     if not table.rows:
-        where = args.predictions or f"{args.config} {args.split}"
+        where = args.predictions or f"{source['dataset']} {args.split}"
         raise ValueError(f"{where}: neither the gold nor the predicted tags hold an entity; nothing to tabulate.")
     out.mkdir(parents=True, exist_ok=True)
     text = table.format()
@@ -115,10 +117,10 @@ def main(args: ConfusionArguments) -> int:
 
 def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
     from crossner_hf.data.conll import write_conll
-    from crossner_hf.data.target import load_crossner
     from crossner_hf.inference.tagger import Tagger
 
-    data = load_crossner(args.config, args.data_dir)[args.split]
+    dataset_name, splits = load_labeled(args, args.config)
+    data = splits[args.split]
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])
     gold = [[names[i] for i in row] for row in data["ner_tags"]]
@@ -129,6 +131,6 @@ def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list
     # the same columns as `predict --conll`, so the table can be redrawn with --predictions and no model
     write_conll(out / "predictions.conll", [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(tokens, gold, pred)],
                 columns=("tokens", "gold", "pred"))
-    source = {"model": args.model, "config": args.config, "split": args.split,
+    source = {"model": args.model, "dataset": dataset_name, "split": args.split,
               "decoding": tagger.decoding}
     return gold, pred, source

@@ -24,12 +24,13 @@ from typing import Any
 
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
 
 SPLITS = ("train", "validation", "test")
 
 
 @dataclass
-class PlotEntitiesArguments:
+class PlotEntitiesArguments(LabeledDataArguments):
     model: str = field(
         default=None,
         metadata={"help": "An encoder: a model folder (token-classification, MLM/DAPT or bare encoder), "
@@ -68,12 +69,12 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: PlotEntitiesArguments) -> int:
-    from crossner_hf.data.target import load_crossner
     from crossner_hf.evaluation.entity_analysis import (
         entity_representations, format_silhouette, load_encoder, silhouette_by_category, tsne_plot,
     )
 
-    data = load_crossner(args.config, args.data_dir)[args.split]
+    dataset, splits = load_labeled(args, args.config)
+    data = splits[args.split]
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])
     tags = [[names[i] for i in row] for row in data["ner_tags"]]
@@ -83,13 +84,13 @@ def main(args: PlotEntitiesArguments) -> int:
         batch_size=args.batch_size, progress=len(tokens) > 200,
     )
     if len(vectors) < 3:
-        raise ValueError(f"{args.config} {args.split} has {len(vectors)} gold entities; a t-SNE plot needs 3 or more.")
+        raise ValueError(f"{dataset} {args.split} has {len(vectors)} gold entities; a t-SNE plot needs 3 or more.")
     scores = silhouette_by_category(vectors, categories)
-    title = f"{Path(args.model).name}: {len(categories)} gold entities, {args.config} {args.split}"
+    title = f"{Path(args.model).name}: {len(categories)} gold entities, {dataset} {args.split}"
     png = Path(args.output)
     tsne_plot(vectors, categories, png, seed=args.seed, perplexity=args.perplexity, scores=scores, title=title)
     record = {
-        "model": args.model, "config": args.config, "split": args.split, "entities": len(categories),
+        "model": args.model, "dataset": dataset, "split": args.split, "entities": len(categories),
         "max_entities": args.max_entities, "seed": args.seed, "perplexity": args.perplexity,
         "representation": "last hidden layer at the first sub-word of the entity's first word",
         "silhouette": scores,

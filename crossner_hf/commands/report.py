@@ -1,8 +1,9 @@
-"""Write an offline HTML evaluation report for a trained model on a CrossNER split.
+"""Write an offline HTML evaluation report for a trained model on a labeled split.
 
 Usage:
     crossner-hf report --model outputs/politics-direct --config politics --output report.html
     crossner-hf report --model A --compare B --config music --split validation --output ab.html
+    crossner-hf report --model OUT --dataset_dir mydata --split test --output mine.html   # any labeled data
 
 The model predicts the split with the decoding it records (``--decoding`` overrides); the
 page shows per-type scores with bootstrap intervals, the SemEval-2013 schemes, the entity
@@ -20,12 +21,13 @@ from typing import Any
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
+from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
 
 SPLITS = ("train", "validation", "test")
 
 
 @dataclass
-class ReportArguments:
+class ReportArguments(LabeledDataArguments):
     model: str = field(default=None, metadata={"help": "A trained model folder (output_dir of `crossner-hf train`)."})
     config: str = field(default="politics", metadata={"help": "CrossNER config.", "choices": list(CONFIGS)})
     split: str = field(default="test", metadata={"help": "Split to evaluate.", "choices": list(SPLITS)})
@@ -55,14 +57,13 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ReportArguments) -> int:
-    from crossner_hf.data.target import load_crossner
     from crossner_hf.evaluation.report import write_report
     from crossner_hf.inference.tagger import Tagger
 
     from crossner_hf.outputs import check_writable
 
     check_writable(args.output, "--output")  # before minutes of prediction, not after
-    data = load_crossner(args.config, args.data_dir)
+    name, data = load_labeled(args, args.config)
     names = data[args.split].features["ner_tags"].feature.names
 
     def tags(split: str) -> list[list[str]]:
@@ -84,7 +85,7 @@ def main(args: ReportArguments) -> int:
         train_tokens=list(data["train"]["tokens"]) if args.split != "train" else None,
         train_tags=tags("train") if args.split != "train" else None,
         compare_pred=other, compare_name=Path(args.compare).name if args.compare else "other model",
-        suspect_sentences=suspects, model_name=Path(args.model).name, config=args.config, split=args.split,
+        suspect_sentences=suspects, model_name=Path(args.model).name, config=name, split=args.split,
         decoding=tagger.decoding, n_boot=args.n_boot, seed=args.seed,
     )
     print(path)

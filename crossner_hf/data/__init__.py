@@ -21,7 +21,7 @@ _LAZY = {
     "CrossNERDataNotFound": "crossner_hf.data.target",
     "cache_root": "crossner_hf.data.target",
     "resolve_data_dir": "crossner_hf.data.target",
-    "features_for": "crossner_hf.data.target",
+    "features_for": "crossner_hf.data.columns",
     "build_split": "crossner_hf.data.target",
     "load_crossner": "crossner_hf.data.target",
     "FOLDER_LABELS_FILE": "crossner_hf.data.target",

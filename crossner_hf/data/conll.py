@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from crossner_hf.data.labels import continues, tag_type
+from crossner_hf.data.labels import continues, orphan_message, tag_type
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _decode(path: Path, data: bytes) -> str:
 
 
 def read_conll(
-    path: str | Path, labels: Sequence[str] | None, strict: bool = True
+    path: str | Path, labels: Sequence[str] | None, strict: bool = True, *, warn_repairs: bool = True
 ) -> list[dict[str, list[str]]]:
     """Read a CoNLL NER file into ``[{"tokens": [...], "ner_tags": [...]}, ...]``.
 
@@ -121,12 +121,7 @@ def read_conll(
             if not continues(previous, tag):
                 etype = tag_type(tag)
                 if strict:
-                    raise ConllFormatError(
-                        path, lineno,
-                        f"tag {tag!r} (token {token!r}) does not continue an entity of type "
-                        f"{etype!r} (previous tag {previous!r}); use 'B-{etype}' or read "
-                        "with strict=False to repair it.",
-                    )
+                    raise ConllFormatError(path, lineno, orphan_message(tag, previous, token))
                 tag = "B-" + etype
                 if allowed is not None and tag not in allowed:
                     raise ConllFormatError(
@@ -140,7 +135,7 @@ def read_conll(
     if not sentences:
         raise ConllFormatError(path, 1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; "
                                         "pass a CoNLL file of word<TAB>tag lines")
-    if repaired:
+    if repaired and warn_repairs:
         logger.warning(
             "%s: repaired %d orphan I- tag(s) to B- (strict=False).", path, repaired
         )

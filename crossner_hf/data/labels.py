@@ -170,6 +170,33 @@ def continues(previous: str | None, tag: str) -> bool:
     return tag.startswith("I-") and previous is not None and previous != "O" and tag_type(previous) == tag_type(tag)
 
 
+def orphan_message(tag: str, previous: str, token: str | None = None) -> str:
+    """The one message for an orphan ``I-`` tag, whatever the source (a CoNLL file, a dataset, a DatasetDict)."""
+    etype = tag_type(tag)
+    shown = f" (token {token!r})" if token is not None else ""
+    return (f"tag {tag!r}{shown} does not continue an entity of type {etype!r} (previous tag {previous!r}); use "
+            f"'B-{etype}', or read it as 'B-{etype}' as conlleval does with strict=False (--strict false).")
+
+
+def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequence[str] | None = None
+                ) -> tuple[list[str], int]:
+    """The one rule for orphan ``I-x`` tags (after ``O``, at the start, or after another type): ``strict`` raises a
+    ``ValueError`` naming ``where`` and the word; otherwise they become ``B-x``. Returns the tags and the count
+    repaired (the caller says how many, once)."""
+    out, repaired = [], 0
+    for i, tag in enumerate(tags):
+        if tag.startswith("I-"):
+            previous = out[-1] if out else "O"
+            if not continues(previous, tag):
+                if strict:
+                    raise ValueError(f"{where}, word {i}: " + orphan_message(tag, previous,
+                                                                             tokens[i] if tokens else None))
+                tag = "B-" + tag_type(tag)
+                repaired += 1
+        out.append(tag)
+    return out, repaired
+
+
 def entity_spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
     """Entities ``(type, first_word, last_word)`` (inclusive) in the conlleval reading of ``tags``.
 

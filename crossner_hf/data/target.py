@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
 import urllib.error
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.data.columns import features_for  # noqa: F401 - re-exported: the one home is columns
 from crossner_hf.data.conll import read_conll
 from crossner_hf.encoders import hub_offline
 from crossner_hf.data.labels import CONFIGS, labels_for
@@ -138,21 +140,6 @@ def resolve_data_dir(config: str, data_dir: str | Path | None = None) -> Path:
     return _download(config)
 
 
-def features_for(config: str | Sequence[str]):
-    """The ``datasets.Features`` of a config (a CrossNER config name or a label list): ``id``, ``tokens``,
-    ``ner_tags`` (ClassLabel)."""
-    from datasets import ClassLabel, Features, List, Value
-
-    labels = labels_for(config) if isinstance(config, str) else list(config)
-    return Features(
-        {
-            "id": Value("string"),
-            "tokens": List(Value("string")),
-            "ner_tags": List(ClassLabel(names=labels)),
-        }
-    )
-
-
 def _fingerprint(labels: Sequence[str], folder: Path) -> str:
     h = hashlib.blake2b(digest_size=16)
     h.update("\n".join(labels).encode())
@@ -254,7 +241,7 @@ def conll_folder_labels(folder: str | Path) -> list[str]:
         return labels
     types: dict[str, None] = {}
     for file in SPLIT_FILES.values():
-        for sentence in read_conll(path / file, None, strict=False):
+        for sentence in read_conll(path / file, None, strict=False, warn_repairs=False):  # types only
             for tag in sentence["ner_tags"]:
                 if tag != "O":
                     types.setdefault(tag[2:], None)
@@ -291,25 +278,46 @@ def target_name(source: str | Path) -> str:
     return path.resolve().name if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
 
 
-def _hub_splits(source: str | Path):
-    """``load_dataset(source)``'s train / validation / test (``dev`` and ``valid`` accepted for validation)."""
+def _load_splits(source: str | Path) -> dict[str, Any]:
+    """``load_dataset(source)``'s train / validation / test (``dev`` and ``valid`` accepted for validation).
+
+    ``source`` is a folder ``load_dataset`` opens (JSON Lines, CSV, Parquet or Arrow files named by split) or a
+    Hub id. A name that is neither an existing path nor reachable on the Hub is one line saying both.
+    """
     from datasets import load_dataset
 
-    loaded = load_dataset(str(source))
+    from crossner_hf.encoders import hub_offline
+
+    path = Path(str(source)).expanduser()
+    looks_like_repo = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(source)) is not None and not str(source).startswith(".")
+    if not path.exists() and (not looks_like_repo or hub_offline(datasets_too=True)):
+        why = ("and as a Hub dataset id it was not looked up (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set)"
+               if looks_like_repo else "and it cannot be a Hub dataset id")
+        raise FileNotFoundError(f"--dataset_dir {source}: no such folder or file ({path.resolve()}), {why}; pass a "
+                                "CrossNER domain, a CoNLL folder, or a folder of train/validation/test files "
+                                "(JSON Lines, CSV, Parquet).")
+    try:
+        loaded = load_dataset(str(path) if path.exists() else str(source))
+    except (FileNotFoundError, ConnectionError, ValueError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        where = "the folder" if path.exists() else "no such local folder, and the Hub"
+        raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset ({first[:200]}).") \
+            from None
     splits = {}
     for split, aliases in SPLIT_ALIASES.items():
         found = next((a for a in aliases if a in loaded), None)
         if found is None:
             raise ValueError(f"--dataset_dir {source}: load_dataset gives the splits {list(loaded)}; a {split} split "
-                             f"is needed (named {' or '.join(aliases)}).")
+                             f"is needed (a file or split named {' or '.join(aliases)}).")
         splits[split] = loaded[found]
-    for split, ds in splits.items():
-        inner = getattr(ds.features.get("ner_tags"), "feature", None)
-        if "tokens" not in ds.column_names or not hasattr(inner, "names"):
-            raise ValueError(f"--dataset_dir {source}: its {split} split needs a 'tokens' column and a 'ner_tags' "
-                             f"column of ClassLabel tags (it has {ds.features}); rename the columns with "
-                             "Dataset.rename_column or cast ner_tags to ClassLabel.")
     return splits
+
+
+def _normalized(source: str | Path, text_column: str | None, label_column: str | None, strict: bool):
+    from crossner_hf.data.columns import normalize_splits
+
+    return normalize_splits(_load_splits(source), source=str(source), text_column=text_column,
+                            label_column=label_column, strict=strict)
 
 
 def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
@@ -325,40 +333,29 @@ def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
     return Path(dataset_dir).resolve() if str(dataset_dir) in CONFIGS and Path(dataset_dir).exists() else dataset_dir
 
 
-def target_labels_of(source: str | Path) -> list[str]:
+def target_labels_of(source: str | Path, *, text_column: str | None = None, label_column: str | None = None,
+                     strict: bool = True) -> list[str]:
     """The tag list of a target source: a CrossNER domain's, a CoNLL folder's (:func:`conll_folder_labels`) or
-    the ``ner_tags`` ClassLabel names of a dataset ``load_dataset`` opens (a Hub id, a local Parquet / JSON /
-    Arrow folder); BIO tags with ``O`` first are required."""
+    that of a dataset ``load_dataset`` opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files): its
+    ``ClassLabel`` names, or for string tags the order :mod:`crossner_hf.data.columns` documents."""
     if str(source) in CONFIGS:
         return labels_for(str(source))
     if is_conll_folder(source):
         return conll_folder_labels(source)
-    labels = list(_hub_splits(source)["train"].features["ner_tags"].feature.names)
-    bad = [t for t in labels if t != "O" and t[:2] not in ("B-", "I-")]
-    if bad or not labels or labels[0] != "O":
-        raise ValueError(f"--dataset_dir {source}: its ner_tags are {labels}; BIO tags with 'O' first are needed "
-                         "(convert IOBES or other schemes to BIO first).")
-    return labels
+    return _normalized(source, text_column, label_column, strict)[0]
 
 
-def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True):
+def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True,
+                        text_column: str | None = None, label_column: str | None = None):
     """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a
     CrossNER domain (:func:`load_crossner` from ``data_dir``), a CoNLL folder (:func:`load_conll_folder`) or any
-    token-classification dataset ``load_dataset`` opens."""
-    from datasets import DatasetDict
-
+    token-classification dataset ``load_dataset`` opens, its columns found and tags read as
+    :func:`crossner_hf.data.columns.normalize_splits` says. ``strict``: the one rule for orphan ``I-`` tags."""
     if str(source) in CONFIGS:
         return load_crossner(str(source), data_dir, strict=strict)
     if is_conll_folder(source):
         return load_conll_folder(source, strict=strict)
-    labels = target_labels_of(source)
-    features = features_for(labels)
-    out = {}
-    for split, ds in _hub_splits(source).items():
-        ds = ds.select_columns(["tokens", "ner_tags"])
-        out[split] = ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
-                            desc=f"{target_name(source)} {split}").select_columns(["id", "tokens", "ner_tags"])
-    return DatasetDict(out)
+    return _normalized(source, text_column, label_column, strict)[1]
 
 
 @dataclass(frozen=True)
@@ -377,11 +374,14 @@ class TargetData:
         return self.dataset[split]
 
 
-def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
-                name: str | None = None) -> TargetData:
+def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None, name: str | None = None,
+                text_column: str | None = None, label_column: str | None = None, strict: bool = True
+                ) -> TargetData:
     """A target from a CrossNER domain name (``politics``), a CoNLL folder, any token-classification
-    dataset ``load_dataset`` opens (a Hub id, a Parquet / JSON / Arrow folder), or a ``DatasetDict``
-    already in memory (its ``ner_tags`` must be a sequence of ``ClassLabel`` with BIO names, ``O`` first).
+    dataset ``load_dataset`` opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files), or a
+    ``DatasetDict`` already in memory. Columns are found as ``run_ner.py`` finds them (``text_column`` /
+    ``label_column`` to name them), tags may be strings or ``ClassLabel``, and ``strict`` is the one rule for
+    orphan ``I-`` tags (:mod:`crossner_hf.data.columns`).
 
     >>> from crossner_hf.data.target import load_target
     >>> politics = load_target("politics")           # doctest: +SKIP
@@ -390,24 +390,15 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     """
     from datasets import DatasetDict
 
+    from crossner_hf.data.columns import normalize_splits
+
     if isinstance(source, DatasetDict):
-        missing = {"train", "validation", "test"} - set(source)
-        if missing:
-            raise ValueError(f"load_target: the DatasetDict lacks the splits {sorted(missing)}; "
-                             "rename dev/valid to validation, or add them.")
-        try:
-            labels = list(source["train"].features["ner_tags"].feature.names)
-        except (KeyError, AttributeError) as err:
-            raise ValueError("load_target: ner_tags must be a Sequence(ClassLabel) with BIO names; "
-                             "cast it with Dataset.cast_column first.") from err
-        if not labels or labels[0] != "O" or any(t != "O" and t[:2] not in ("B-", "I-") for t in labels):
-            raise ValueError(f"load_target: ner_tags are {labels}; BIO tags with 'O' first are needed.")
-        features = features_for(labels)
-        dataset = DatasetDict({
-            split: ds.map(lambda _, i: {"id": str(i)}, with_indices=True, features=features,
-                          remove_columns=[c for c in ds.column_names if c not in ("tokens", "ner_tags")])
-            for split, ds in source.items() if split in ("train", "validation", "test")})
+        splits = {split: source[found] for split, aliases in SPLIT_ALIASES.items()
+                  for found in [next((a for a in aliases if a in source), None)] if found is not None}
+        labels, dataset = normalize_splits(splits, source=name or "the DatasetDict", text_column=text_column,
+                                           label_column=label_column, strict=strict)
         return TargetData(name or "custom", labels, dataset)
-    dataset = load_target_dataset(source, data_dir=data_dir)
+    dataset = load_target_dataset(source, data_dir=data_dir, strict=strict, text_column=text_column,
+                                  label_column=label_column)
     labels = list(dataset["train"].features["ner_tags"].feature.names)  # set from the source's tag list there
     return TargetData(name or (str(source) if str(source) in CONFIGS else target_name(source)), labels, dataset)

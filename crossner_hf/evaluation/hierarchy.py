@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from crossner_hf.data.labels import entity_spans
@@ -55,6 +55,15 @@ conference, magazine, academicjournal. Places: location, country. Everything els
 def coarse_type(fine: str) -> str:
     """The coarse type of a fine CrossNER type (``NO_ENTITY`` stays itself)."""
     return COARSE_TYPES.get(fine, fine)
+
+
+def has_hierarchy(types: Iterable[str]) -> bool:
+    """Whether any of ``types`` has a place in the CrossNER fine-to-coarse map (:data:`COARSE_TYPES`).
+
+    A user's own types usually have none: then coarse scores equal fine ones and branch shares are
+    meaningless, so the report and ``confusion`` say the analysis is skipped instead of printing them.
+    """
+    return any(t in COARSE_TYPES for t in types)
 
 
 def to_coarse_tags(tags: Sequence[str]) -> list[str]:
@@ -111,9 +120,11 @@ class Confusion:
         return [i for i in self.items if NO_ENTITY not in (i.gold_type, i.pred_type) and i.gold_type != i.pred_type]
 
     def near_miss_share(self) -> float | None:
-        """Share of type errors whose two types lie in one coarse branch (None without type errors)."""
+        """Share of type errors whose two types lie in one coarse branch (None without type errors, and None when
+        no type is in the CrossNER fine-to-coarse map: every type is then its own branch and the share says
+        nothing)."""
         errors = self.type_errors()
-        if not errors:
+        if not errors or not has_hierarchy(self.types()):
             return None
         return sum(coarse_type(e.gold_type) == coarse_type(e.pred_type) for e in errors) / len(errors)
 
@@ -134,6 +145,9 @@ class Confusion:
         share = self.near_miss_share()
         if share is not None:
             lines.append(f"type errors inside one coarse branch: {100 * share:.2f}% of {len(self.type_errors())}")
+        elif self.type_errors():
+            lines.append("type errors inside one coarse branch: skipped (none of these types is in the CrossNER "
+                         "fine-to-coarse map, so every type is its own branch)")
         return "\n".join(lines)
 
 

@@ -131,9 +131,12 @@ def plot_entity_scatter(
 
 
 def plot_entity_confusion(
-    rows, columns, counts, path: str | Path, *, title: str | None = None,
+    rows, columns=None, counts=None, path: str | Path | None = None, *, title: str | None = None,
 ) -> Path:
     """Heatmap of an entity-level confusion table: gold types down, predicted across.
+
+    Takes ``(rows, columns, counts, path)``, or what :func:`crossner_hf.evaluation.entity_analysis.confusion_table`
+    returns, whole or as its ``to_dict()``: ``plot_entity_confusion(table, path)``.
 
     Colour is the row percentage (each gold type's entities sum to 100%), so rare and
     frequent types read alike; every non-empty cell is annotated with its count and row
@@ -141,6 +144,17 @@ def plot_entity_confusion(
     """
     import numpy as np
 
+    if hasattr(rows, "rows") and hasattr(rows, "counts"):  # a ConfusionTable given whole: plot_entity_confusion(t, path)
+        table, path = rows, columns if path is None else path
+        rows, columns, counts = table.rows, table.columns, table.counts
+    if isinstance(rows, Mapping) and "counts" in rows:  # ConfusionTable.to_dict() given whole
+        table, path = rows, columns if path is None else path
+        rows, columns, counts = table["rows"], table["columns"], table["counts"]
+    if isinstance(counts, Mapping):  # to_dict()'s nested counts: gold -> predicted -> n
+        counts = [[counts.get(r, {}).get(c, 0) for c in columns] for r in rows]
+    if path is None:
+        raise ValueError("plot_entity_confusion: pass the PNG path (plot_entity_confusion(table, path) or "
+                         "plot_entity_confusion(rows, columns, counts, path)).")
     plt = _pyplot()
     values = np.asarray(counts, dtype=float).reshape(len(rows), len(columns))
     totals = values.sum(axis=1, keepdims=True)

@@ -101,7 +101,8 @@ def seed_target(args: CrossNERTrainingArguments, seed: int, target: TargetData |
     """The target's splits for one seed: ``target`` if given (else ``--dataset_dir`` or the CrossNER domain),
     with ``train`` subsampled by ``--few_shot`` / ``--few_shot_fraction`` under that seed."""
     data = DatasetDict(dict(target.dataset)) if target is not None else load_target_dataset(
-        target_source(args.dataset_dir, args.domain), data_dir=args.data_dir)
+        target_source(args.dataset_dir, args.domain), data_dir=args.data_dir, strict=args.strict,
+        text_column=args.text_column_name, label_column=args.label_column_name)
     keep = args.few_shot
     if args.few_shot_fraction is not None:
         keep = max(1, round(args.few_shot_fraction * len(data["train"])))
@@ -214,7 +215,8 @@ def target_labels(args: CrossNERTrainingArguments, target: TargetData | None = N
     """The target's tag list in id order: ``target``'s, the ``--dataset_dir`` folder's or the CrossNER domain's."""
     if target is not None:
         return list(target.labels)
-    return target_labels_of(target_source(args.dataset_dir, args.domain))
+    return target_labels_of(target_source(args.dataset_dir, args.domain), text_column=args.text_column_name,
+                            label_column=args.label_column_name, strict=args.strict)
 
 
 def head_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:

@@ -42,10 +42,19 @@ class CrossNERTrainingArguments(TrainingArguments):
         metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
                   "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
                   "B-/I- of each type in the order the files first use them), or any token-classification dataset "
-                  "load_dataset opens (a Hub id or a local Parquet/JSON folder with train, validation (or dev) and "
-                  "test splits, 'tokens' and ClassLabel BIO 'ner_tags'). The run is named after it (--domain is "
-                  "then not used)."},
+                  "load_dataset opens (a Hub id or a local folder of JSON Lines / CSV / Parquet files named train, "
+                  "validation (or dev) and test; words and BIO tags, the tags strings or ClassLabel, columns found "
+                  "as run_ner.py finds them). The run is named after it (--domain is then not used)."},
     )
+    text_column_name: str | None = field(
+        default=None, metadata={"help": "The words column of --dataset_dir (default: tokens, else the first "
+                                        "column)."})
+    label_column_name: str | None = field(
+        default=None, metadata={"help": "The tags column of --dataset_dir (default: ner_tags, else the second "
+                                        "column)."})
+    strict: bool = field(
+        default=True, metadata={"help": "Refuse an orphan I- tag (I-x after O or another type) naming where it "
+                                        "is; false reads it as B-x, as conlleval does, and says how many."})
     schedule: str = field(
         default="direct",
         metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "

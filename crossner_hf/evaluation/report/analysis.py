@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from crossner_hf.extras import require
-from crossner_hf.evaluation.hierarchy import NO_ENTITY, coarse_type, entity_confusion, to_coarse_tags
+from crossner_hf.evaluation.hierarchy import NO_ENTITY, coarse_type, entity_confusion, has_hierarchy, to_coarse_tags
 from crossner_hf.data.labels import entity_spans
 
 
@@ -121,11 +121,15 @@ def error_sentences(tokens, gold, pred) -> list[dict[str, Any]]:
 
 def hierarchy_scores(gold, pred, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     confusion = entity_confusion(gold, pred)
+    if not has_hierarchy(confusion.types()):  # a user's own types: coarse = fine, nothing to say
+        return {"skipped": True, "fine": scores_with_ci(gold, pred, n_boot=n_boot, seed=seed),
+                "type_errors": len(confusion.type_errors())}
     coarse_gold = [to_coarse_tags(g) for g in gold]
     coarse_pred = [to_coarse_tags(p) for p in pred]
     errors = confusion.type_errors()
     near = [e for e in errors if coarse_type(e.gold_type) == coarse_type(e.pred_type)]
     return {
+        "skipped": False,
         "fine": scores_with_ci(gold, pred, n_boot=n_boot, seed=seed),
         "coarse": scores_with_ci(coarse_gold, coarse_pred, n_boot=n_boot, seed=seed),
         "type_errors": len(errors), "near_misses": len(near),
@@ -193,9 +197,13 @@ def model_index_yaml(scores: dict[str, Any], *, model_name: str, config: str, sp
     """``model-index`` YAML (token-classification) for the page's overall scores, via huggingface_hub."""
     from huggingface_hub import EvalResult, ModelCardData
 
+    from crossner_hf.data.labels import CONFIGS
+
+    crossner = config in CONFIGS  # a user's own data is named as given, never as CrossNER
     results = [
-        EvalResult(task_type="token-classification", task_name="Named Entity Recognition", dataset_type="crossner",
-                   dataset_name=f"CrossNER {config}", dataset_config=config, dataset_split=split,
+        EvalResult(task_type="token-classification", task_name="Named Entity Recognition",
+                   dataset_type="crossner" if crossner else config,
+                   dataset_name=f"CrossNER {config}" if crossner else config, dataset_config=config, dataset_split=split,
                    metric_type=m, metric_value=round(100 * float(scores[m]), 2), metric_config=decoding)
         # float(): numpy floats would reach the YAML dumper as !!python/object tags, not numbers
         for m in ("precision", "recall", "f1")

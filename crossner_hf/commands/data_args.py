@@ -1,0 +1,40 @@
+"""The labeled-data flags every evaluation command shares: ``--dataset_dir SOURCE`` as ``train`` takes it.
+
+``report``, ``confusion`` and ``plot-entities`` score a model on ``--split`` of a CrossNER ``--config`` or, with
+``--dataset_dir``, of any labeled source :func:`crossner_hf.data.target.load_target_dataset` opens (a CoNLL
+folder, a folder of JSON Lines / CSV / Parquet files, a Hub id), its columns found as ``run_ner.py`` finds them
+and orphan ``I-`` tags handled by the one ``--strict`` rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class LabeledDataArguments:
+    dataset_dir: str | None = field(
+        default=None,
+        metadata={"help": "Instead of --config: a CoNLL folder (train.txt, dev.txt, test.txt), a folder of JSON "
+                          "Lines / CSV / Parquet files named by split, or a Hub dataset id; words and BIO tags "
+                          "(strings or ClassLabel)."})
+    text_column_name: str | None = field(
+        default=None, metadata={"help": "The words column of --dataset_dir (default: tokens, else the first column)."})
+    label_column_name: str | None = field(
+        default=None, metadata={"help": "The tags column of --dataset_dir (default: ner_tags, else the second "
+                                        "column)."})
+    strict: bool = field(
+        default=True, metadata={"help": "Refuse an orphan I- tag naming where it is; false reads it as B-x, as "
+                                        "conlleval does."})
+
+
+def load_labeled(args: Any, config: str | None) -> tuple[str, Any]:
+    """``(name, DatasetDict)`` of ``--dataset_dir`` when given, else of the CrossNER ``config``."""
+    from crossner_hf.data.target import load_crossner, load_target_dataset, target_name
+
+    if args.dataset_dir:
+        data = load_target_dataset(args.dataset_dir, data_dir=getattr(args, "data_dir", None), strict=args.strict,
+                                   text_column=args.text_column_name, label_column=args.label_column_name)
+        return target_name(args.dataset_dir), data
+    return str(config), load_crossner(str(config), getattr(args, "data_dir", None), strict=args.strict)
