@@ -1,7 +1,7 @@
 """Benchmark: tagging politics test on the CPU, the stock pipeline against our Tagger on PyTorch, ONNX fp32 and int8.
 
 Run (the demo's model, `bash .ci/demo`; any trained folder works):
-    HF_HUB_OFFLINE=1 python benchmarks/inference.py --model outputs/demo-politics-direct/seed-555 \\
+    HF_HUB_OFFLINE=1 python benchmarks/inference.py --model outputs/demo-politics-direct \\
         --threads 1,2 --repeats 3 --markdown inference-table.md
 
 One process, one model, one input: the 651 CrossNER politics test sentences. The model is exported
@@ -105,7 +105,7 @@ def _peak_child(model: str, onnx: dict[str, str], name: str, data_dir: str, limi
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=str(ROOT / "outputs" / "demo-politics-direct" / "seed-555"),
+    parser.add_argument("--model", default=str(ROOT / "outputs" / "demo-politics-direct"),
                         help="a trained token-classification folder (default: the demo's, `bash .ci/demo`)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per method and thread count (median reported)")
     parser.add_argument("--threads", default="1,2", help="comma-separated CPU thread counts")

@@ -133,10 +133,12 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
         names = _class_names(ds.features[label])
         if split == "train":
             class_names = names
-        words[split] = [list(row) if row is not None else None for row in ds[text]]
-        for i, row in enumerate(words[split]):
-            if row is None or not all(isinstance(w, str) for w in row):
-                raise ValueError(f"{where} row {i}: the {text!r} column must hold a list of words (str).")
+        words[split] = []
+        for i, row in enumerate(ds[text]):
+            if not isinstance(row, (list, tuple)) or not all(isinstance(w, str) for w in row):
+                raise ValueError(f"{where} row {i}: the {text!r} column must hold a list of words (str); name the "
+                                 "words column with --text_column_name (text_column= in Python).")
+            words[split].append(list(row))
         tags[split] = _tag_strings(ds, label, names, where)
         for i, (w, t) in enumerate(zip(words[split], tags[split])):
             if len(w) != len(t):
