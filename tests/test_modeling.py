@@ -20,7 +20,7 @@ from crossner_hf.modeling.heads import (
 
 def test_provenance_chain_survives_save_and_load(tiny_bert_dir, tmp_path):
     model = token_classifier_from_pretrained(tiny_bert_dir, ["O", "B-x", "I-x"])
-    assert read_provenance(model) == {"decoding": None, "head": None, "pretraining": []}
+    assert read_provenance(model) == {"decoding": None, "head": None, "pretraining": [], "output_labels": None}
     assert model_decoding(model) == "argmax"  # records none: what pipeline does
     record_pretraining(model, {"kind": "dapt", "masking": "span-adjacent"})
     record_pretraining(model, {"kind": "nerbert", "config": "all"})

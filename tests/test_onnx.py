@@ -156,3 +156,17 @@ def test_a_damaged_onnx_folder_is_one_line(exported, tmp_path, damage, capsys):
     assert cli_main(["predict", "--model", str(folder), "Obama visited Berlin ."]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and expect in err[0] and "crossner-hf export" in err[0], err
+
+
+def test_corpus_builder_tags_through_tagger_and_the_onnx_folder(torch_folder, exported):
+    from crossner_hf.corpora.tagger import ModelMentionFinder
+
+    texts = ["Angela Merkel met Emmanuel Macron in Paris, France.", "", "The senate voted on the budget."]
+    onnx = ModelMentionFinder(exported["fp32"].output_dir, batch_size=8, threads=1)
+    pytorch = ModelMentionFinder(str(torch_folder), batch_size=8)
+    found = onnx(texts)
+    assert found == pytorch(texts) and found[1] == [] and sum(map(len, found)) > 0
+    assert onnx.entity_types == pytorch.entity_types and onnx.fingerprint != pytorch.fingerprint
+    # the mentions are the entities the Tagger gives (the model's Viterbi decoding), not a bare pipeline's
+    tagged = onnx.tagger.tag_texts([texts[0]])[0]["entities"]
+    assert [(m.start, m.end, m.type) for m in found[0]] == [(e["start"], e["end"], e["entity_group"]) for e in tagged]

@@ -124,6 +124,8 @@ def test_own_domain_through_the_cli_with_the_figures_python_gives(mydata, tiny_b
     assert rc == 0
     results = json.loads((out / "results.json").read_text())
     assert results["domain"] == "mydata"
+    card = (out / "README.md").read_text()
+    assert "**mydata** (your own dataset" in card and "of CrossNER" not in card and "- crossner\n" not in card
     target = load_target(str(mydata))
     names = target.labels
     gold = [[names[i] for i in row] for row in target["test"]["ner_tags"]]
@@ -141,3 +143,53 @@ def test_own_domain_through_the_cli_with_the_figures_python_gives(mydata, tiny_b
                      "--output_dir", str(tmp_path / "conf")]) == 0
     record = json.loads((tmp_path / "conf" / "confusion.json").read_text())
     assert record["source"]["dataset"] == "mydata" and record["in_branch_share"] is None
+
+
+def test_decoding_never_chooses_excluded_labels():
+    import numpy as np
+
+    from crossner_hf.modeling.decoding import decode
+
+    names = ["O", "B-lab", "I-lab", "B-person", "I-person"]
+    scores = [np.log(np.array([[0.05, 0.05, 0.05, 0.8, 0.05], [0.05, 0.05, 0.05, 0.05, 0.8]]))]
+    for decoding in ("bio-viterbi", "argmax"):
+        assert decode(scores, names, decoding) == [[3, 4]]
+        assert all(names[i] in ("O", "B-lab", "I-lab") for i in decode(scores, names, decoding, ["B-person", "I-person"])[0])
+
+
+@pytest.mark.slow
+def test_joint_answers_in_the_users_schema(mydata, tiny_bert_dir, tmp_path):
+    """Joint training adds CoNLL-2003's person / organisation / location / misc to the head; the saved model
+    records the user's labels, and every predictor masks the rest, even a head that prefers them."""
+    import torch
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from crossner_hf.inference.tagger import Tagger
+    from crossner_hf.modeling.heads import PROVENANCE_ATTRIBUTE, excluded_labels
+
+    out = tmp_path / "joint"
+    assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(mydata),
+                     "--schedule", "joint", "--source_subsample", "64", "--oversample_factor", "2",
+                     "--output_dir", str(out), "--max_steps", "12", "--per_device_train_batch_size", "16",
+                     "--seeds", "5", "--disable_tqdm", "true", "--use_cpu", "true"]) == 0
+    model = AutoModelForTokenClassification.from_pretrained(out)
+    target = load_target(str(mydata))
+    assert model.config.num_labels > len(target.labels)  # the head holds the source's extra types
+    assert model.config.crossner_provenance["output_labels"] == target.labels
+    assert set(excluded_labels(model)) == {f"{p}-{t}" for t in ("person", "organisation", "location", "misc")
+                                           for p in "BI"}
+    with torch.no_grad():  # a head that prefers a source-only type for every word
+        model.classifier.bias[model.config.label2id["B-person"]] = 50.0
+    forced = tmp_path / "forced"
+    model.save_pretrained(forced)
+    AutoTokenizer.from_pretrained(out).save_pretrained(forced)
+    words = list(target["test"]["tokens"])[:20]
+    pred = Tagger.from_pretrained(forced).tag(words)
+    assert all(t == "O" or t[2:] in TYPES.values() for row in pred for t in row)
+    texts = Tagger.from_pretrained(forced).tag_texts(["Hinton works at Google in London ."])
+    assert all(e["entity_group"] in TYPES.values() for e in texts[0]["entities"])
+    # the union stays available: without the recorded schema the head's preference shows
+    raw = json.loads((forced / "config.json").read_text())
+    raw[PROVENANCE_ATTRIBUTE]["output_labels"] = None
+    (forced / "config.json").write_text(json.dumps(raw))
+    assert any(t == "B-person" for row in Tagger.from_pretrained(forced).tag(words) for t in row)

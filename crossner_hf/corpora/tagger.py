@@ -1,10 +1,12 @@
 """Finding entity mentions with a trained NER model instead of an entity list.
 
 The CrossNER appendix builds the entity- and task-level corpora by tagging the domain
-corpus with a NER model. ``ModelMentionFinder`` wraps a ``transformers``
-token-classification pipeline (``aggregation_strategy="simple"`` by default, so B-/I-
-pieces are merged into spans) as a ``MentionFn`` for ``build_corpus_levels``; mention
-types are the model's label names without their ``B-``/``I-`` prefix.
+corpus with a NER model. ``ModelMentionFinder`` is a ``MentionFn`` for ``build_corpus_levels``:
+given a trained folder it tags through :class:`crossner_hf.inference.tagger.Tagger`, the one tagging
+path (any folder kind: a PyTorch model, its ONNX export, a BiLSTM-CRF; whole words, windows instead of
+truncation, the decoding the model records), so the corpus levels see the entities ``predict`` would
+print. A ready ``transformers`` token-classification pipeline is still accepted (its aggregation
+merges B-/I- pieces into spans). Mention types are the model's label names without ``B-``/``I-``.
 
 Example:
     >>> finder = ModelMentionFinder("path/to/politics-ner-model")          # doctest: +SKIP
@@ -27,8 +29,8 @@ from crossner_hf.data.labels import tag_type
 logger = logging.getLogger(__name__)
 
 
-def _load_pipeline(model: str | Path, aggregation_strategy: str, device: int | str | None) -> Any:
-    from transformers import pipeline
+def _load_tagger(model: str | Path, device: int | str | None, threads: int | None) -> Any:
+    from crossner_hf.inference.tagger import Tagger
 
     path = Path(model)
     if not (path / "config.json").is_file():
@@ -36,38 +38,32 @@ def _load_pipeline(model: str | Path, aggregation_strategy: str, device: int | s
             f"ModelMentionFinder: {model} is not a local model folder (no config.json); pass "
             "the folder of a trained token-classification model or a ready pipeline."
         )
-    return pipeline(
-        "token-classification",
-        model=str(path),
-        tokenizer=str(path),
-        aggregation_strategy=aggregation_strategy,
-        device=device if device is not None else -1,
-    )
+    torch_device = None if device in (None, -1) else (f"cuda:{device}" if isinstance(device, int) else device)
+    return Tagger.from_pretrained(path, device=torch_device, threads=threads)
 
 
-def _model_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float, from_folder: bool) -> str:
-    """A cache key for the model's predictions.
+def _folder_fingerprint(folder: Path, min_score: float) -> str:
+    """A cache key for a folder's predictions: its files' names, sizes and times stand for the weights."""
+    digest = hashlib.sha256(f"tagger|{min_score}|{folder.resolve()}".encode())
+    for file in sorted(folder.iterdir()):
+        if file.is_file():
+            stat = file.stat()
+            digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:32]
 
-    Loaded from a folder, the model is what its files say: their names, sizes and times
-    stand for the weights. A pipeline handed in may hold weights changed in memory since
-    loading, so its parameters themselves are hashed (about a second for BERT-base).
-    """
+
+def _pipeline_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float) -> str:
+    """A cache key for a pipeline's predictions: it may hold weights changed in memory since loading, so its
+    parameters themselves are hashed (about a second for BERT-base)."""
     import torch
 
     model = pipe.model
     digest = hashlib.sha256()
     digest.update(model.config.to_json_string().encode())
     digest.update(f"{aggregation_strategy}|{min_score}|{model.name_or_path}".encode())
-    folder = Path(str(model.name_or_path))
-    if from_folder and folder.is_dir():
-        for file in sorted(folder.iterdir()):
-            if file.is_file():
-                stat = file.stat()
-                digest.update(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    else:
-        for name, tensor in model.state_dict().items():
-            digest.update(name.encode())
-            digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()[:32]
 
 
@@ -75,14 +71,15 @@ class ModelMentionFinder:
     """A ``MentionFn`` that tags texts with a token-classification model.
 
     Args:
-        model: a local model folder (with its tokenizer) or a ready
-            ``TokenClassificationPipeline`` built with an aggregation strategy.
-        batch_size: texts per forward pass.
-        aggregation_strategy: the pipeline's span merging when ``model`` is a folder.
-        min_score: drop spans whose aggregated score is below this.
-        stride: if set, texts longer than the model's maximum length are tagged in
-            overlapping windows (fast tokenizers only); otherwise they are truncated.
-        device: pipeline device (default CPU).
+        model: a local trained folder (tagged through ``Tagger``: any folder kind, its recorded decoding)
+            or a ready ``TokenClassificationPipeline`` built with an aggregation strategy.
+        batch_size: windows (a folder) or texts (a pipeline) per forward pass.
+        aggregation_strategy: the span merging of a pipeline handed in; a folder is tagged as whole
+            words by ``Tagger``, so only ``"simple"`` (the default) is accepted with one.
+        min_score: drop spans whose score (the mean probability of their tags) is below this.
+        stride: a pipeline's window overlap for texts beyond the model's length (a folder is always windowed).
+        device: torch device of a folder's model or the pipeline's (default CPU).
+        threads: CPU threads of an ONNX folder's runtime.
     """
 
     def __init__(
@@ -94,13 +91,20 @@ class ModelMentionFinder:
         min_score: float = 0.0,
         stride: int | None = None,
         device: int | str | None = None,
+        threads: int | None = None,
     ) -> None:
         from transformers import TokenClassificationPipeline
 
+        self.pipeline, self.tagger = None, None
         if isinstance(model, (str, Path)):
-            self.pipeline = _load_pipeline(model, aggregation_strategy, device)
+            if aggregation_strategy != "simple":
+                raise ValueError(f"ModelMentionFinder: aggregation_strategy={aggregation_strategy!r} applies to a "
+                                 "pipeline handed in; a folder is tagged as whole words by Tagger.")
+            self.tagger = _load_tagger(model, device, threads)
+            self.name = str(model)
         elif isinstance(model, TokenClassificationPipeline):
             self.pipeline = model
+            self.name = str(model.model.name_or_path)
         else:
             raise ValueError(
                 f"ModelMentionFinder: model must be a local folder or a token-classification "
@@ -112,33 +116,37 @@ class ModelMentionFinder:
         self.min_score = min_score
         self.stride = stride
         self.aggregation_strategy = aggregation_strategy
-        self.fingerprint = _model_fingerprint(
-            self.pipeline, aggregation_strategy, min_score, from_folder=isinstance(model, (str, Path))
-        )
+        self.fingerprint = (_folder_fingerprint(Path(model), min_score) if self.tagger is not None
+                            else _pipeline_fingerprint(self.pipeline, aggregation_strategy, min_score))
 
     @property
     def entity_types(self) -> list[str]:
         """The types this model can predict: its labels without ``B-``/``I-``, first-seen order."""
+        labels = self.tagger.labels if self.tagger is not None else self.pipeline.model.config.id2label.values()
         types: list[str] = []
-        for label in self.pipeline.model.config.id2label.values():
+        for label in labels:
             name = _strip_prefix(label)
             if name != "O" and name not in types:
                 types.append(name)
         return types
 
     def __repr__(self) -> str:
-        return f"ModelMentionFinder({self.pipeline.model.name_or_path!r}, batch_size={self.batch_size})"
+        return f"ModelMentionFinder({self.name!r}, batch_size={self.batch_size})"
 
     def __call__(self, texts: Sequence[str]) -> list[list[EntityMention]]:
         texts = list(texts)
         if not texts:
             return []
-        kwargs: dict[str, Any] = {"batch_size": self.batch_size}
-        if self.stride is not None:
-            kwargs["stride"] = self.stride
         # Empty strings make the pipeline fail; they have no mentions anyway.
         todo = [i for i, text in enumerate(texts) if text.strip()]
-        outputs = self.pipeline([texts[i] for i in todo], **kwargs) if todo else []
+        if self.tagger is not None:
+            tagged = self.tagger.tag_texts([texts[i] for i in todo], batch_size=self.batch_size) if todo else []
+            outputs = [t["entities"] for t in tagged]
+        else:
+            kwargs: dict[str, Any] = {"batch_size": self.batch_size}
+            if self.stride is not None:
+                kwargs["stride"] = self.stride
+            outputs = self.pipeline([texts[i] for i in todo], **kwargs) if todo else []
         found: list[list[EntityMention]] = [[] for _ in texts]
         for i, spans in zip(todo, outputs, strict=True):
             found[i] = self._to_mentions(texts[i], spans)

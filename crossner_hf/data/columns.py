@@ -121,8 +121,8 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
 
     missing = [s for s in SPLITS if s not in splits]
     if missing:
-        raise ValueError(f"{source}: no {', '.join(missing)} split (it has {sorted(splits)}); name them train, "
-                         "validation (or dev / valid) and test.")
+        raise ValueError(f"{source} lacks the splits {', '.join(missing)} (it has {sorted(splits)}); name them "
+                         "train, validation (or dev / valid) and test.")
     words: dict[str, list[list[str]]] = {}
     tags: dict[str, list[list[str]]] = {}
     class_names: list[str] | None = None

@@ -33,7 +33,7 @@ import numpy as np
 from transformers import TokenClassificationPipeline
 
 from crossner_hf.inference.predict import decode_entities, label_names, split_input
-from crossner_hf.modeling.heads import model_decoding
+from crossner_hf.modeling.heads import excluded_labels, model_decoding
 from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
 
 
@@ -138,7 +138,8 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
             context["n_words"],
         )
         scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
-        _, entities = decode_entities(scores, names, decoding, context["spans"], context["text"])
+        _, entities = decode_entities(scores, names, decoding, context["spans"], context["text"],
+                                      excluded_labels(self.model))
         skip = set(ignore_labels or ())
         return [e for e in entities if e["entity_group"] not in skip]
 

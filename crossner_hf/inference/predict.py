@@ -34,7 +34,7 @@ import numpy as np
 
 from crossner_hf.modeling.decoding import decode
 from crossner_hf.data.labels import entity_spans
-from crossner_hf.modeling.heads import model_decoding
+from crossner_hf.modeling.heads import excluded_labels, model_decoding
 from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
 
 if TYPE_CHECKING:
@@ -220,7 +220,8 @@ def predict_tags(
     """
     names = label_names(model)
     scores = predict_word_scores(model, tokenizer, sentences, **kwargs)
-    return [[names[i] for i in ids] for ids in decode(scores, names, model_decoding(model, decoding))]
+    chosen = model_decoding(model, decoding)
+    return [[names[i] for i in ids] for ids in decode(scores, names, chosen, excluded_labels(model))]
 
 
 def check_word_lists(sentences: Sequence[Sequence[str]], where: str = "Tagger.tag") -> None:
@@ -269,7 +270,8 @@ def split_input(
 
 
 def decode_entities(
-    scores: Sequence[np.ndarray], names: Sequence[str], decoding: str, spans: Sequence[Sequence[Span]], text: str
+    scores: Sequence[np.ndarray], names: Sequence[str], decoding: str, spans: Sequence[Sequence[Span]], text: str,
+    excluded: Sequence[str] = (),
 ) -> tuple[list[list[str]], list[dict[str, Any]]]:
     """Decode each sentence's per-word log-probabilities and read its entities (offsets into ``text``).
 
@@ -278,7 +280,7 @@ def decode_entities(
     """
     index = {n: i for i, n in enumerate(names)}
     all_tags, entities = [], []
-    for sent_scores, ids, sent_spans in zip(scores, decode(scores, names, decoding), spans):
+    for sent_scores, ids, sent_spans in zip(scores, decode(scores, names, decoding, excluded), spans):
         tags = [names[i] for i in ids]
         all_tags.append(tags)
         entities.extend(entities_from_tags(tags, sent_spans, text, sent_scores, index))
@@ -309,7 +311,8 @@ def tag_texts(
     out = []
     for text, sents in split:
         own = [next(scores) for _ in sents]
-        tags, entities = decode_entities(own, names, chosen, [[span for _, span in s] for s in sents], text)
+        tags, entities = decode_entities(own, names, chosen, [[span for _, span in s] for s in sents], text,
+                                         excluded_labels(model))
         out.append({"text": text, "words": [(w, a, b) for sent in sents for w, (a, b) in sent],
                     "tags": [t for sent_tags in tags for t in sent_tags], "entities": entities})
     return out

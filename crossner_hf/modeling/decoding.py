@@ -18,7 +18,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -80,10 +80,24 @@ def check_decoding(decoding: str, where: str = "decoding") -> str:
 
 
 def decode(
-    word_scores: Sequence[np.ndarray], label_names: Sequence[str], decoding: str = "bio-viterbi"
+    word_scores: Sequence[np.ndarray], label_names: Sequence[str], decoding: str = "bio-viterbi",
+    excluded: Collection[str] = (),
 ) -> list[list[int]]:
-    """Decode each sentence's ``n_words x n_labels`` log-probabilities to label ids."""
+    """Decode each sentence's ``n_words x n_labels`` log-probabilities to label ids.
+
+    ``excluded`` labels are never chosen (their scores are forbidden): a head trained with the source's extra
+    types (joint, pretrain-finetune) answers in the target's schema (:func:`crossner_hf.modeling.heads.excluded_labels`).
+    """
     check_decoding(decoding)
+    if excluded:
+        drop = [i for i, name in enumerate(label_names) if name in set(excluded)]
+        masked = []
+        for s in word_scores:
+            s = np.array(s, dtype=np.float64, copy=True)
+            if s.size:
+                s[:, drop] = _FORBIDDEN
+            masked.append(s)
+        word_scores = masked
     if decoding == "argmax":
         return [np.asarray(s).argmax(-1).tolist() if len(s) else [] for s in word_scores]
     transitions = allowed_transitions(label_names)

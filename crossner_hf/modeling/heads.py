@@ -41,7 +41,7 @@ HEAD_PREFIXES = ("classifier.", "score.")
 
 
 def _empty() -> dict[str, Any]:
-    return {"decoding": None, "head": None, "pretraining": []}
+    return {"decoding": None, "head": None, "pretraining": [], "output_labels": None}
 
 
 def read_provenance(source: Any) -> dict[str, Any]:
@@ -92,6 +92,29 @@ def record_pretraining(model_or_config: Any, step: Mapping[str, Any]) -> None:
     record = read_provenance(config)
     record["pretraining"].append(dict(step))
     _write(config, record)
+
+
+def record_output_labels(model_or_config: Any, labels: Sequence[str] | None) -> None:
+    """Record the labels predictions may use (the target's schema), or ``None`` for every label of the head.
+
+    A joint or pretrain-finetune head also holds the source's types the target lacks (they are trained from
+    the source); recording the target's labels makes every predictor mask the others at decoding
+    (:func:`excluded_labels`), so a user's model answers in the user's schema.
+    """
+    config = getattr(model_or_config, "config", model_or_config)
+    record = read_provenance(config)
+    record["output_labels"] = None if labels is None else list(labels)
+    _write(config, record)
+
+
+def excluded_labels(model_or_config: Any) -> list[str]:
+    """The head's labels that predictions must not use: those outside the recorded ``output_labels``."""
+    config = getattr(model_or_config, "config", model_or_config)
+    allowed = read_provenance(config).get("output_labels")
+    if not allowed:
+        return []
+    id2label = {int(k): v for k, v in getattr(config, "id2label", {}).items()}
+    return [name for _, name in sorted(id2label.items()) if name not in set(allowed)]
 
 
 def model_decoding(model_or_config: Any, override: str | None = None) -> str:

@@ -184,7 +184,8 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         language="en", license=base["license"] or "unknown", library_name="transformers",
         pipeline_tag="token-classification", base_model=base["hub_id"],
         datasets=["crossner"] if _dataset_of(results)[0] == "crossner" else None, metrics=["precision", "recall", "f1"],
-        tags=["token-classification", "ner", "crossner", "crossner_hf", domain, f"decoding-{decoding}"],
+        tags=["token-classification", "ner", *(["crossner"] if _dataset_of(results)[0] == "crossner" else []),
+              "crossner_hf", domain, f"decoding-{decoding}"],
         model_name=repo_id or name, eval_results=ner_eval_results(results),
     )
     rows = []
@@ -203,6 +204,9 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     values = {
         "title": f"{_dataset_of(results)[1]} NER ({results['schedule']})",
         "domain": domain, "schedule": results["schedule"], "decoding": decoding, "other_decoding": other,
+        "dataset_name": _dataset_of(results)[1],
+        "dataset_text": (f"the **{domain}** domain of CrossNER" if _dataset_of(results)[0] == "crossner"
+                         else f"**{domain}** (your own dataset, given as `--dataset_dir`)"),
         "base_model_text": f"`{base['hub_id']}`" if base["hub_id"] else "a local encoder",
         "pretraining": _pretraining_text(base["pretraining"]),
         "seeds": ", ".join(str(s) for s in results["seeds"]),

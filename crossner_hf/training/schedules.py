@@ -50,7 +50,7 @@ from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 from crossner_hf.data.target import (TargetData, load_crossner, load_target_dataset, target_labels_of,
                                      target_source)
 from crossner_hf.encoders import resolve_model_path
-from crossner_hf.modeling.heads import record_decoding, record_head
+from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
@@ -189,14 +189,15 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
 
 
 def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, train, dev, dev_examples,
-                    callbacks):
-    """The target-stage trainer of the schedule (joint: source + oversampled target)."""
+                    callbacks, excluded: Sequence[str] = ()):
+    """The target-stage trainer of the schedule (joint: source + oversampled target); ``excluded``: head labels
+    evaluation masks (the source's extra types, see :func:`output_labels`)."""
     set_seed(seed)
     common = dict(
         model=_build_model(model_path, labels, args), args=_stage_args(args, seed_dir, seed),
         eval_dataset=dev, eval_examples=dev_examples,
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
-        head_learning_rate=args.head_learning_rate, decoding=args.decoding,
+        head_learning_rate=args.head_learning_rate, decoding=args.decoding, excluded_labels=excluded,
         callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
                                  if args.early_stopping_patience else [])],
     )
@@ -238,10 +239,14 @@ def run_seed(
     model_path = resolve_model_path(args.model_name_or_path)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     labels = head_labels(args, target_data)
-    added = labels[len(target_labels(args, target_data)):]
+    schema = target_labels(args, target_data)
+    added = labels[len(schema):]
     if added:
-        logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone.", args.domain,
-                       ", ".join(added))
+        logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone; predictions %s.",
+                       args.domain, ", ".join(added),
+                       "use only your own tags (--output_labels union keeps them)" if args.output_labels == "target"
+                       else "may use them (--output_labels union)")
+    excluded = added if args.output_labels == "target" else []
     with args.main_process_first(desc="target data"):
         target = seed_target(args, seed, target_data)
         train = prepare_split(target["train"], tokenizer, args)
@@ -251,7 +256,7 @@ def run_seed(
     if args.schedule == "pretrain-finetune":
         model_path = _run_source_stage(args, seed, seed_dir, model_path, tokenizer, labels, callbacks)
     trainer = _target_trainer(
-        args, seed, seed_dir, model_path, tokenizer, labels, train, dev, target["validation"], callbacks
+        args, seed, seed_dir, model_path, tokenizer, labels, train, dev, target["validation"], callbacks, excluded
     )
     train_started = time.perf_counter()
     trainer.train(resume_from_checkpoint=_resume_point(args, seed_dir))
@@ -264,6 +269,7 @@ def run_seed(
     # the saved model carries the decoding its scores used, so every predictor reproduces them
     record_decoding(trainer.model, args.decoding)
     record_head(trainer.model, "train", domain=args.domain, schedule=args.schedule)
+    record_output_labels(trainer.model, schema if excluded else None)  # every predictor masks the rest
     trainer.save_model(str(seed_dir))
     result = {
         "seed": seed,

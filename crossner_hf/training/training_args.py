@@ -55,6 +55,11 @@ class CrossNERTrainingArguments(TrainingArguments):
     strict: bool = field(
         default=True, metadata={"help": "Refuse an orphan I- tag (I-x after O or another type) naming where it "
                                         "is; false reads it as B-x, as conlleval does, and says how many."})
+    output_labels: str = field(
+        default="target", metadata={"help": "With joint / pretrain-finetune on a --dataset_dir lacking CoNLL-2003's "
+                                            "types, the head also learns those: target (default) masks them at "
+                                            "decoding, recorded in the model so every predictor does; union lets "
+                                            "predictions use them.", "choices": ["target", "union"]})
     schedule: str = field(
         default="direct",
         metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
@@ -188,6 +193,8 @@ class CrossNERTrainingArguments(TrainingArguments):
             self.domain = target_name(self.dataset_dir)
         elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
+        if self.output_labels not in ("target", "union"):
+            raise ValueError(f"--output_labels {self.output_labels!r}: choose target or union.")
         if self.schedule not in SCHEDULES:
             raise ValueError(f"--schedule {self.schedule!r}: choose one of {', '.join(SCHEDULES)}.")
         check_decoding(self.decoding, "--decoding")
