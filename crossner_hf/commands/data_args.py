@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+
 
 @dataclass
 class LabeledDataArguments:
@@ -19,14 +21,9 @@ class LabeledDataArguments:
         metadata={"help": "Instead of --config: a CoNLL folder (train.txt, dev.txt, test.txt), a folder of JSON "
                           "Lines / CSV / Parquet files named by split, or a Hub dataset id; words and BIO tags "
                           "(strings or ClassLabel)."})
-    text_column_name: str | None = field(
-        default=None, metadata={"help": "The words column of --dataset_dir (default: tokens, else the first column)."})
-    label_column_name: str | None = field(
-        default=None, metadata={"help": "The tags column of --dataset_dir (default: ner_tags, else the second "
-                                        "column)."})
-    strict: bool = field(
-        default=True, metadata={"help": "Refuse an orphan I- tag naming where it is; false reads it as B-x, as "
-                                        "conlleval does."})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
 
 
 def load_labeled(args: Any, config: str | None) -> tuple[str, Any]:

@@ -39,6 +39,13 @@ logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
 
+TEXT_COLUMN_HELP = "The words column of --dataset_dir (default: tokens, else the first column)."
+LABEL_COLUMN_HELP = "The tags column of --dataset_dir (default: ner_tags, else the second column)."
+STRICT_HELP = ("Refuse an orphan I- tag (I-x after O or another type) naming where it is; false reads it as B-x, "
+               "as conlleval does, and says how many.")
+"""The help of the labeled-data flags, shared by ``train`` (``CrossNERTrainingArguments``) and the evaluation
+commands (``crossner_hf.commands.data_args``): one wording for one rule."""
+
 
 def features_for(config: str | Sequence[str]):
     """The ``datasets.Features`` of a config (a CrossNER config name or a label list): ``id``, ``tokens``,

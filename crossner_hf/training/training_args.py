@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.modeling.decoding import DECODINGS, check_decoding
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.data.labels import DOMAINS
@@ -46,15 +47,9 @@ class CrossNERTrainingArguments(TrainingArguments):
                   "validation (or dev) and test; words and BIO tags, the tags strings or ClassLabel, columns found "
                   "as run_ner.py finds them). The run is named after it (--domain is then not used)."},
     )
-    text_column_name: str | None = field(
-        default=None, metadata={"help": "The words column of --dataset_dir (default: tokens, else the first "
-                                        "column)."})
-    label_column_name: str | None = field(
-        default=None, metadata={"help": "The tags column of --dataset_dir (default: ner_tags, else the second "
-                                        "column)."})
-    strict: bool = field(
-        default=True, metadata={"help": "Refuse an orphan I- tag (I-x after O or another type) naming where it "
-                                        "is; false reads it as B-x, as conlleval does, and says how many."})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
     output_labels: str = field(
         default="target", metadata={"help": "With joint / pretrain-finetune on a --dataset_dir lacking CoNLL-2003's "
                                             "types, the head also learns those: target (default) masks them at "
