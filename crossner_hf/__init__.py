@@ -22,12 +22,13 @@ _LAZY = {
     "load_crossner": "crossner_hf.data.target",
     "load_target": "crossner_hf.data.target",
     "TargetData": "crossner_hf.data.target",
-    "run_schedule": "crossner_hf.training.schedules",
+    "finetune": "crossner_hf.training.schedules",
     "ScheduleResult": "crossner_hf.training.schedules",
+    "FinetuneConfig": "crossner_hf.training.training_args",
     "compute_ner_metrics": "crossner_hf.evaluation.metrics",
     "predict_tags": "crossner_hf.inference.predict",
     "Tagger": "crossner_hf.inference.tagger",
-    "load_tagger": "crossner_hf.inference.pipelines",
+    "load_pipeline": "crossner_hf.inference.pipelines",
     "CrossNERTokenClassificationPipeline": "crossner_hf.inference.pipelines",
     "tokenize_dataset": "crossner_hf.data.tokenization",
     "format_per_type_table": "crossner_hf.evaluation.metrics",
@@ -43,7 +44,6 @@ _LAZY = {
     "build_corpus_levels": "crossner_hf.corpora",
     "load_text_corpus": "crossner_hf.corpora",
     "tokenize_corpus": "crossner_hf.corpora",
-    "CrossNERTrainingArguments": "crossner_hf.training.training_args",
     "CrossNERTrainer": "crossner_hf.training.trainer",
     "JointTrainer": "crossner_hf.training.trainer",
     "DAPTArguments": "crossner_hf.training.dapt",
@@ -51,4 +51,5 @@ _LAZY = {
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+_lazy_getattr, __dir__ = lazy_attributes(__name__, _LAZY, globals())
+__getattr__ = _moved.renamed_attributes(__name__, _lazy_getattr)  # old names warn (crossner_hf._moved)

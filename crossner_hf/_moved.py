@@ -1,9 +1,14 @@
-"""Old module paths (before the package was layered) as aliases of the modules that replaced them.
+"""Old names kept working for one release cycle: one mechanism, one warning, one removal version.
 
-``import crossner_hf.trainer`` keeps working and gives the very module object of
-``crossner_hf.training.trainer`` (one module, so ``isinstance`` and monkeypatching agree across
-both names). ``crossner_hf.data``, ``crossner_hf.modeling`` and ``crossner_hf.inference`` were
-modules and are now packages; their old names are lazy attributes of those packages.
+- **Module paths** (before the package was layered): ``import crossner_hf.trainer`` gives the very module
+  object of ``crossner_hf.training.trainer`` (one module, so ``isinstance`` and monkeypatching agree across
+  both names).
+- **Renamed attributes** (:data:`RENAMED`): ``crossner_hf.load_tagger`` is ``load_pipeline``, the
+  ``CrossNERTrainingArguments`` that mixed the model, the data and the schedule is the ``train`` command's
+  ``TrainArguments`` (the library's config is :class:`~crossner_hf.training.training_args.FinetuneConfig`).
+
+Each use warns once with a ``FutureWarning`` (shown by default, unlike ``DeprecationWarning``) that names the
+new name and :data:`REMOVAL_VERSION`.
 """
 
 from __future__ import annotations
@@ -13,7 +18,12 @@ import importlib.abc
 import importlib.machinery
 import sys
 import warnings
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
+
+REMOVAL_VERSION = "0.3.0"
+"""The release that removes every old name below."""
 
 MOVED = {
     "crossner_hf.labels": "crossner_hf.data.labels",
@@ -55,13 +65,45 @@ MOVED = {
 """old module name -> the module that holds its code now."""
 
 
+RENAMED: dict[str, tuple[str, str]] = {
+    "crossner_hf.load_tagger": ("crossner_hf.inference.pipelines", "load_pipeline"),
+    "crossner_hf.inference.pipelines.load_tagger": ("crossner_hf.inference.pipelines", "load_pipeline"),
+    "crossner_hf.CrossNERTrainingArguments": ("crossner_hf.commands.train", "TrainArguments"),
+    "crossner_hf.training.training_args.CrossNERTrainingArguments": ("crossner_hf.commands.train", "TrainArguments"),
+    "crossner_hf.run_schedule": ("crossner_hf.commands.train", "run_train"),
+    "crossner_hf.training.schedules.run_schedule": ("crossner_hf.commands.train", "run_train"),
+}
+"""``module.old_name`` -> (module, new name) of the object it now is."""
+
+
+def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
+    """The one warning of every old name."""
+    warnings.warn(f"{old} is deprecated and will be removed in crossner_hf {REMOVAL_VERSION}; use {new} "
+                  "(the old name is an alias until then)", FutureWarning, stacklevel=stacklevel)
+
+
+def renamed_attributes(module: str, fallback: Callable[[str], Any] | None = None) -> Callable[[str], Any]:
+    """A module ``__getattr__`` that serves the module's old names from :data:`RENAMED` (with the warning), then
+    ``fallback`` (a lazy-attribute ``__getattr__``) for the rest."""
+
+    def __getattr__(name: str) -> Any:
+        moved = RENAMED.get(f"{module}.{name}")
+        if moved is not None:
+            warn_renamed(f"{module}.{name}", f"{moved[0]}.{moved[1]}")
+            return getattr(importlib.import_module(moved[0]), moved[1])
+        if fallback is not None:
+            return fallback(name)
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
 class _AliasLoader(importlib.abc.Loader):
     def __init__(self, target: str) -> None:
         self.target = target
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
-        warnings.warn(f"{spec.name} moved to {self.target}; the old name is an alias",
-                      DeprecationWarning, stacklevel=3)
+        warn_renamed(spec.name, self.target, stacklevel=4)
         module = importlib.import_module(self.target)
         self._spec = module.__spec__  # the import system overwrites __spec__; put it back in exec_module
         return module

@@ -101,9 +101,11 @@ def test_unknown_yaml_key_and_list_flags(tmp_path):
     cfg.write_text("domain: music\nseeds: [1, 2]\n")
     (args,) = make_parser().parse_args_and_config(["--config", str(cfg), "--output_dir", str(tmp_path)])
     assert args.domain == "music" and args.seed_list() == [1, 2]
-    (args,) = make_parser().parse_args_and_config(["--seeds", "555", "666", "--output_dir", str(tmp_path)])
+    (args,) = make_parser().parse_args_and_config(["--seeds", "555", "666", "--output_dir", str(tmp_path),
+                                                   "--domain", "ai"])
     assert args.seed_list() == [555, 666]
-    (args,) = make_parser().parse_args_and_config(["--seeds", "555,666,777", "--output_dir", str(tmp_path)])
+    (args,) = make_parser().parse_args_and_config(["--seeds", "555,666,777", "--output_dir", str(tmp_path),
+                                                   "--domain", "ai"])
     assert args.seed_list() == [555, 666, 777]
     bad = tmp_path / "bad.yaml"
     bad.write_text("domian: music\n")
@@ -112,11 +114,11 @@ def test_unknown_yaml_key_and_list_flags(tmp_path):
 
 
 def test_default_output_dir_and_ignored_source_flags(tmp_path, caplog):
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
+    from crossner_hf.commands.train import TrainArguments
 
-    assert CrossNERTrainingArguments(domain="music", schedule="joint").output_dir == "outputs/music-joint"
+    assert TrainArguments(domain="music", schedule="joint").output_dir == "outputs/music-joint"
     with caplog.at_level("WARNING"):
-        CrossNERTrainingArguments(output_dir=str(tmp_path), schedule="joint", source_max_steps=10)
+        TrainArguments(output_dir=str(tmp_path), domain="ai", schedule="joint", source_max_steps=10)
     assert "--source_max_steps 10 is ignored with --schedule joint" in caplog.text
 
 

@@ -14,8 +14,8 @@ from crossner_hf.inference.predict import label_names, predict_tags
 from crossner_hf.modeling.heads import PROVENANCE_ATTRIBUTE, read_provenance
 from crossner_hf.data.labels import LABELS, entity_spans
 from crossner_hf.evaluation.metrics import compute_ner_metrics
-from crossner_hf.training.schedules import run
-from crossner_hf.training.training_args import CrossNERTrainingArguments
+from crossner_hf.commands.train import run_train
+from crossner_hf.commands.train import TrainArguments
 
 # one worker runs this file, so the module's trained model (~20 s) is built once, not on both workers
 pytestmark = pytest.mark.xdist_group("inference")
@@ -25,12 +25,12 @@ pytestmark = pytest.mark.xdist_group("inference")
 def trained(tiny_bert_dir, crossner_data_dir, tmp_path_factory):
     """A tiny BERT trained briefly on politics: far from perfect, so the decodings disagree."""
     out = tmp_path_factory.mktemp("trained") / "politics"
-    args = CrossNERTrainingArguments(
+    args = TrainArguments(
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", data_dir=str(crossner_data_dir),
         per_device_train_batch_size=16, num_train_epochs=6, learning_rate=3e-3, disable_tqdm=True,
         use_cpu=True, seed=5, dataloader_pin_memory=False, early_stopping_patience=0,
     )
-    results = run(args)
+    results = run_train(args).results
     return out, results
 
 

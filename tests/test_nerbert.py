@@ -357,8 +357,8 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
 ):
     from huggingface_hub import ModelCard
 
-    from crossner_hf.training.schedules import run
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
+    from crossner_hf.commands.train import run_train
+    from crossner_hf.commands.train import TrainArguments
 
     nerbert_dir = tmp_path / "nerbert"
     run_nerbert(_args(base_model, corpus_dir, nerbert_dir, max_steps=2, eval_steps=2, save_steps=2,
@@ -372,12 +372,12 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     caplog.set_level(logging.WARNING, logger="crossner_hf.training.nerbert")
     out = tmp_path / "politics"
-    run(CrossNERTrainingArguments(
+    run_train(TrainArguments(
         output_dir=str(out), model_name_or_path=str(nerbert_dir), domain="politics", schedule="direct",
         few_shot=8, per_device_train_batch_size=4, max_steps=2, use_cpu=True, disable_tqdm=True, seed=3,
         dataloader_pin_memory=False, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
         early_stopping_patience=0,  # dev and test are still scored once each, for the card
-    ))
+    )).results
     records = [r for r in caplog.records if r.name == "crossner_hf.modeling.heads"]
     assert len(records) == 1 and records[0].levelno == logging.WARNING
     message = records[0].getMessage()

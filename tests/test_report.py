@@ -195,14 +195,14 @@ def test_page_in_headless_chromium(tmp_path):
 
 
 def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
-    from crossner_hf.training.schedules import run
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
+    from crossner_hf.commands.train import run_train
+    from crossner_hf.commands.train import TrainArguments
 
     out = tmp_path / "model"
-    run(CrossNERTrainingArguments(
+    run_train(TrainArguments(
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", data_dir=str(crossner_data_dir),
         few_shot=16, max_steps=4, per_device_train_batch_size=4, learning_rate=1e-3, use_cpu=True, disable_tqdm=True,
-        eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2))
+        eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2)).results
     env = {**os.environ, "CROSSNER_HF_CACHE": str(tmp_path / "cache")}
     res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "report", "--model", str(out), "--compare", str(out),
                           "--config", "politics", "--data_dir", str(crossner_data_dir), "--n_boot", "100",

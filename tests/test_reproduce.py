@@ -423,7 +423,6 @@ def test_table4_reads_each_category_from_the_table2_cells(tmp_path):
 
 def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_data_dir):
     from crossner_hf.training.schedules import seed_target
-    from crossner_hf.training.training_args import CrossNERTrainingArguments
 
     grid = plan("nerbert-fig2", "cpu", tmp_path, domains=["politics"], nerbert_corpus=str(tmp_path / "c"))
     runs = [c for c in grid.cells if c.command == "train"]
@@ -432,15 +431,17 @@ def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_dat
     assert all(c.deps == ("nerbert-all",) for c in runs if c.row.startswith("NER-BERT"))
     assert all("--dataset_dir" not in c.argv for c in runs)  # a CrossNER column reads --data_dir
     assert all("--few_shot" not in c.argv and "--few_shot_fraction" in c.argv for c in runs)
-    args = CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), domain="politics", few_shot_fraction=0.1,
-                                     data_dir=str(crossner_data_dir))
-    full = seed_target(CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), domain="politics",
-                                                 data_dir=str(crossner_data_dir)), 1)
-    assert len(seed_target(args, 1)["train"]) == round(0.1 * len(full["train"]))
+    from crossner_hf.data.target import load_target
+    from crossner_hf.training.training_args import FinetuneConfig
+
+    politics = load_target("politics", data_dir=crossner_data_dir)
+    tenth = FinetuneConfig(output_dir=str(tmp_path / "o"), few_shot_fraction=0.1)
+    full = seed_target(FinetuneConfig(output_dir=str(tmp_path / "o")), 1, politics)
+    assert len(seed_target(tenth, 1, politics)["train"]) == round(0.1 * len(full["train"]))
     with pytest.raises(ValueError, match="pass one"):
-        CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), few_shot=8, few_shot_fraction=0.5)
+        FinetuneConfig(output_dir=str(tmp_path / "o"), few_shot=8, few_shot_fraction=0.5)
     with pytest.raises(ValueError, match=r"must be in \(0, 1\]"):
-        CrossNERTrainingArguments(output_dir=str(tmp_path / "o"), few_shot_fraction=1.5)
+        FinetuneConfig(output_dir=str(tmp_path / "o"), few_shot_fraction=1.5)
 
 
 @pytest.mark.slow  # DAPT and fine-tuning runs (about a minute on a quiet machine)

@@ -9,9 +9,10 @@ import pytest
 from transformers import TrainerCallback
 
 from crossner_hf.data.labels import LABELS
-from crossner_hf.training.schedules import run, source_in_target_space
+from crossner_hf.commands.train import TrainArguments, run_train
+from crossner_hf.training.schedules import source_in_target_space
 from crossner_hf.training.trainer import OversamplingSampler
-from crossner_hf.training.training_args import CrossNERTrainingArguments
+from crossner_hf.commands.train import TrainArguments
 
 
 @pytest.fixture(autouse=True)
@@ -20,14 +21,14 @@ def _env(tmp_path_factory, monkeypatch, crossner_data_dir):
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path_factory.getbasetemp() / "crossner_cache"))
 
 
-def _args(tiny_bert_dir, out, **kw) -> CrossNERTrainingArguments:
+def _args(tiny_bert_dir, out, **kw) -> TrainArguments:
     base = dict(
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", few_shot=16,
         per_device_train_batch_size=4, num_train_epochs=3, learning_rate=1e-3,
         disable_tqdm=True, use_cpu=True, seed=7, dataloader_pin_memory=False,
     )
     base.update(kw)
-    return CrossNERTrainingArguments(**base)
+    return TrainArguments(**base)
 
 
 class CountSteps(TrainerCallback):
@@ -52,7 +53,7 @@ class KillAt(TrainerCallback):
 
 
 def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
-    results = run(_args(tiny_bert_dir, tmp_path / "out", seeds="1,2"))
+    results = run_train(_args(tiny_bert_dir, tmp_path / "out", seeds="1,2")).results
     out = tmp_path / "out"
     saved = json.loads((out / "results.json").read_text())
     assert saved["seeds"] == [1, 2] and len(saved["per_seed"]) == 2
@@ -82,14 +83,14 @@ def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
 
 
 def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
-    full = run(_args(tiny_bert_dir, tmp_path / "full", num_train_epochs=4))
+    full = run_train(_args(tiny_bert_dir, tmp_path / "full", num_train_epochs=4)).results
     with pytest.raises(KeyboardInterrupt):
-        run(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4), callbacks=[KillAt(10, "seed-7")])
+        run_train(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4), callbacks=[KillAt(10, "seed-7")]).results
     steps = sorted(int(p.name.split("-")[1]) for p in (tmp_path / "killed" / "seed-7").glob("checkpoint-*"))
     assert steps[-1] == 8  # epochs of 4 steps: the kill at step 10 leaves checkpoint-8 as the latest
     counter = CountSteps()
-    resumed = run(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4, resume_from_checkpoint="true"),
-                  callbacks=[counter])
+    resumed = run_train(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4, resume_from_checkpoint="true"),
+                  callbacks=[counter]).results
     a, b = full["per_seed"][0], resumed["per_seed"][0]
     # the resumed run executed only the steps after checkpoint-8, and ended where the full run did
     assert counter.steps == 16 - 8
@@ -99,19 +100,19 @@ def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
 
 def test_pretrain_finetune_kill_in_second_stage(tiny_bert_dir, tmp_path):
     kw = dict(schedule="pretrain-finetune", source_subsample=32, source_epochs=1, num_train_epochs=3)
-    full = run(_args(tiny_bert_dir, tmp_path / "full", **kw))
+    full = run_train(_args(tiny_bert_dir, tmp_path / "full", **kw)).results
     assert (tmp_path / "full" / "seed-7" / "source" / "final" / "stage_complete.json").is_file()
     assert not list((tmp_path / "full" / "seed-7" / "source").glob("checkpoint-*"))
     with pytest.raises(KeyboardInterrupt):
-        run(_args(tiny_bert_dir, tmp_path / "killed", **kw), callbacks=[KillAt(6, "seed-7")])
-    resumed = run(_args(tiny_bert_dir, tmp_path / "killed", resume_from_checkpoint="true", **kw))
+        run_train(_args(tiny_bert_dir, tmp_path / "killed", **kw), callbacks=[KillAt(6, "seed-7")]).results
+    resumed = run_train(_args(tiny_bert_dir, tmp_path / "killed", resume_from_checkpoint="true", **kw)).results
     a, b = full["per_seed"][0], resumed["per_seed"][0]
     assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"]
 
 
 def test_joint_runs_with_oversampling(tiny_bert_dir, tmp_path):
-    res = run(_args(tiny_bert_dir, tmp_path / "out", schedule="joint", source_subsample=40,
-                    oversample_factor=3, num_train_epochs=1))
+    res = run_train(_args(tiny_bert_dir, tmp_path / "out", schedule="joint", source_subsample=40,
+                    oversample_factor=3, num_train_epochs=1)).results
     # one epoch = 40 source + 3 x 16 target rows = 88 rows = 22 batches of 4
     assert res["per_seed"][0]["global_step"] == 22
 
@@ -141,15 +142,28 @@ def test_source_tags_mapped_by_name(crossner_data_dir):
 @pytest.mark.parametrize(
     "kw, message",
     [
-        ({"domain": "sports"}, "--domain 'sports'"),
         ({"schedule": "together"}, "--schedule 'together'"),
         ({"seeds": "1,x"}, "comma-separated integers"),
         ({"oversample_factor": 0}, "--oversample_factor 0"),
+        ({"output_dir": None}, "FinetuneConfig needs output_dir"),
     ],
 )
-def test_argument_errors(tmp_path, kw, message):
+def test_config_errors(tmp_path, kw, message):
+    from crossner_hf.training.training_args import FinetuneConfig
+
     with pytest.raises(ValueError, match=message):
-        CrossNERTrainingArguments(output_dir=str(tmp_path), **kw)
+        FinetuneConfig(**{"output_dir": str(tmp_path), **kw})
+    if "output_dir" not in kw:  # the command's flags are checked by the same code
+        with pytest.raises(ValueError, match=message):
+            TrainArguments(output_dir=str(tmp_path), domain="politics", **kw)
+
+
+def test_the_command_names_no_domain_for_the_user(tmp_path):
+    """No `domain` default: a user's dataset is never silently politics, and a misspelled domain says so."""
+    with pytest.raises(ValueError, match="name the target: --dataset_dir SOURCE"):
+        TrainArguments(output_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="--domain 'sports': choose one of .* or pass your data as --dataset_dir"):
+        TrainArguments(output_dir=str(tmp_path), domain="sports")
 
 
 def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp_path, crossner_data_dir):
@@ -165,15 +179,15 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
     # O, then each type's B-/I- in the order train first uses it
     assert labels[0] == "O" and "B-PER" in labels and "B-person" not in labels
     assert labels.index("I-POL") == labels.index("B-POL") + 1
-    direct = run(_args(tiny_bert_dir, tmp_path / "direct", dataset_dir=str(folder)))
+    direct = run_train(_args(tiny_bert_dir, tmp_path / "direct", dataset_dir=str(folder))).results
     assert direct["domain"] == "speeches" and direct["labels"] == labels
     config = json.loads((tmp_path / "direct" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(len(labels))] == labels
     card = ModelCard.load(tmp_path / "direct" / "README.md")
-    assert card.data.eval_results[0].dataset_type == "conll" and "speeches NER (direct)" in card.text
+    assert card.data.eval_results[0].dataset_type == "custom" and "speeches NER (direct)" in card.text
     # CoNLL-2003 as source: its person tags have no counterpart, so the head gets them as well
-    ptf = run(_args(tiny_bert_dir, tmp_path / "ptf", dataset_dir=str(folder), schedule="pretrain-finetune",
-                    source_subsample=16, source_epochs=1, num_train_epochs=1))
+    ptf = run_train(_args(tiny_bert_dir, tmp_path / "ptf", dataset_dir=str(folder), schedule="pretrain-finetune",
+                    source_subsample=16, source_epochs=1, num_train_epochs=1)).results
     assert ptf["labels"] == [*labels, "B-person", "I-person"]
     # a labels.json fixes the order (and a wrong one is refused, naming the file)
     (folder / "labels.json").write_text(json.dumps(["O", *sorted(labels[1:])]))
@@ -182,7 +196,7 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
     with pytest.raises(ValueError, match="labels.json: expected a JSON list of tags with \"O\" first"):
         conll_folder_labels(folder)
     with pytest.raises(ValueError, match="--dataset_dir .*no train.txt, dev.txt, test.txt"):
-        CrossNERTrainingArguments(output_dir=str(tmp_path), dataset_dir=str(tmp_path / "nothing"))
+        TrainArguments(output_dir=str(tmp_path), dataset_dir=str(tmp_path / "nothing"))
 
 
 def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, crossner_data_dir):
@@ -200,7 +214,7 @@ def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, cro
     assert labels == politics["train"].features["ner_tags"].feature.names
     data = load_target_dataset(folder)
     assert set(data) == {"train", "validation", "test"} and data["test"]["tokens"] == politics["test"]["tokens"][:20]
-    result = run(_args(tiny_bert_dir, tmp_path / "run", dataset_dir=str(folder)))
+    result = run_train(_args(tiny_bert_dir, tmp_path / "run", dataset_dir=str(folder))).results
     assert result["domain"] == "hub-style" and result["labels"] == labels
     (folder / "dev.parquet").rename(folder / "holdout.parquet")
     with pytest.raises(ValueError, match="a validation split is needed"):
@@ -229,11 +243,11 @@ def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir,
 
 
 def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_bert_dir, tmp_path):
-    """load_target -> run_schedule -> Tagger, without the CLI: a DatasetDict built in memory (tags renamed,
+    """load_target -> finetune -> Tagger, without the CLI: a DatasetDict built in memory (tags renamed,
     an extra column) trains like a CrossNER domain and its model tags with the recorded decoding."""
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf import ScheduleResult, Tagger, load_target, run_schedule
+    from crossner_hf import FinetuneConfig, ScheduleResult, Tagger, finetune, load_target
 
     politics = load_target("politics")
     assert politics.name == "politics" and politics.labels == LABELS["politics"]
@@ -250,7 +264,10 @@ def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_
     target = load_target(DatasetDict({"train": split("train", 16), "validation": split("validation", 8),
                                       "test": split("test", 8)}), name="people-places")
     assert target.labels == names and target["train"].column_names == ["id", "tokens", "ner_tags"]
-    result = run_schedule(_args(tiny_bert_dir, tmp_path / "out", seeds="3", num_train_epochs=1), target)
+    config = FinetuneConfig(output_dir=str(tmp_path / "out"), seeds="3", num_train_epochs=1,
+                            per_device_train_batch_size=4, learning_rate=1e-3, disable_tqdm=True, use_cpu=True,
+                            dataloader_pin_memory=False)
+    result = finetune(tiny_bert_dir, target, config)
     assert isinstance(result, ScheduleResult) and result.seeds == [3] and result.best_seed == 3
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     assert result.test_f1 == saved["test_overall_f1_mean"] and result.domain == "people-places"

@@ -23,24 +23,99 @@ Every ``TrainingArguments`` flag is accepted (``--max_steps``, ``--fp16`` on a G
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.training.training_args import CrossNERTrainingArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+from crossner_hf.data.labels import DOMAINS
+from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.training.training_args import FinetuneConfig
+
+
+@dataclass
+class TrainArguments(FinetuneConfig):
+    """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data, which the command
+    turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments (:func:`run_train`)."""
+
+    # --- what to train: the model and the data (the rest is FinetuneConfig) ----------
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
+                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
+    )
+    domain: str | None = field(
+        default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).", "choices": list(DOMAINS)})
+    dataset_dir: str | None = field(
+        default=None,
+        metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
+                  "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
+                  "B-/I- of each type in the order the files first use them), or any token-classification dataset "
+                  "load_dataset opens (a Hub id or a local folder of JSON Lines / CSV / Parquet files named train, "
+                  "validation (or dev) and test; words and BIO tags, the tags strings or ClassLabel, columns found "
+                  "as run_ner.py finds them). The run is named after it (--domain is then not used)."},
+    )
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    data_dir: str | None = field(
+        default=None,
+        metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
+    )
+
+    def __post_init__(self):
+        if self.dataset_dir:
+            from crossner_hf.data.target import target_name
+
+            # the folder's (or Hub id's) name stands for the dataset in output names, results.json and the card
+            self.domain = target_name(self.dataset_dir)
+        elif self.domain is None:
+            raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                             f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
+        elif self.domain not in DOMAINS:
+            raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}, or pass your data as "
+                             "--dataset_dir.")
+        if self.output_dir is None:
+            self.output_dir = f"outputs/{self.domain}-{self.schedule}"
+        super().__post_init__()
+
+    def load_target(self):
+        """The target these flags name, as :func:`~crossner_hf.data.target.load_target` opens it."""
+        from crossner_hf.data.target import load_target, target_source
+
+        return load_target(target_source(self.dataset_dir, self.domain), data_dir=self.data_dir,
+                           text_column=self.text_column_name, label_column=self.label_column_name,
+                           strict=self.strict)
+
+    def load_source(self):
+        """CoNLL-2003 from ``--data_dir`` when the schedule trains on it, else ``None``."""
+        from crossner_hf.data.labels import SOURCE_DOMAIN
+        from crossner_hf.data.target import load_target
+
+        return None if self.schedule == "direct" else load_target(SOURCE_DOMAIN, data_dir=self.data_dir)
+
+
+def run_train(args: TrainArguments, target: Any = None, callbacks: Any = ()):
+    """What ``train`` does: the flags become ``finetune(model, target, FinetuneConfig, source=)`` (``target``: a
+    ``TargetData`` in place of the one the flags name); nothing below sees the command's object."""
+    from crossner_hf.training.schedules import finetune
+
+    return finetune(args.model_name_or_path, target if target is not None else args.load_target(),
+                    FinetuneConfig.from_arguments(args), source=args.load_source(), callbacks=callbacks)
 
 
 def make_parser(subparsers: Any | None = None):
     return make_command_parser(
-        subparsers, "train", (CrossNERTrainingArguments,), prog="trainer_recipes/finetune.py",
+        subparsers, "train", (TrainArguments,), prog="trainer_recipes/finetune.py",
         help="fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)",
         description=__doc__,
     )
 
 
-def main(args: CrossNERTrainingArguments) -> int:
-    from crossner_hf.training.schedules import format_results, run_schedule
+def main(args: TrainArguments) -> int:
+    from crossner_hf.training.schedules import format_results
 
-    result = run_schedule(args)
+    result = run_train(args)
     if args.process_index == 0:
         print(format_results(result.results))
         print(f"Model, results.json and card in {args.output_dir}")

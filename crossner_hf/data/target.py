@@ -369,6 +369,13 @@ class TargetData:
     name: str
     labels: list[str]
     dataset: Any  # datasets.DatasetDict with train / validation / test
+    source: str | None = None
+    """Where it came from, as a model card's ``datasets:`` names it: ``crossner`` for a CrossNER domain, the Hub
+    id of a Hub dataset; ``None`` for local files and data in memory (never a local path: cards are published)."""
+
+    @property
+    def is_crossner(self) -> bool:
+        return self.source == "crossner"
 
     def __getitem__(self, split: str):
         return self.dataset[split]
@@ -401,4 +408,7 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     dataset = load_target_dataset(source, data_dir=data_dir, strict=strict, text_column=text_column,
                                   label_column=label_column)
     labels = list(dataset["train"].features["ner_tags"].feature.names)  # set from the source's tag list there
-    return TargetData(name or (str(source) if str(source) in CONFIGS else target_name(source)), labels, dataset)
+    if str(source) in CONFIGS:
+        return TargetData(name or str(source), labels, dataset, "crossner")
+    local = Path(str(source)).expanduser().exists()
+    return TargetData(name or target_name(source), labels, dataset, None if local else str(source))

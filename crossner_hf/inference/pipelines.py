@@ -22,7 +22,7 @@ Use it through ``transformers``::
     from crossner_hf.inference.pipelines import CrossNERTokenClassificationPipeline
     tagger = pipeline("token-classification", model=OUT, pipeline_class=CrossNERTokenClassificationPipeline)
 
-or in one line with :func:`load_tagger`.
+or in one line with :func:`load_pipeline`.
 """
 
 from __future__ import annotations
@@ -144,8 +144,10 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
         return [e for e in entities if e["entity_group"] not in skip]
 
 
-def load_tagger(model: str, *, device: str | int | None = None, **kwargs: Any) -> CrossNERTokenClassificationPipeline:
-    """``pipeline("token-classification", model=..., pipeline_class=CrossNERTokenClassificationPipeline)``.
+def load_pipeline(model: str, *, device: str | int | None = None, **kwargs: Any) -> CrossNERTokenClassificationPipeline:
+    """``pipeline("token-classification", model=..., pipeline_class=CrossNERTokenClassificationPipeline)``: the
+    ``transformers`` pipeline of a model of ours, for code built around pipelines (``Tagger`` is the library's
+    tagging path; ``load_tagger``, this function's old name, warns until its removal).
 
     ``model`` is a folder or Hub id (checked by :func:`crossner_hf.inference.predict.load_token_classifier`);
     other keyword arguments go to ``transformers.pipeline``.
@@ -159,3 +161,8 @@ def load_tagger(model: str, *, device: str | int | None = None, **kwargs: Any) -
         "token-classification", model=loaded, tokenizer=tokenizer, device=device,
         pipeline_class=CrossNERTokenClassificationPipeline, **kwargs,
     )
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - the old name load_tagger, with its warning
+
+__getattr__ = renamed_attributes(__name__)

@@ -11,12 +11,12 @@ the figure a user gets:
 - :class:`CrossNERTokenClassificationPipeline`: a ``transformers`` token-classification
   pipeline over raw text or word lists that returns entities with character offsets and
   scores like ``aggregation_strategy="simple"``, with the model's decoding applied to
-  whole words. :func:`load_tagger` builds it in one line.
+  whole words. :func:`~crossner_hf.inference.pipelines.load_pipeline` builds it in one line.
 - :func:`load_token_classifier`: model + tokenizer from a folder, with one-line errors for
   a missing folder or a model without a trained token-classification head.
 
 Example:
-    >>> tagger = load_tagger("outputs/politics-direct")                 # doctest: +SKIP
+    >>> tagger = load_pipeline("outputs/politics-direct")                 # doctest: +SKIP
     >>> tagger("Angela Merkel met Emmanuel Macron in Paris.")           # doctest: +SKIP
     [{'entity_group': 'politician', 'score': 0.97, 'word': 'Angela Merkel', 'start': 0, 'end': 13}, ...]
 """

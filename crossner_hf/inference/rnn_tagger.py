@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.inference.tagger import Tagger
+
 RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach", "crossner_multicell")
 
 
@@ -29,11 +31,11 @@ def is_rnn_folder(path: str | Path) -> bool:
     return isinstance(raw, dict) and raw.get("model_type") in RNN_MODEL_TYPES
 
 
-class RNNTagger:
+class RNNTagger(Tagger):
     """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments).
 
-    It has the :class:`crossner_hf.inference.tagger.Tagger` interface (this module sits below that one, so it
-    does not import it): ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF or CDLM folder."""
+    A :class:`crossner_hf.inference.tagger.Tagger`: ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF or CDLM
+    folder."""
 
     decoding = "crf-viterbi"
     runtime = "pytorch"

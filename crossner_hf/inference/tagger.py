@@ -25,8 +25,8 @@ from typing import Any
 class Tagger:
     """What every tagger offers: ``labels``, ``decoding``, ``tag`` and ``tag_texts``.
 
-    :class:`TransformerTagger` subclasses it; :class:`crossner_hf.inference.rnn_tagger.RNNTagger` has the same
-    attributes and methods without importing this module (it lives in a lower layer)."""
+    :class:`TransformerTagger` and :class:`crossner_hf.inference.rnn_tagger.RNNTagger` subclass it, so
+    ``isinstance(tagger, Tagger)`` holds for every folder ``from_pretrained`` opens."""
 
     labels: list[str]
     gold_labels: list[str]

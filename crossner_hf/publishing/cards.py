@@ -162,10 +162,27 @@ def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
 
 
 def _dataset_of(results: Mapping[str, Any]) -> tuple[str, str]:
-    """(dataset type, dataset name) of a run: a CrossNER domain, or a user's CoNLL folder (``--dataset_dir``)."""
-    if results["config"].get("dataset_dir"):
-        return "conll", results["domain"]
+    """(dataset type, dataset name) of a run: a CrossNER domain, a Hub dataset (its id) or the user's own files."""
+    dataset = results.get("dataset") or {}
+    if dataset:
+        source = dataset.get("source")
+        if source == "crossner":
+            return "crossner", f"CrossNER {results['domain']}"
+        return (source, source) if source else ("custom", results["domain"])
+    if results["config"].get("dataset_dir"):  # a results.json written before the dataset record
+        return "custom", results["domain"]
     return "crossner", f"CrossNER {results['domain']}"
+
+
+def _dataset_origin(results: Mapping[str, Any]) -> str:
+    kind, name = _dataset_of(results)
+    return f", the Hub dataset `{name}`" if kind != "custom" else ""
+
+
+def _card_datasets(results: Mapping[str, Any]) -> list[str] | None:
+    """The card's ``datasets:``: ``crossner``, the Hub id the data came from, or none for local files."""
+    kind, name = _dataset_of(results)
+    return ["crossner"] if kind == "crossner" else ([name] if kind != "custom" else None)
 
 
 def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id: str | None = None) -> Path:
@@ -183,7 +200,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     card_data = ModelCardData(
         language="en", license=base["license"] or "unknown", library_name="transformers",
         pipeline_tag="token-classification", base_model=base["hub_id"],
-        datasets=["crossner"] if _dataset_of(results)[0] == "crossner" else None, metrics=["precision", "recall", "f1"],
+        datasets=_card_datasets(results), metrics=["precision", "recall", "f1"],
         tags=["token-classification", "ner", *(["crossner"] if _dataset_of(results)[0] == "crossner" else []),
               "crossner_hf", domain, f"decoding-{decoding}"],
         model_name=repo_id or name, eval_results=ner_eval_results(results),
@@ -206,7 +223,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "domain": domain, "schedule": results["schedule"], "decoding": decoding, "other_decoding": other,
         "dataset_name": _dataset_of(results)[1],
         "dataset_text": (f"the **{domain}** domain of CrossNER" if _dataset_of(results)[0] == "crossner"
-                         else f"**{domain}** (your own dataset, given as `--dataset_dir`)"),
+                         else f"**{domain}** (your own dataset{_dataset_origin(results)})"),
         "base_model_text": f"`{base['hub_id']}`" if base["hub_id"] else "a local encoder",
         "pretraining": _pretraining_text(base["pretraining"]),
         "seeds": ", ".join(str(s) for s in results["seeds"]),

