@@ -46,7 +46,9 @@ _LAZY = {
     "tokenize_corpus": "crossner_hf.corpora",
     "CrossNERTrainer": "crossner_hf.training.trainer",
     "JointTrainer": "crossner_hf.training.trainer",
-    "DAPTArguments": "crossner_hf.training.dapt",
+    "DAPTConfig": "crossner_hf.training.dapt",
+    "DAPTResult": "crossner_hf.training.dapt",
+    "adapt_encoder": "crossner_hf.training.dapt",
 }
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]

@@ -72,6 +72,9 @@ RENAMED: dict[str, tuple[str, str]] = {
     "crossner_hf.training.training_args.CrossNERTrainingArguments": ("crossner_hf.commands.train", "TrainArguments"),
     "crossner_hf.run_schedule": ("crossner_hf.commands.train", "run_train"),
     "crossner_hf.training.schedules.run_schedule": ("crossner_hf.commands.train", "run_train"),
+    "crossner_hf.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
+    "crossner_hf.training.dapt.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
+    "crossner_hf.training.dapt.run_dapt": ("crossner_hf.commands.dapt", "run_dapt"),
 }
 """``module.old_name`` -> (module, new name) of the object it now is."""
 

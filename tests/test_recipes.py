@@ -99,7 +99,7 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
 
 
 def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_data_dir):
-    from crossner_hf.training.dapt import DAPTArguments, run_dapt
+    from crossner_hf.commands.dapt import DAPTArguments, run_dapt
 
     corpus = _corpus(crossner_data_dir, tmp_path / "politics.txt")
     common = dict(model_name_or_path=tiny_bert_dir, train_file=str(corpus), block_size=64,
@@ -108,7 +108,7 @@ def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_
     first = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=3, **common))
     resumed = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6,
                                      resume_from_checkpoint="true", **common))
-    assert first["global_step"] == 3 and resumed["global_step"] == 6
+    assert first.global_step == 3 and resumed.global_step == 6
     with pytest.raises(ValueError, match="--masking 'spans'"):
         DAPTArguments(output_dir=str(tmp_path / "b"), **{**common, "masking": "spans"})
     with pytest.raises(ValueError, match="exactly one corpus"):
@@ -118,7 +118,7 @@ def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_
 def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_dir):
     from crossner_hf.corpora import build_corpus_levels, entity_list_from_conll
     from crossner_hf.data.conll import read_conll
-    from crossner_hf.training.dapt import DAPTArguments, run_dapt
+    from crossner_hf.commands.dapt import DAPTArguments, run_dapt
     from crossner_hf.data.labels import LABELS
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
@@ -131,7 +131,8 @@ def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_di
         dataset_config="politics-integrated", block_size=64, per_device_train_batch_size=4, max_steps=2,
         use_cpu=True, disable_tqdm=True, masking="token",
     ))
-    assert res["corpus_level"] == "integrated" and res["n_texts"] == len(levels["integrated"])
+    assert res.results["corpus_level"] == "integrated" and res.results["n_texts"] == len(levels["integrated"])
+    assert res.results["corpus"] == "corpora:politics-integrated"  # the folder's name, never a local path
 
 
 def test_cli_train_and_predict(tiny_bert_dir, tmp_path, env, monkeypatch, capsys):

