@@ -54,6 +54,49 @@ def preset_path(name: str) -> Path | None:
     return Path(str(candidate)) if candidate.is_file() else None
 
 
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A packaged preset (or any ``--config`` YAML) in Python: its values, and the typed config they make.
+
+    >>> preset = load_preset("paper/crossner_direct")
+    >>> preset.command, preset.model, preset.values["seeds"]
+    ('train', 'bert-base-cased', [555, 666, 777])
+    >>> from crossner_hf import FinetuneConfig
+    >>> preset.config(FinetuneConfig, output_dir="out").decoding   # doctest: +SKIP
+    'argmax'
+    """
+
+    name: str
+    values: dict[str, Any]
+    command: str | None
+    """The command it is for (its ``# command:`` line), e.g. ``train``, ``dapt``, ``bilstm-crf``."""
+
+    @property
+    def model(self) -> str | None:
+        """The encoder it names (``model_name_or_path``), which the runners take as an argument, not a setting."""
+        return self.values.get("model_name_or_path")
+
+    def config(self, config_class: type, **overrides: Any) -> Any:
+        """``config_class`` (e.g. :class:`~crossner_hf.training.training_args.FinetuneConfig`) built from the
+        preset's values for its fields and ``overrides``; the model and data keys it has no field for (``domain``,
+        ``model_name_or_path``, ...) stay in :attr:`values` for the caller to pass as arguments."""
+        names = {f.name for f in dataclasses.fields(config_class) if f.init}
+        unknown = set(overrides) - names
+        if unknown:
+            raise ValueError(f"{config_class.__name__} has no field {sorted(unknown)}; check the names.")
+        return config_class(**{k: v for k, v in self.values.items() if k in names}, **overrides)
+
+
+def load_preset(name: str | Path) -> Preset:
+    """A packaged preset by name (``paper/crossner_direct``, ``politics_direct_minilm``) or a YAML file of one;
+    the values are the ones ``--config`` gives the command."""
+    values = load_yaml_config(name)
+    path = Path(name) if Path(name).is_file() else preset_path(str(name))
+    first = path.read_text(encoding="utf-8").splitlines()[:1] if path is not None else []
+    command = first[0].split(":", 1)[1].strip() if first and first[0].startswith("# command:") else None
+    return Preset(str(name), values, command)
+
+
 def load_yaml_config(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_file():

@@ -30,7 +30,7 @@ from typing import Any
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
+from crossner_hf.commands.data_args import LabeledDataArguments, labeled_target
 
 SPLITS = ("train", "validation", "test")
 
@@ -117,20 +117,18 @@ def main(args: ConfusionArguments) -> int:
 
 def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list[list[str]], dict[str, Any]]:
     from crossner_hf.data.conll import write_conll
+    from crossner_hf.evaluation.scoring import evaluate_tagger
     from crossner_hf.inference.tagger import Tagger
 
-    dataset_name, splits = load_labeled(args, args.config)
-    data = splits[args.split]
-    names = data.features["ner_tags"].feature.names
-    tokens = list(data["tokens"])
-    gold = [[names[i] for i in row] for row in data["ner_tags"]]
+    target = labeled_target(args, args.config)
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)  # any trained folder
-    pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
+    evaluation = evaluate_tagger(tagger, target, args.split, batch_size=args.batch_size)
     out.mkdir(parents=True, exist_ok=True)
     # the same columns as `predict --conll`, so the table can be redrawn with --predictions and no model
-    write_conll(out / "predictions.conll", [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(tokens, gold, pred)],
+    write_conll(out / "predictions.conll", [{"tokens": w, "gold": g, "pred": p} for w, g, p in
+                                            zip(evaluation.tokens, evaluation.gold, evaluation.pred)],
                 columns=("tokens", "gold", "pred"))
-    source = {"model": args.model, "dataset": dataset_name, "split": args.split,
+    source = {"model": Path(args.model).name, "dataset": target.name, "split": args.split,
               "decoding": tagger.decoding}
-    return gold, pred, source
+    return evaluation.gold, evaluation.pred, source

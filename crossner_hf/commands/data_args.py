@@ -26,12 +26,16 @@ class LabeledDataArguments:
     strict: bool = field(default=True, metadata={"help": STRICT_HELP})
 
 
-def load_labeled(args: Any, config: str | None) -> tuple[str, Any]:
-    """``(name, DatasetDict)`` of ``--dataset_dir`` when given, else of the CrossNER ``config``."""
-    from crossner_hf.data.target import load_crossner, load_target_dataset, target_name
+def labeled_target(args: Any, config: str | None) -> Any:
+    """The :class:`~crossner_hf.data.target.TargetData` of ``--dataset_dir`` when given, else of the CrossNER
+    ``config``."""
+    from crossner_hf.data.target import load_target, target_source
 
-    if args.dataset_dir:
-        data = load_target_dataset(args.dataset_dir, data_dir=getattr(args, "data_dir", None), strict=args.strict,
-                                   text_column=args.text_column_name, label_column=args.label_column_name)
-        return target_name(args.dataset_dir), data
-    return str(config), load_crossner(str(config), getattr(args, "data_dir", None), strict=args.strict)
+    return load_target(target_source(args.dataset_dir, str(config)), data_dir=getattr(args, "data_dir", None),
+                       strict=args.strict, text_column=args.text_column_name, label_column=args.label_column_name)
+
+
+def load_labeled(args: Any, config: str | None) -> tuple[str, Any]:
+    """``(name, DatasetDict)`` of :func:`labeled_target`."""
+    target = labeled_target(args, config)
+    return target.name, target.dataset

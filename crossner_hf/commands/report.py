@@ -21,7 +21,7 @@ from typing import Any
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
+from crossner_hf.commands.data_args import LabeledDataArguments, labeled_target
 
 SPLITS = ("train", "validation", "test")
 
@@ -57,36 +57,20 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ReportArguments) -> int:
-    from crossner_hf.evaluation.report import write_report
+    from crossner_hf.evaluation.scoring import evaluate_tagger
     from crossner_hf.inference.tagger import Tagger
-
     from crossner_hf.outputs import check_writable
 
     check_writable(args.output, "--output")  # before minutes of prediction, not after
-    name, data = load_labeled(args, args.config)
-    names = data[args.split].features["ner_tags"].feature.names
-
-    def tags(split: str) -> list[list[str]]:
-        return [[names[i] for i in row] for row in data[split]["ner_tags"]]
-
-    tokens = list(data[args.split]["tokens"])
+    target = labeled_target(args, args.config)
     # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.inference.tagger)
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, decoding=args.decoding, threads=args.threads)
-    pred = tagger.tag(tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
+    evaluation = evaluate_tagger(tagger, target, args.split, batch_size=args.batch_size,
+                                 model_name=Path(args.model).name)
     other = None
     if args.compare:
-        other = Tagger.from_pretrained(args.compare, decoding=args.decoding).tag(
-            tokens, batch_size=args.batch_size, progress=len(tokens) > 200)
-    suspects = [(words, t, f"{split} {i}") for split in data for i, (words, t) in
-                enumerate(zip(data[split]["tokens"], tags(split)))]
-    path = write_report(
-        args.output, tags(args.split), pred, tokens=tokens,
-        train_tokens=list(data["train"]["tokens"]) if args.split != "train" else None,
-        train_tags=tags("train") if args.split != "train" else None,
-        compare_pred=other, compare_name=Path(args.compare).name if args.compare else "other model",
-        suspect_sentences=suspects, model_name=Path(args.model).name, config=name, split=args.split,
-        decoding=tagger.decoding, n_boot=args.n_boot, seed=args.seed,
-    )
-    print(path)
+        other = evaluate_tagger(Tagger.from_pretrained(args.compare, decoding=args.decoding), target, args.split,
+                                batch_size=args.batch_size, model_name=Path(args.compare).name)
+    print(evaluation.write_report(args.output, compare=other, n_boot=args.n_boot, seed=args.seed))
     return 0

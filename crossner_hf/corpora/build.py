@@ -37,7 +37,9 @@ SPLIT_FILES = {**DATA_SPLIT_FILES, "dev": DATA_SPLIT_FILES["validation"]}  # the
 
 @dataclass
 class CorporaArguments:
-    domain: str = field(metadata={"help": "CrossNER domain.", "choices": list(DOMAINS)})
+    domain: str = field(metadata={"help": "The domain's name: a CrossNER domain (its types decide the task level), or "
+                                          "your own (letters, digits, - _ .; the task level then takes every type "
+                                          "of the entity list unless --specialised_types says otherwise)."})
     output_dir: str = field(metadata={"help": "Folder to write the Parquet files and README.md to."})
     text_file: list[str] | None = field(
         default=None,
@@ -83,10 +85,15 @@ class CorporaArguments:
         metadata={"help": "CrossNER data folder (<domain>/{train,dev,test}.txt) to take the entity list "
                   "from the labeled spans of --crossner_splits."},
     )
+    entity_list_from_dataset: str | None = field(
+        default=None,
+        metadata={"help": "Your labeled data (what train's --dataset_dir takes: a CoNLL folder, JSON Lines / CSV / "
+                  "Parquet files, a Hub id) to take the entity list from the labeled spans of --crossner_splits."},
+    )
     crossner_splits: list[str] = field(
         default_factory=lambda: ["train"],
-        metadata={"help": "Labeled splits for --entity_list_from_crossner. The default 'train' keeps "
-                  "dev/test entities out of pre-training data selection.",
+        metadata={"help": "Labeled splits for --entity_list_from_crossner / --entity_list_from_dataset. The default "
+                  "'train' keeps dev/test entities out of pre-training data selection.",
                   "choices": ["train", "dev", "validation", "test"]},
     )
     ner_model: str | None = field(
@@ -118,11 +125,12 @@ def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
     """The mention finder and a sentence describing it for the card."""
     if args.wikipedia_dump:
         return None, "the anchors of the pages, typed by their link targets' DBpedia classes"
-    given = [n for n in ("entity_list", "entity_list_from_crossner", "ner_model") if getattr(args, n)]
+    given = [n for n in ("entity_list", "entity_list_from_crossner", "entity_list_from_dataset", "ner_model")
+             if getattr(args, n)]
     if len(given) != 1:
         raise ValueError(
             f"crossner_corpora: pass exactly one of --entity_list, --entity_list_from_crossner, "
-            f"--ner_model (got {', '.join('--' + g for g in given) or 'none'})."
+            f"--entity_list_from_dataset, --ner_model (got {', '.join('--' + g for g in given) or 'none'})."
         )
     if args.ner_model:
         finder = ModelMentionFinder(args.ner_model, batch_size=args.ner_batch_size)
@@ -133,7 +141,13 @@ def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
     if args.entity_list:
         entities = load_entity_list(args.entity_list)
         origin = f"the entity list `{Path(args.entity_list).name}`"
+    elif args.entity_list_from_dataset:
+        entities, name = _entities_from_dataset(args.entity_list_from_dataset, args.crossner_splits)
+        origin = f"the labeled {','.join(args.crossner_splits)} split(s) of {name}"
     else:
+        if args.domain not in DOMAINS:
+            raise ValueError(f"--entity_list_from_crossner: {args.domain!r} is not a CrossNER domain; take the "
+                             "entities of your labeled data with --entity_list_from_dataset SOURCE.")
         entities = _entities_from_crossner(Path(args.entity_list_from_crossner), args.domain, args.crossner_splits)
         origin = f"the labeled CrossNER {args.domain} {','.join(args.crossner_splits)} split(s)"
     matcher = EntityMatcher(entities, case_sensitive=not args.case_insensitive)
@@ -151,6 +165,15 @@ def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> d
             raise ValueError(f"--entity_list_from_crossner: {path} not found; pass the CrossNER data folder.")
         sentences.extend(read_conll(path, LABELS[domain], strict=True))
     return entity_list_from_conll(sentences)
+
+
+def _entities_from_dataset(source: str, splits: list[str]) -> tuple[dict[str, str], str]:
+    """``surface -> type`` from the labeled spans of ``splits`` of any source :func:`load_target` opens."""
+    from crossner_hf.data.target import load_target
+
+    target = load_target(source)
+    rows = [row for split in splits for row in target["validation" if split == "dev" else split]]
+    return entity_list_from_conll(rows, label_names=target.labels), target.name
 
 
 def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
@@ -209,6 +232,8 @@ def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str],
         ("integrated", counts["integrated"], f"the task level twice plus the entity level, shuffled with seed {args.seed}"),
     ]
     return render("domain_corpora", {
+        "title": (f"CrossNER {args.domain}" if args.domain in DOMAINS else args.domain)
+        + " corpora for domain-adaptive pre-training",
         "domain": args.domain, "files": ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump)),
         "source": source, "levels": levels, "repo": args.push_to_hub or args.output_dir,
     })
@@ -216,11 +241,26 @@ def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str],
 
 def build_corpora(args: CorporaArguments) -> Path:
     """Build and write the four levels; returns the dataset folder."""
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
+        raise ValueError(f"--domain {args.domain!r}: a name of letters, digits, '-', '_' and '.' (it names the "
+                         "dataset's configs, e.g. mydomain-integrated).")
+    if args.wikipedia_dump and args.domain not in DOMAINS and not args.seed_categories:
+        raise ValueError(f"--wikipedia_dump for {args.domain!r}, not a CrossNER domain: name the Wikipedia "
+                         "categories it grows from with --seed_categories.")
     if bool(args.text_file) == bool(args.wikipedia_dump):
         raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump (with --ontology and "
                          "--instance_types), not both or neither.")
     mention_fn, source = _mention_source(args)
-    types = list(args.specialised_types) if args.specialised_types else specialised_types(args.domain)
+    if args.specialised_types:
+        types = list(args.specialised_types)
+    elif args.domain in DOMAINS:
+        types = specialised_types(args.domain)
+    else:  # a user's domain: every type its mentions can have (build_corpus_levels' default, said in the card)
+        from crossner_hf.corpora.levels import _default_specialised
+
+        types = _default_specialised(args.domain, mention_fn)
     work, timings = None, {}
     if args.wikipedia_dump:
         levels, source, work, timings = _wikipedia_levels(args, types)
@@ -235,8 +275,9 @@ def build_corpora(args: CorporaArguments) -> Path:
         "language": ["en"],
         "task_categories": ["fill-mask"],
         "task_ids": ["masked-language-modeling"],
-        "pretty_name": f"CrossNER {args.domain} DAPT corpora",
-        "tags": ["crossner", "domain-adaptive-pretraining", args.domain],
+        "pretty_name": f"CrossNER {args.domain} DAPT corpora" if args.domain in DOMAINS else f"{args.domain} DAPT corpora",
+        "tags": [*(["crossner"] if args.domain in DOMAINS else []), "crossner_hf", "domain-adaptive-pretraining",
+                 args.domain],
         "crossner_corpora": {
             "domain": args.domain, "k": args.k, "specialised_types": types, "seed": args.seed,
             "case_sensitive": not args.case_insensitive, "source": source,

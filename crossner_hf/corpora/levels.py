@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import pyarrow as pa
 from datasets import Dataset, DatasetDict, concatenate_datasets
@@ -243,14 +244,17 @@ def build_corpus_levels(
         mentions: an entity list ``surface -> type`` (matched with ``EntityMatcher``,
             honouring ``case_sensitive``), or any ``MentionFn`` such as an
             ``EntityMatcher`` or a ``ModelMentionFinder``.
-        domain: a CrossNER domain, used for the default specialised types and in logs.
+        domain: the domain's name (in logs): a CrossNER domain, or your own.
+
         k: minimum number of mentions for the entity level.
-        specialised_types: the task level's types; default ``specialised_types(domain)``.
+        specialised_types: the task level's types; default: for a CrossNER domain
+            ``specialised_types(domain)``, for your own domain every type of the entity list
+            (or of the NER model that finds the mentions).
         seed: shuffle seed of the integrated level.
         batch_size, num_proc: passed to the ``Dataset.map`` that finds mentions.
     """
     specialised = (
-        list(specialised_types) if specialised_types is not None else _default_specialised(domain)
+        list(specialised_types) if specialised_types is not None else _default_specialised(domain, mentions)
     )
     if not specialised:
         raise ValueError(
@@ -266,6 +270,15 @@ def build_corpus_levels(
     return select_levels(annotated, specialised, k=k, seed=seed)
 
 
-def _default_specialised(domain: str) -> list[str]:
-    # A module-level alias: build_corpus_levels' parameter shadows specialised_types().
-    return specialised_types(domain)
+def _default_specialised(domain: str, mentions: Any) -> list[str]:
+    """A CrossNER domain's own types; for another domain every type its mentions can have (no other domain to
+    tell specialised types from shared ones), logged so the choice is visible."""
+    if domain in DOMAINS:
+        return specialised_types(domain)  # build_corpus_levels' parameter shadows this function's name
+    if isinstance(mentions, (Mapping, EntityMatcher)):
+        types = list(dict.fromkeys((mentions if isinstance(mentions, Mapping) else mentions.entities).values()))
+    else:
+        types = list(getattr(mentions, "entity_types", None) or getattr(mentions, "types", None) or [])
+    logger.info("%s is not a CrossNER domain: the task level takes every type of its mentions (%s); pass "
+                "specialised_types=[...] (--specialised_types) to choose.", domain, ", ".join(types) or "none")
+    return types

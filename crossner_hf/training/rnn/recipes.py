@@ -22,6 +22,7 @@ import torch
 from crossner_hf.data.target import load_crossner
 from crossner_hf.data.labels import DOMAINS, SOURCE_DOMAIN, labels_for
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
 from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, text_examples, vocab_and_vectors
@@ -35,12 +36,16 @@ class RNNTaggerArguments:
     """What both RNN recipes share. Fields left at ``None`` take the recipe's (or architecture's,
     or mode's) default in ``__post_init__``, so a value given on the command line is never overridden."""
 
-    domain: str = field(default="politics", metadata={"help": "Target domain.", "choices": list(DOMAINS)})
+    domain: str | None = field(default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).",
+                                                        "choices": list(DOMAINS)})
     dataset_dir: str | None = field(default=None, metadata={
         "help": "Instead of a CrossNER domain: a CoNLL folder (train.txt, dev.txt, test.txt; BIO) or any "
-                "token-classification dataset load_dataset opens (a Hub id, a local Parquet/JSON folder with "
-                "train, validation and test, 'tokens' and ClassLabel BIO 'ner_tags'), e.g. BioNLP13PC or CBS "
-                "SciTech News; the run is named after it."})
+                "token-classification dataset load_dataset opens (a Hub id, a folder of JSON Lines / CSV / Parquet "
+                "files with train, validation and test; words and BIO tags, strings or ClassLabel, columns found "
+                "as run_ner.py finds them), e.g. BioNLP13PC or CBS SciTech News; the run is named after it."})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
     data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     word_vectors: str | None = field(
@@ -91,10 +96,18 @@ class RNNTaggerArguments:
         """The target data: ``--dataset_dir`` when given (the run then takes its name), else the CrossNER domain."""
         from crossner_hf.data.target import load_target, target_name, target_source
 
+        self.check_target()
         source = target_source(self.dataset_dir, self.domain)
         if self.dataset_dir:
             self.domain = target_name(self.dataset_dir)
-        return load_target(source, data_dir=self.data_dir)
+        return load_target(source, data_dir=self.data_dir, text_column=self.text_column_name,
+                           label_column=self.label_column_name, strict=self.strict)
+
+    def check_target(self) -> None:
+        """A target must be named: no domain stands in for a user's dataset."""
+        if not self.dataset_dir and self.domain is None:
+            raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                             f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
 
     def _fill(self, defaults: dict[str, Any]) -> None:
         for name, value in defaults.items():
