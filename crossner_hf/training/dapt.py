@@ -179,6 +179,10 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any
     with config.main_process_first(desc="tokenizing the corpus"):
         texts = _share(_corpus_dataset(corpus, config.preprocessing_num_workers), config.corpus_fraction,
                        config.seed)
+        if len(texts) == 0:
+            raise ValueError(f"the DAPT corpus {corpus_name} holds no text: pass texts, a non-empty file, or a "
+                             "corpus level with rows (a level of build_corpus_levels can be empty when no line "
+                             "holds enough entity mentions).")
         train = tokenize_corpus(texts, tokenizer, mode=mode, block_size=block,
                                 num_proc=config.preprocessing_num_workers)
         evaluation = None
