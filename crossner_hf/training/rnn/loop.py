@@ -105,13 +105,75 @@ def set_lr(optimizer, lr: float) -> None:
 
 
 def _rng_state() -> dict[str, Any]:
-    return {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state()}
+    """The three generators' states as tensors and plain numbers only, so the checkpoint loads with
+    ``torch.load(weights_only=True)`` (no pickle: a received checkpoint cannot run code)."""
+    version, words, gauss = random.getstate()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    return {"torch": torch.get_rng_state(),
+            "python": {"version": version, "words": torch.tensor(words, dtype=torch.int64), "gauss": gauss},
+            "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                      "has_gauss": int(has_gauss), "cached": float(cached)}}
 
 
 def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    py = state["python"]
+    random.setstate((py["version"], tuple(int(w) for w in py["words"].tolist()), py["gauss"]))
+    npy = state["numpy"]
+    np.random.set_state((npy["kind"], npy["keys"].numpy().astype(np.uint32), npy["pos"], npy["has_gauss"],
+                         npy["cached"]))
+
+
+CHECKPOINT_FILE = "state.pt"
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    """A loop checkpoint, read with ``weights_only=True``: tensors and plain containers only. A file holding
+    anything else (a pickled object, which could run code as it loads) is refused in one line."""
+    import pickle
+
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as err:
+        first = str(err).strip().splitlines()[0][:160]
+        raise ValueError(f"{path}: not a checkpoint of ours: it holds objects a safe load refuses ({first}); it was "
+                         "not loaded. Delete it (or the folder) and train afresh without --resume_from_checkpoint."
+                         ) from None
+    except (RuntimeError, EOFError) as err:
+        raise ValueError(f"{path}: unreadable checkpoint ({type(err).__name__}); delete it and train afresh.") from None
+
+
+def save_checkpoint(payload: dict[str, Any], path: Path) -> None:
+    """Write to a temporary name beside ``path`` and rename: a kill leaves the previous checkpoint whole."""
+    from crossner_hf.outputs import atomic_output
+
+    with atomic_output(path) as tmp:
+        torch.save(payload, tmp)
+
+
+def recover_best(folder: Path) -> None:
+    """After a kill inside :func:`save_best`'s swap (between its two renames), put the previous best back."""
+    old = folder.with_name(f".{folder.name}.old")
+    if not folder.exists() and old.is_dir():
+        old.rename(folder)
+
+
+def save_best(model: Any, vocab: WordCharVocab, folder: Path) -> None:
+    """The best model so far, replaced as a whole (written beside, then swapped): a kill mid-save leaves the
+    previous best, never a mix."""
+    import shutil
+
+    recover_best(folder)
+    staging = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    vocab.save(staging)
+    old = folder.with_name(f".{folder.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
+    staging.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @dataclass
@@ -151,8 +213,9 @@ def run_loop(
 
     optimizer = prepared_optimizer(state.optimizer_name)
     ckpt = output_dir / "checkpoint"
-    if args.resume_from_checkpoint and (ckpt / "state.pt").is_file():
-        saved = torch.load(ckpt / "state.pt", weights_only=False)
+    if args.resume_from_checkpoint and (ckpt / CHECKPOINT_FILE).is_file():
+        saved = load_checkpoint(ckpt / CHECKPOINT_FILE)
+        recover_best(output_dir / "best")
         model.load_state_dict(saved["model"])
         state = LoopState(**saved["loop"])
         optimizer = prepared_optimizer(state.optimizer_name)
@@ -186,8 +249,7 @@ def run_loop(
         improved = f1 > state.best_f1
         if improved:
             state.best_f1, state.best_epoch, state.bad_epochs = f1, state.epoch, 0
-            accelerator.unwrap_model(model).save_pretrained(output_dir / "best")
-            vocab.save(output_dir / "best")
+            save_best(accelerator.unwrap_model(model), vocab, output_dir / "best")
         else:
             state.bad_epochs += 1
         state.history.append({"epoch": state.epoch, "loss": total / max(steps, 1), "dev_f1": f1,
@@ -201,8 +263,9 @@ def run_loop(
                 state.optimizer_name = new
                 optimizer = prepared_optimizer(new)
         ckpt.mkdir(parents=True, exist_ok=True)
-        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "loop": asdict(state),
-                    "streams": {n: s.position for n, s in streams.items()}, "rng": _rng_state()}, ckpt / "state.pt")
+        save_checkpoint({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "loop": asdict(state),
+                         "streams": {n: s.position for n, s in streams.items()}, "rng": _rng_state()},
+                        ckpt / CHECKPOINT_FILE)
     return state
 
 
