@@ -111,3 +111,83 @@ def test_the_best_copy_is_swapped_whole_and_recovered_after_a_kill_in_the_swap(t
     best.rename(tmp_path / ".best.old")  # a kill between the swap's two renames
     recover_best(best)
     assert (best / "weights").read_text() == "two"
+
+
+class KillOnSave:
+    """A callback that stops the run right after the Trainer wrote checkpoint-``step`` and before the completion
+    marker (registered after it) could: a kill in the middle of a checkpoint save."""
+
+    def __new__(cls, step: int):
+        from transformers import TrainerCallback
+
+        class _Kill(TrainerCallback):
+            def on_save(self, args, state, control, **kwargs):
+                if state.global_step == step:
+                    raise KeyboardInterrupt(f"killed while saving checkpoint-{step}")
+
+        return _Kill()
+
+
+def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch,
+                                                         caplog):
+    from crossner_hf.commands.train import TrainArguments, run_train
+    from crossner_hf.training.checkpoints import COMPLETE
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+
+    def args(out, **kw):
+        return TrainArguments(output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics",
+                              data_dir=str(crossner_data_dir), few_shot=16, per_device_train_batch_size=4,
+                              num_train_epochs=4, learning_rate=1e-3, disable_tqdm=True, use_cpu=True, seed=7,
+                              dataloader_pin_memory=False, **kw)
+
+    full = run_train(args(tmp_path / "full")).results
+    with pytest.raises(KeyboardInterrupt):
+        run_train(args(tmp_path / "killed"), callbacks=[KillOnSave(12)])
+    seed_dir = tmp_path / "killed" / "seed-7"
+    assert (seed_dir / "checkpoint-12").is_dir() and not (seed_dir / "checkpoint-12" / COMPLETE).exists()
+    complete = [p for p in seed_dir.glob("checkpoint-*") if (p / COMPLETE).is_file()]
+    assert complete  # an earlier whole checkpoint (the best one and/or the previous, by save_total_limit)
+    resumed = run_train(args(tmp_path / "killed", resume_from_checkpoint="true")).results
+    assert "Skipping" in caplog.text and "checkpoint-12: incomplete" in caplog.text
+    a, b = full["per_seed"][0], resumed["per_seed"][0]
+    assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"] and a["global_step"] == b["global_step"]
+
+
+def test_dapt_resumed_after_a_kill_equals_the_uninterrupted_run(tiny_bert_dir, tmp_path, crossner_data_dir):
+    """The masking collator's generator is saved with each checkpoint: resumed masks are the uninterrupted run's,
+    so the weights are equal to the bit (they differed by up to 3e-4 before)."""
+    from transformers import AutoModelForMaskedLM
+
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.training.dapt import DAPTConfig, adapt_encoder
+
+    texts = [" ".join(s["tokens"]) for s in read_conll(crossner_data_dir / "politics" / "train.txt",
+                                                         LABELS["politics"])][:80]
+
+    def config(out, **kw):
+        return DAPTConfig(output_dir=str(out), max_steps=6, save_strategy="steps", save_steps=2, block_size=64,
+                          per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True, seed=3,
+                          masking="span-adjacent", **kw)
+
+    adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "full"))
+    with pytest.raises(KeyboardInterrupt):
+        from transformers import Trainer
+
+        original = Trainer.__init__
+
+        def with_kill(self, *a, **kw):
+            kw["callbacks"] = [KillOnSave(4), *kw.get("callbacks", [])]
+            original(self, *a, **kw)
+
+        Trainer.__init__ = with_kill
+        try:
+            adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "part"))
+        finally:
+            Trainer.__init__ = original
+    assert not (tmp_path / "part" / "checkpoint-4" / "checkpoint_complete.json").exists()
+    adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "part", resume_from_checkpoint="true"))
+    a = AutoModelForMaskedLM.from_pretrained(tmp_path / "full").state_dict()
+    b = AutoModelForMaskedLM.from_pretrained(tmp_path / "part").state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
-from transformers.trainer_utils import get_last_checkpoint
 
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
+from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
 
@@ -191,14 +191,17 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any
     collator = make_mlm_collator(config.masking, tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     train_args = copy.deepcopy(config)
     train_args.push_to_hub = False  # the finished folder is pushed below, never checkpoints
+    collator_rng = CollatorRNG(collator)
     trainer = Trainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,
-        data_collator=collator, processing_class=tokenizer,
+        data_collator=collator_rng.wrap(collator), processing_class=tokenizer,
+        callbacks=[collator_rng, CompletionMarker()],  # the marker last: a checkpoint counts once it is whole
     )
     resume = None
     if config.resume_from_checkpoint:
         resume = (config.resume_from_checkpoint if Path(str(config.resume_from_checkpoint)).is_dir()
-                  else get_last_checkpoint(config.output_dir))
+                  else last_complete_checkpoint(config.output_dir, clean=config.process_index == 0))
+    collator_rng.restore(resume, config.process_index)  # the Trainer restores every RNG but the collator's
     output = trainer.train(resume_from_checkpoint=resume)
     results: dict[str, Any] = {
         "model_name_or_path": name,

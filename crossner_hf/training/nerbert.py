@@ -45,6 +45,8 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.data.tokenization import IGNORE_INDEX
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
+from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
+
 logger = logging.getLogger(__name__)
 
 NERBERT_CONFIGS = (*NERBERT_BASE_CONFIGS, nerbert_merged_config())
@@ -457,7 +459,7 @@ def build_trainer(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] =
     trainer = NERBERTTrainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=validation,
         data_collator=DataCollatorForTokenClassification(tokenizer, pad_to_multiple_of=8 if mixed else None),
-        processing_class=tokenizer, callbacks=list(callbacks),
+        processing_class=tokenizer, callbacks=[*callbacks, CompletionMarker()],  # the marker last: see checkpoints
         compute_metrics=make_compute_metrics(validation["example_index"], corpus.label_names),
         preprocess_logits_for_metrics=argmax_logits,
     )
@@ -466,8 +468,6 @@ def build_trainer(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] =
 
 def resume_checkpoint(args: NERBERTArguments) -> str | None:
     """``--resume_from_checkpoint``: a checkpoint folder, or ``true`` for the latest one in ``output_dir``."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     value = args.resume_from_checkpoint
     if not value or str(value).lower() in ("false", "no", "0"):
         return None
@@ -476,7 +476,7 @@ def resume_checkpoint(args: NERBERTArguments) -> str | None:
     if str(value).lower() not in _LATEST:
         raise ValueError(f"--resume_from_checkpoint {value!r}: no such folder; pass a checkpoint-* folder or "
                          "'true' for the latest checkpoint in --output_dir.")
-    latest = get_last_checkpoint(args.output_dir) if Path(args.output_dir).is_dir() else None
+    latest = last_complete_checkpoint(args.output_dir, clean=args.process_index == 0)
     if latest is None:
         logger.warning("--resume_from_checkpoint true: no checkpoint in %s yet; starting from the beginning.",
                        args.output_dir)

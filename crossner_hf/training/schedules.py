@@ -46,13 +46,14 @@ from transformers import (
     TrainerCallback,
     set_seed,
 )
-from transformers.trainer_utils import IntervalStrategy, get_last_checkpoint
+from transformers.trainer_utils import IntervalStrategy
 
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
+from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
 
@@ -143,7 +144,7 @@ def _stage_args(args: FinetuneConfig, output_dir: Path, seed: int, **changes: An
 def _resume_point(args: FinetuneConfig, output_dir: Path) -> str | None:
     if not args.resume_from_checkpoint or not output_dir.is_dir():
         return None
-    return get_last_checkpoint(str(output_dir))
+    return last_complete_checkpoint(output_dir, clean=args.process_index == 0)
 
 
 def _drop_checkpoints(args: FinetuneConfig, folder: Path) -> None:
@@ -189,7 +190,7 @@ def _run_source_stage(args, source: TargetData, seed, seed_dir: Path, model_path
     trainer = CrossNERTrainer(
         model=_build_model(model_path, labels, args), args=stage_args, train_dataset=rows,
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
-        callbacks=list(callbacks), head_learning_rate=args.head_learning_rate,
+        callbacks=[*callbacks, CompletionMarker()], head_learning_rate=args.head_learning_rate,
     )
     trainer.train(resume_from_checkpoint=_resume_point(args, stage_dir))
     trainer.save_model(str(final))
@@ -211,7 +212,7 @@ def _target_trainer(args, source: TargetData | None, seed, seed_dir: Path, model
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
         head_learning_rate=args.head_learning_rate, decoding=args.decoding, excluded_labels=excluded,
         callbacks=[*callbacks, *([EarlyStoppingCallback(args.early_stopping_patience)]
-                                 if args.early_stopping_patience else [])],
+                                 if args.early_stopping_patience else []), CompletionMarker()],  # the marker last
     )
     if args.schedule != "joint":
         return CrossNERTrainer(train_dataset=train, **common)
