@@ -8,7 +8,9 @@
 - :func:`staged_outputs`: the same for the final contents of an output folder (a model's weights,
   tokenizer, ``results.json`` and card; a dataset's ``data/`` and card): written into a hidden
   staging folder inside it and moved into place entry by entry on success, the card last, so a
-  folder with a ``README.md`` is a finished one. Files get the usual mode (``umask``), not the
+  folder with a ``README.md`` is a finished one. A previous run's card and results leave first, so
+  a kill during the moves leaves an unfinished folder, never old results beside new weights; the
+  leftovers of killed runs (staging folders, temporary files) are removed by the next run. Files get the usual mode (``umask``), not the
   0600 some writers (``transformers``' ``save_pretrained`` for weights, ``mkstemp``) leave.
 """
 
@@ -44,7 +46,8 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
     """``with atomic_output(OUT) as tmp:`` write ``tmp``; it becomes ``OUT`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # the pid in the name: a later run removes the leftovers of a killed one (clean_leftovers), never a live one's
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}-", suffix=".tmp")
     os.close(fd)
     tmp = Path(name)
     try:
@@ -59,6 +62,36 @@ FINISHING_FILES = ("results.json", "dapt_results.json", "README.md")
 """Moved into place last, in this order: their presence says the folder is complete."""
 
 STAGING_PREFIX = ".staging-"
+MANIFEST = ".outputs.json"
+"""The entries the last :func:`staged_outputs` put in the folder: the next one removes those it does not write."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_leftovers(folder: str | Path) -> list[Path]:
+    """Remove the staging folders and temporary files that killed runs left in ``folder`` (their writer's pid,
+    in the name, is no longer running); returns what was removed."""
+    import re
+
+    folder = Path(folder)
+    removed = []
+    if not folder.is_dir():
+        return removed
+    for entry in folder.iterdir():
+        match = (re.match(rf"^{re.escape(STAGING_PREFIX)}(\d+)-", entry.name) if entry.is_dir()
+                 else re.match(r"^\..+\.(\d+)-[^.]*\.tmp$", entry.name))
+        if match and int(match.group(1)) != os.getpid() and not _pid_alive(int(match.group(1))):
+            shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
 
 
 @contextmanager
@@ -69,11 +102,28 @@ def staged_outputs(folder: str | Path) -> Iterator[Path]:
     per-seed runs, logs) is left alone. On an error the staging folder is removed and ``OUT`` keeps
     what it had. Call it on one process only (the one that writes the outputs).
     """
+    import json
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(dir=folder, prefix=STAGING_PREFIX))
+    clean_leftovers(folder)
+    stage = Path(tempfile.mkdtemp(dir=folder, prefix=f"{STAGING_PREFIX}{os.getpid()}-"))
     try:
         yield stage
+        # from here the folder must not look finished until the new run's finishing files are in: the old
+        # ones go first (a kill during the moves leaves an unfinished folder, never old results beside new
+        # weights), then whatever the previous outputs had that these do not
+        new = {p.name for p in stage.iterdir()}
+        for name in FINISHING_FILES:
+            (folder / name).unlink(missing_ok=True)
+        try:
+            previous = json.loads((folder / MANIFEST).read_text())
+        except (OSError, ValueError):
+            previous = []
+        for name in set(previous) - new:
+            old = folder / name
+            shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
+        (stage / MANIFEST).write_text(json.dumps(sorted(new)))
         entries = sorted(stage.iterdir(), key=lambda p: (p.name in FINISHING_FILES,
                                                          FINISHING_FILES.index(p.name) if p.name in FINISHING_FILES else 0,
                                                          p.name))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from pathlib import Path
 
 import pytest
 import torch
@@ -191,3 +192,44 @@ def test_dapt_resumed_after_a_kill_equals_the_uninterrupted_run(tiny_bert_dir, t
     a = AutoModelForMaskedLM.from_pretrained(tmp_path / "full").state_dict()
     b = AutoModelForMaskedLM.from_pretrained(tmp_path / "part").state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_a_kill_between_the_moves_never_leaves_old_results_beside_new_weights(tmp_path, monkeypatch):
+    """A finished folder rewritten by a second run killed after its first move: the folder is unfinished (no
+    card, no results), not the old results and card beside the new weights; the next run cleans the leftovers
+    and finishes it."""
+    from crossner_hf import outputs
+
+    out = tmp_path / "run"
+    with outputs.staged_outputs(out) as stage:
+        (stage / "model.safetensors").write_text("old weights")
+        (stage / "results.json").write_text('{"f1": 0.44}')
+        (stage / "README.md").write_text("old card")
+    real_replace, moves = os.replace, []
+
+    def killed_after_one(src, dst):
+        if Path(dst).parent == out:
+            moves.append(Path(dst).name)
+            if Path(dst).name == "results.json":  # the weights are in, the results and card not yet
+                raise KeyboardInterrupt("killed between the moves")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(outputs.os, "replace", killed_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        with outputs.staged_outputs(out) as stage:
+            (stage / "model.safetensors").write_text("new weights")
+            (stage / "results.json").write_text('{"f1": 0.52}')
+            (stage / "README.md").write_text("new card")
+    monkeypatch.setattr(outputs.os, "replace", real_replace)
+    assert (out / "model.safetensors").read_text() == "new weights"
+    assert not (out / "results.json").exists() and not (out / "README.md").exists()  # unfinished, visibly
+    # a killed process leaves its staging folder; a later run (another pid) removes it
+    stale = out / ".staging-999999-x"
+    stale.mkdir()
+    (out / ".results.json.999999-y.tmp").write_text("")
+    with outputs.staged_outputs(out) as stage:
+        (stage / "model.safetensors").write_text("third")
+        (stage / "results.json").write_text("{}")
+        (stage / "README.md").write_text("card")
+    assert sorted(p.name for p in out.iterdir()) == [".outputs.json", "README.md", "model.safetensors",
+                                                     "results.json"]
