@@ -144,3 +144,69 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+LOCK = ".lock"
+RUN_SETTINGS = ".run_settings.json"
+"""The settings that decide a run's result, recorded in its folder so a resume can check it resumes the same run."""
+
+COSMETIC_SETTINGS = frozenset({
+    "output_dir", "logging_dir", "logging_strategy", "logging_steps", "logging_first_step", "logging_nan_inf_filter",
+    "report_to", "disable_tqdm", "resume_from_checkpoint", "overwrite_output_dir", "push_to_hub", "hub_model_id",
+    "hub_strategy", "hub_token", "hub_private_repo", "hub_always_push", "hub_revision", "keep_checkpoints",
+    "save_total_limit", "dataloader_num_workers", "dataloader_pin_memory", "dataloader_persistent_workers",
+    "dataloader_prefetch_factor", "per_device_eval_batch_size", "run_name", "log_level", "log_level_replica",
+    "log_on_each_node", "save_on_each_node", "project", "trackio_space_id", "preprocessing_num_workers",
+})
+"""Settings a resume may change: where things are written and logged, not what is trained."""
+
+
+@contextmanager
+def run_lock(folder: str | Path, flag: str = "--output_dir") -> Iterator[None]:
+    """Hold ``folder``'s lock while a run writes into it: a second live run into the same folder is refused in one
+    line. The lock is an ``fcntl`` lock (``filelock``, as ``huggingface_hub`` locks its cache), which the
+    operating system releases when the holder dies, so a killed run never leaves it stuck."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ValueError(f"{flag} {folder}: another run is writing into this folder now (it holds {folder / LOCK}); "
+                         f"wait for it to finish or choose another {flag}.") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def decisive_settings(values: dict) -> dict:
+    """``values`` without the :data:`COSMETIC_SETTINGS`, as JSON-ready values."""
+    import json
+
+    return {k: json.loads(json.dumps(v, default=str)) for k, v in sorted(values.items())
+            if k not in COSMETIC_SETTINGS and not k.startswith("_")}
+
+
+def check_run_identity(folder: str | Path, settings: dict, *, resume: bool, overwrite: bool = False) -> None:
+    """Record ``settings`` (from :func:`decisive_settings`) in ``folder``; when resuming, first check they are the
+    recorded run's: a resume with other settings would continue another run's checkpoints under this run's
+    name, so it is refused in one line naming the flags that differ."""
+    import json
+
+    folder = Path(folder)
+    path = folder / RUN_SETTINGS
+    if resume and not overwrite and path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            old = None
+        if isinstance(old, dict) and old != settings:
+            changed = sorted(set(old) | set(settings), key=str)
+            diffs = [f"--{k} {old.get(k)!r} (now {settings.get(k)!r})" for k in changed if old.get(k) != settings.get(k)]
+            raise ValueError(f"--resume_from_checkpoint: {folder} holds a run made with {', '.join(diffs)}; resume "
+                             "it with the same flags, or pass --overwrite_output_dir true to start afresh there.")
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(settings, indent=1, sort_keys=True), encoding="utf-8")

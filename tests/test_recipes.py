@@ -106,9 +106,13 @@ def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_
                   per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True,
                   save_strategy="steps", save_steps=3, masking="whole-word")
     first = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=3, **common))
-    resumed = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6,
-                                     resume_from_checkpoint="true", **common))
-    assert first.global_step == 3 and resumed.global_step == 6
+    assert first.global_step == 3
+    # a resume with other settings would continue this run under another name: refused, naming the flag
+    with pytest.raises(ValueError, match=r"--max_steps 3 \(now 6\).*--overwrite_output_dir"):
+        run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true", **common))
+    fresh = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true",
+                                   overwrite_output_dir=True, **common))
+    assert fresh.global_step == 6 and fresh.results["n_examples"] == first.results["n_examples"]
     with pytest.raises(ValueError, match="--masking 'spans'"):
         DAPTArguments(output_dir=str(tmp_path / "b"), **{**common, "masking": "spans"})
     with pytest.raises(ValueError, match="exactly one corpus"):

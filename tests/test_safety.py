@@ -7,6 +7,7 @@ uninterrupted run's weights), and its ``best/`` copy is swapped as a whole.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 from pathlib import Path
@@ -233,3 +234,50 @@ def test_a_kill_between_the_moves_never_leaves_old_results_beside_new_weights(tm
         (stage / "README.md").write_text("card")
     assert sorted(p.name for p in out.iterdir()) == [".outputs.json", "README.md", "model.safetensors",
                                                      "results.json"]
+
+
+def test_a_resume_with_other_settings_is_refused_naming_the_flags(tiny_bert_dir, tmp_path, crossner_data_dir,
+                                                                  monkeypatch, capsys):
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    base = ["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
+            str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--per_device_train_batch_size", "4",
+            "--output_dir", str(tmp_path / "run"), "--use_cpu", "true", "--disable_tqdm", "true", "--seeds", "1"]
+    assert cli_main([*base, "--learning_rate", "8e-6"]) == 0
+    capsys.readouterr()
+    assert cli_main([*base, "--learning_rate", "1e-3", "--resume_from_checkpoint", "true"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("crossner-hf train:")]
+    assert len(err) == 1 and "--learning_rate 8e-06 (now 0.001)" in err[0] and "--overwrite_output_dir" in err[0]
+    # the same flags resume (here: the finished seed is reused); --overwrite_output_dir starts afresh
+    assert cli_main([*base, "--learning_rate", "8e-6", "--resume_from_checkpoint", "true"]) == 0
+    assert cli_main([*base, "--learning_rate", "1e-3", "--resume_from_checkpoint", "true",
+                     "--overwrite_output_dir", "true"]) == 0
+    assert json.loads((tmp_path / "run" / "results.json").read_text())["config"]["learning_rate"] == 1e-3
+
+
+def test_a_second_live_run_into_a_folder_is_refused_and_a_killed_one_frees_it(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from crossner_hf.outputs import run_lock
+
+    out, ready = tmp_path / "out", tmp_path / "holding"
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time, pathlib; from crossner_hf.outputs import run_lock\n"
+        "with run_lock(sys.argv[1]):\n"
+        "    pathlib.Path(sys.argv[2]).write_text('x')\n"
+        "    time.sleep(600)\n"), str(out), str(ready)])
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():  # wait on the condition, not a fixed time
+            assert holder.poll() is None and time.monotonic() < deadline, "the lock holder did not start"
+            time.sleep(0.05)
+        with pytest.raises(ValueError, match="another run is writing into this folder now"):
+            with run_lock(out):
+                pass
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with run_lock(out):  # a killed holder leaves no stuck lock
+        pass

@@ -68,6 +68,11 @@ class DAPTConfig(TrainingArguments):
                   "texts run on with no separator and the partial last block is dropped, as the CrossNER release's "
                   "TextDataset (the paper preset).", "choices": ["separated", "release"]},
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Start afresh in an --output_dir that holds another run (its checkpoints are removed); "
+                  "without it, --resume_from_checkpoint refuses a run made with other settings."},
+    )
     preprocessing_num_workers: int | None = field(
         default=None, metadata={"help": "Processes for tokenisation (datasets.map num_proc)."}
     )
@@ -156,6 +161,38 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any
     glob or list of ``Path``). ``corpus_name`` is recorded in the results and the card (default: the files'
     names, else ``custom``).
     """
+    import contextlib
+    import shutil
+
+    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
+
+    out = Path(config.output_dir)
+    main = config.process_index == 0
+    with run_lock(out) if main else contextlib.nullcontext():  # a second live run into `out` is refused
+        if main:
+            if config.overwrite_output_dir:
+                for old in out.glob("checkpoint-*"):
+                    shutil.rmtree(old, ignore_errors=True)
+            name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
+            check_run_identity(out, {**decisive_settings(config.to_dict()), "model": str(name),
+                                     "corpus": corpus_name or _describe(corpus)},
+                               resume=bool(config.resume_from_checkpoint), overwrite=config.overwrite_output_dir)
+        return _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name)
+
+
+def _describe(corpus: Any) -> str:
+    """A stable description of a corpus for the run's identity: its files, or its size and first text."""
+    if isinstance(corpus, (str, Path)):
+        return Path(str(corpus)).name
+    try:
+        n = len(corpus)
+        first = corpus[0]["text"] if hasattr(corpus, "column_names") else corpus[0]
+    except (TypeError, IndexError, KeyError):
+        return type(corpus).__name__
+    return f"{n} texts from {str(first)[:60]!r}"
+
+
+def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -> DAPTResult:
     from crossner_hf.corpora.text import tokenize_corpus
 
     started = time.perf_counter()

@@ -112,6 +112,11 @@ class FinetuneConfig(TrainingArguments):
         metadata={"help": "pretrain-finetune/joint: use only this many CoNLL-2003 sentences (seeded); "
                   "a way to cut the source budget on a CPU."},
     )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Start afresh in an --output_dir that holds another run (its per-seed runs and checkpoints "
+                  "are removed); without it, --resume_from_checkpoint refuses a run made with other settings."},
+    )
     keep_checkpoints: bool = field(
         default=False,
         metadata={"help": "Keep the per-seed checkpoint-* folders after a finished run (needed only to "
