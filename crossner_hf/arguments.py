@@ -105,7 +105,13 @@ def load_yaml_config(path: str | Path) -> dict[str, Any]:
             raise FileNotFoundError(f"--config {path}: no such file, nor a packaged preset of that name (e.g. "
                                     "paper/crossner_direct; `crossner-hf reproduce --help` lists the experiments).")
         path = packaged
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ValueError(f"--config {path}: not valid YAML ({where}{problem}); fix the file.") from None
     if not isinstance(data, dict):
         raise ValueError(f"--config {path}: expected a mapping of flag names to values.")
     return data
@@ -235,10 +241,44 @@ class CrossNERParser(HfArgumentParser):
                     action.required = False  # the YAML file supplies it
                     if action.nargs in ("+", "*") and not isinstance(defaults[action.dest], list):
                         defaults[action.dest] = [defaults[action.dest]]  # `configs: ai` means [ai]
+                    # argparse converts and checks only what the command line gives, never a default: the
+                    # file's values go through the flag's type and choices here, before anything loads
+                    defaults[action.dest] = _checked_value(action, defaults[action.dest], f"{self.yaml_flag} "
+                                                                                           f"{known.yaml}")
             self.set_defaults(**defaults)
         outputs = self.parse_args_into_dataclasses(args=argv, look_for_args_file=False)
         # the YAML file's name itself is not part of any dataclass
         return tuple(o for o in outputs if not isinstance(o, argparse.Namespace) or vars(o).keys() - {"_yaml_config"})
+
+
+def _checked_value(action: argparse.Action, value: Any, where: str) -> Any:
+    """``value`` of a config file converted by ``action``'s type and checked against its choices, as the same
+    value given on the command line would be; a wrong one is one line naming the file, the key and the flag."""
+    if value is None:
+        return None
+    flag = action.option_strings[0] if action.option_strings else action.dest
+
+    def one(item: Any) -> Any:
+        if isinstance(item, (list, dict)):
+            raise ValueError(f"{where}: {action.dest}: {item!r} is a {type(item).__name__}; {flag} takes one value.")
+        converted = item
+        kind = action.type
+        if callable(kind) and not (kind is str and isinstance(item, str)):
+            if kind is int and isinstance(item, float) and not item.is_integer():
+                raise ValueError(f"{where}: {action.dest}: {item!r} is not a whole number ({flag} takes an int).")
+            try:
+                converted = kind(str(item).lower() if isinstance(item, bool) else str(item))
+            except (TypeError, ValueError, argparse.ArgumentTypeError):
+                name = getattr(kind, "__name__", "value")
+                raise ValueError(f"{where}: {action.dest}: {item!r} is not a valid {name} for {flag}.") from None
+        if action.choices is not None and converted not in action.choices:
+            choices = ", ".join(map(str, action.choices))
+            raise ValueError(f"{where}: {action.dest}: {item!r} is not one of {choices} ({flag}).")
+        return converted
+
+    if action.nargs in ("+", "*") or isinstance(action.nargs, int):
+        return [one(v) for v in value]
+    return one(value)
 
 
 def _type_hints(dtype: type) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> Path:
@@ -210,3 +211,15 @@ def check_run_identity(folder: str | Path, settings: dict, *, resume: bool, over
                              "it with the same flags, or pass --overwrite_output_dir true to start afresh there.")
     with atomic_output(path) as tmp:
         tmp.write_text(json.dumps(settings, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def read_json(path: str | Path, fix: str = "delete it to redo the step that wrote it") -> Any:
+    """``path``'s JSON; a damaged file (a kill while it was written by an older version, a hand edit) is one line
+    naming the file, where the parser stopped, and the fix."""
+    import json
+
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); {fix}.") from None

@@ -22,7 +22,8 @@ LEDGER = ROOT / "docs" / "fidelity.md"
 # flags a command requires that a paper preset cannot know (the user's files)
 REQUIRED = {"build-nerbert-corpus": ["--dump", "d.xml", "--ontology", "o.owl", "--instance_types", "t.ttl",
                                      "--output_dir", "out"],
-            "dapt": ["--train_file", "corpus.txt"], "nerbert": ["--dataset_name", "corpus"]}
+            "dapt": ["--train_file", "corpus.txt", "--output_dir", "out"], "nerbert": ["--dataset_name", "corpus"],
+            "train": ["--domain", "politics"]}
 _CHECK = re.compile(r"^([a-z0-9_,]+)\.([a-z0-9_]+) = (.+)$")
 
 

@@ -13,8 +13,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.inference.tagger import Tagger
-
 RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach", "crossner_multicell")
 
 
@@ -31,11 +29,12 @@ def is_rnn_folder(path: str | Path) -> bool:
     return isinstance(raw, dict) and raw.get("model_type") in RNN_MODEL_TYPES
 
 
-class RNNTagger(Tagger):
+class RNNTagger:
     """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments).
 
-    A :class:`crossner_hf.inference.tagger.Tagger`: ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF or CDLM
-    folder."""
+    A :class:`crossner_hf.inference.tagger.Tagger` (registered there as a virtual subclass, so this module,
+    which the training loop imports, does not import that one): ``Tagger.from_pretrained`` returns it for a
+    BiLSTM-CRF or CDLM folder."""
 
     decoding = "crf-viterbi"
     runtime = "pytorch"

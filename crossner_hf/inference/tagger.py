@@ -17,16 +17,19 @@ Example:
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.inference.rnn_tagger import RNNTagger
 
-class Tagger:
+
+class Tagger(abc.ABC):
     """What every tagger offers: ``labels``, ``decoding``, ``tag`` and ``tag_texts``.
 
-    :class:`TransformerTagger` and :class:`crossner_hf.inference.rnn_tagger.RNNTagger` subclass it, so
-    ``isinstance(tagger, Tagger)`` holds for every folder ``from_pretrained`` opens."""
+    :class:`TransformerTagger` subclasses it and :class:`crossner_hf.inference.rnn_tagger.RNNTagger` is registered
+    as one, so ``isinstance(tagger, Tagger)`` holds for every folder ``from_pretrained`` opens."""
 
     labels: list[str]
     gold_labels: list[str]
@@ -41,7 +44,7 @@ class Tagger:
         threads an ONNX folder's runtime uses (default: one per core); for PyTorch models set
         ``torch.set_num_threads`` (the ``--threads`` flag of the commands does)."""
         from crossner_hf.inference.onnx_runtime import is_onnx_folder
-        from crossner_hf.inference.rnn_tagger import RNNTagger, is_rnn_folder
+        from crossner_hf.inference.rnn_tagger import is_rnn_folder
 
         if is_onnx_folder(path):
             return TransformerTagger.load_onnx(path, device=device, decoding=decoding, threads=threads)
@@ -115,3 +118,6 @@ class TransformerTagger(Tagger):
 
         return tag_texts(self.model, self.tokenizer, inputs, pretokenized=pretokenized, decoding=self.decoding,
                          nltk_data=nltk_data, batch_size=batch_size, progress=len(inputs) > 200)
+
+
+Tagger.register(RNNTagger)  # the RNN folders' tagger (crossner_hf.inference.rnn_tagger) is a Tagger

@@ -210,7 +210,9 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
     path = cell.folder(out) / cell.result_file
     if not cell.score or not path.is_file():
         return None
-    results = json.loads(path.read_text())
+    from crossner_hf.outputs import read_json
+
+    results = read_json(path)
     if "silhouette" in results:  # crossner-hf plot-entities
         scores = results["silhouette"]
         return scores["overall"] if category is None else scores["per_category"].get(category)

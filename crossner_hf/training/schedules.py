@@ -54,7 +54,7 @@ from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
+from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock, read_json
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
@@ -239,7 +239,7 @@ def run_seed(
     done = seed_dir / "seed_results.json"
     if args.resume_from_checkpoint and done.is_file():
         logger.info("Seed %d already finished in %s", seed, seed_dir)
-        return json.loads(done.read_text())
+        return read_json(done, "delete it to train that seed again")
     started = time.perf_counter()
     model_path = inputs.model_path
     tokenizer = AutoTokenizer.from_pretrained(model_path)

@@ -31,6 +31,7 @@ import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
 from crossner_hf.training.rnn.common import finish_run
+from crossner_hf.outputs import read_json
 from crossner_hf.training.rnn.loop import (Example, LoopState, Stream, evaluate, make_optimizer_factory, run_loop,
                                            tensors)
 
@@ -78,7 +79,7 @@ def self_train(args, model, vocab, labels, source: list[Example], target_text: l
         folder = out / f"round-{k}"
         done = folder / "round.json"
         if done.is_file():
-            history.append(json.loads(done.read_text(encoding="utf-8")))
+            history.append(read_json(done))
             continue
         pseudo: list[Example] = []
         round_args = replace(args, output_dir=str(folder))

@@ -27,6 +27,7 @@ from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTok
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
 from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, text_examples, vocab_and_vectors
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
+from crossner_hf.outputs import read_json
 
 logger = logging.getLogger(__name__)
 
@@ -344,7 +345,7 @@ def _finetune_from_source(args: BiLSTMCRFArguments, target, labels: list[str], s
     phase = replace(args, schedule="source", output_dir=str(out / "source"), resume_from_checkpoint=True)
     if not (out / "source" / "results.json").is_file():
         train_bilstm_crf(phase)
-    source_results = json.loads((out / "source" / "results.json").read_text(encoding="utf-8"))
+    source_results = read_json(out / "source" / "results.json")
     model = BiLSTMCRFForTokenClassification.from_pretrained(out / "source")
     vocab = WordCharVocab.load(out / "source")
     torch.manual_seed(args.seed)
