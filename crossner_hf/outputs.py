@@ -223,3 +223,15 @@ def read_json(path: str | Path, fix: str = "delete it to redo the step that wrot
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); {fix}.") from None
+
+
+def portable(value: Any) -> Any:
+    """``value`` (a results record) with every absolute local path replaced by its last part, so a file that
+    is published (``results.json`` goes to the Hub with the model) names folders, never someone's home."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
+        return Path(value).name or value
+    return value

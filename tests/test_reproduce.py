@@ -321,7 +321,7 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
     assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
     assert set(run_grid(grid.cells, out, GridExecutorOptions()).values()) == {"done"}
     results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
-    assert results["model_name_or_path"] == str(grid.cells[0].folder(out))  # fine-tuned from the NER-BERT cell
+    assert results["model_name_or_path"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
     full = plan("nerbert-table2", "cpu", out, domains=["politics"])
     assert {c.row for c in full.cells if c.score} == {f"{s} / {e}" for e in ("BERT", "NER-BERT", "NER-BERT 4types",
                                                                           "NER-BERT 212types")

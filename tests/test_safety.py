@@ -281,3 +281,27 @@ def test_a_second_live_run_into_a_folder_is_refused_and_a_killed_one_frees_it(tm
         holder.wait()
     with run_lock(out):  # a killed holder leaves no stuck lock
         pass
+
+
+def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch):
+    """What a push uploads: results.json names folders, never an absolute local path; the RNN best/ copy, the
+    lock and the run records stay local."""
+    from crossner_hf.publishing.hub import RUN_IGNORE_PATTERNS
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    home = str(tmp_path)
+    assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
+                     str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--per_device_train_batch_size",
+                     "4", "--output_dir", str(tmp_path / "run"), "--use_cpu", "true", "--disable_tqdm", "true",
+                     "--seeds", "1"]) == 0
+    train_bilstm_crf(_bilstm(tmp_path / "rnn", crossner_data_dir, num_train_epochs=1))
+    for path in (tmp_path / "run" / "results.json", tmp_path / "rnn" / "results.json"):
+        text = path.read_text()
+        assert home not in text and str(crossner_data_dir) not in text, path
+    from huggingface_hub.utils import filter_repo_objects
+
+    files = [p.relative_to(tmp_path / "rnn").as_posix() for p in (tmp_path / "rnn").rglob("*") if p.is_file()]
+    kept = set(filter_repo_objects(files, ignore_patterns=RUN_IGNORE_PATTERNS))
+    assert "model.safetensors" in kept and not any(f.startswith(("best/", "checkpoint/")) for f in kept)
+    assert not {".lock", ".run_settings.json", ".outputs.json"} & kept

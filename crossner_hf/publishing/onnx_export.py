@@ -136,7 +136,8 @@ def quantize_int8(source: str | Path, target: str | Path) -> dict[str, Any]:
 
 
 def _default_eval_source(model_dir: Path) -> str | None:
-    """The dataset a trained folder's ``results.json`` names (its ``--dataset_dir``, else its CrossNER domain)."""
+    """The dataset a trained folder's ``results.json`` names: its CrossNER domain or Hub id (local files are not
+    recorded, being no path to publish: pass ``--dataset_dir`` for them)."""
     results = model_dir / "results.json"
     if not results.is_file():
         return None
@@ -145,7 +146,10 @@ def _default_eval_source(model_dir: Path) -> str | None:
     except (json.JSONDecodeError, UnicodeDecodeError):
         logger.warning("%s is not valid JSON; no default evaluation dataset.", results)
         return None
-    config = data.get("config") or {}
+    dataset = data.get("dataset")
+    if isinstance(dataset, dict):  # where the run's data came from: CrossNER, a Hub id, or local files (None)
+        return data.get("domain") if dataset.get("source") == "crossner" else dataset.get("source")
+    config = data.get("config") or {}  # a results.json from before the dataset record
     return config.get("dataset_dir") or data.get("domain")
 
 

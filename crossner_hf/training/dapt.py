@@ -29,6 +29,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainingA
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
+from crossner_hf.outputs import portable
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -258,7 +259,7 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
         "seconds": time.perf_counter() - started,
     }
     # the step fine-tuning runs and their cards read (kept by every model built from this one)
-    record_pretraining(trainer.model, {"kind": "dapt", **{k: results[k] for k in (
+    record_pretraining(trainer.model, {"kind": "dapt", **{k: portable(results[k]) for k in (
         "model_name_or_path", "corpus", "corpus_level", "corpus_fraction", "masking", "mlm_probability", "block_size", "global_step",
         "epochs")}})
     if evaluation is not None:  # every process evaluates; only the main one writes below
@@ -273,7 +274,7 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
 
         with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
             trainer.save_model(str(stage))
-            (stage / "dapt_results.json").write_text(json.dumps(results, indent=2))
+            (stage / "dapt_results.json").write_text(json.dumps(portable(results), indent=2))
             write_dapt_model_card(stage, results)
         push_run_output(config, out)
     trainer.accelerator.wait_for_everyone()

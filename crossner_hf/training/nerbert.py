@@ -45,6 +45,7 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.data.tokenization import IGNORE_INDEX
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
+from crossner_hf.outputs import portable
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -545,7 +546,7 @@ def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = (
         out = Path(args.output_dir)
         with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
             trainer.save_model(str(stage))
-            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            (stage / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
             write_nerbert_model_card(stage, results, repo_id=repo_id)
         push_run_output(args, out)
     trainer.accelerator.wait_for_everyone()

@@ -54,7 +54,7 @@ from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock, read_json
+from crossner_hf.outputs import check_run_identity, decisive_settings, portable, read_json, run_lock
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
@@ -402,7 +402,7 @@ def _finetune(model, target, config, tokenizer, source, callbacks) -> ScheduleRe
             # save_pretrained rather than copying files: every weight/tokenizer format comes along
             AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
             AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
-            (stage / "results.json").write_text(json.dumps(results, indent=2, default=str))
+            (stage / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
             write_ner_model_card(stage, results, repo_id=hub_repo_id(config))
         shutil.rmtree(out / ".base-model", ignore_errors=True)
         push_run_output(config, out)

@@ -42,6 +42,7 @@ from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.inference.rnn_tagger import decode_sentences
 from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
+from crossner_hf.outputs import portable
 
 logger = logging.getLogger(__name__)
 
@@ -314,4 +315,4 @@ def cdlm_step(weights: Sequence[float], zero_shot: bool, vocab: WordCharVocab):
 
 def write_results(output_dir: Path, results: dict[str, Any]) -> None:
     output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "results.json").write_text(json.dumps(results, indent=2, default=str))
+    (output_dir / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
