@@ -305,3 +305,35 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     kept = set(filter_repo_objects(files, ignore_patterns=RUN_IGNORE_PATTERNS))
     assert "model.safetensors" in kept and not any(f.startswith(("best/", "checkpoint/")) for f in kept)
     assert not {".lock", ".run_settings.json", ".outputs.json"} & kept
+
+
+@pytest.mark.parametrize("line, message", [
+    ("max_steps: 2.7", "max_steps: 2.7 is not a whole number (--max_steps takes an int)"),
+    ("few_shot: 20.5", "few_shot: 20.5 is not a whole number (--few_shot takes an int)"),
+    ("learning_rate: [1, 2]", "learning_rate: [1, 2] is a list; --learning_rate takes one value"),
+    ("schedule: together", "schedule: 'together' is not one of direct, pretrain-finetune, joint (--schedule)"),
+    ("domain: ../../etc", "domain: '../../etc' is not one of politics"),
+    ("seeds: [555, x", "not valid YAML (line 3, column"),
+])
+def test_each_config_value_is_checked_at_parse_time_in_one_line(line, message, tmp_path, capsys):
+    config = tmp_path / "run.yaml"
+    config.write_text(f"model_name_or_path: nowhere-model\n{line}\n" + ("" if "domain" in line else "domain: ai\n"))
+    assert cli_main(["train", "--config", str(config), "--output_dir", str(tmp_path / "o")]) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("crossner-hf train:")]
+    assert len(err) == 1 and message in err[0] and str(config) in err[0]
+
+
+def test_other_commands_check_their_config_values_too(tmp_path, capsys):
+    config = tmp_path / "p.yaml"
+    config.write_text("format: xml\n")
+    assert cli_main(["predict", "--config", str(config), "--model", "m", "x"]) == 2
+    assert "format: 'xml' is not one of" in capsys.readouterr().err
+
+
+def test_damaged_records_name_their_file(tmp_path):
+    from crossner_hf.outputs import read_json
+
+    path = tmp_path / "seed_results.json"
+    path.write_text('{"seed": 5, "dev": {"overall_f1": 0.4')
+    with pytest.raises(ValueError, match=rf"{path}: not valid JSON \(line 1, column \d+: .*\); delete it"):
+        read_json(path)

@@ -142,6 +142,8 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
             class_names = names
         words[split] = []
         for i, row in enumerate(ds[text]):
+            if row is None:
+                raise ValueError(f"{where} row {i}: no {text!r} value; every row needs its words.")
             if not isinstance(row, (list, tuple)) or not all(isinstance(w, str) for w in row):
                 raise ValueError(f"{where} row {i}: the {text!r} column must hold a list of words (str); name the "
                                  "words column with --text_column_name (text_column= in Python).")
