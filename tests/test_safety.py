@@ -337,3 +337,62 @@ def test_damaged_records_name_their_file(tmp_path):
     path.write_text('{"seed": 5, "dev": {"overall_f1": 0.4')
     with pytest.raises(ValueError, match=rf"{path}: not valid JSON \(line 1, column \d+: .*\); delete it"):
         read_json(path)
+
+
+def _train_argv(tiny_bert_dir, crossner_data_dir, out):
+    return ["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
+            str(crossner_data_dir), "--few_shot", "8", "--max_steps", "4", "--per_device_train_batch_size", "4",
+            "--eval_strategy", "steps", "--save_strategy", "steps", "--eval_steps", "2", "--save_steps", "2",
+            "--output_dir", str(out), "--use_cpu", "true", "--disable_tqdm", "true", "--seeds", "1"]
+
+
+def _nothing_looks_complete(out):
+    from crossner_hf.training.checkpoints import COMPLETE
+
+    assert not (out / "README.md").exists() and not (out / "results.json").exists()
+    assert not [c for c in out.rglob("checkpoint-*") if (c / COMPLETE).is_file() and not (c / "trainer_state.json").is_file()]
+
+
+def test_a_full_disk_is_one_line_naming_the_folder(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch, capsys):
+    """Simulated: the weights' writer fails as safetensors does on a full disk (always runs)."""
+    import transformers.modeling_utils
+    from safetensors import SafetensorError
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+
+    def full(*args, **kwargs):
+        raise SafetensorError('Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: '
+                              '"No space left on device" })')
+
+    monkeypatch.setattr(transformers.modeling_utils, "safe_save_file", full)  # what save_pretrained calls
+    out = tmp_path / "run"
+    assert cli_main(_train_argv(tiny_bert_dir, crossner_data_dir, out)) == 2
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("crossner-hf train:")]
+    assert len(err) == 1 and f"no space left on the device holding {out}" in err[0] and "MB free" in err[0]
+    _nothing_looks_complete(out)
+
+
+def test_a_real_full_tmpfs(tiny_bert_dir, tmp_path, crossner_data_dir):
+    """On a 1 MB tmpfs where the machine allows mounting one (root); skipped with the reason otherwise."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("mount") is None or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root and mount(8); the simulated full-disk test runs instead")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    res = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True, text=True)
+    if res.returncode != 0:
+        pytest.skip(f"this machine does not allow mounting a tmpfs ({res.stderr.strip()[:120]})")
+    try:
+        env = {**os.environ, "CROSSNER_HF_CACHE": str(tmp_path / "cache")}
+        run = subprocess.run([sys.executable, "-m", "crossner_hf.cli",
+                              *_train_argv(tiny_bert_dir, crossner_data_dir, mnt / "run")],
+                             capture_output=True, text=True, env=env, timeout=600)
+        err = [x for x in run.stderr.splitlines() if x.startswith("crossner-hf train:")]
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert len(err) == 1 and "no space left on the device holding" in err[0]
+        _nothing_looks_complete(mnt / "run")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)

@@ -54,12 +54,56 @@ def run_command(
     try:
         (args,) = parser.parse_args_and_config(argv)
         result = main(args)
-    except (*USER_ERRORS, OSError, UnicodeDecodeError) as err:
-        if debug:
+    except Exception as err:
+        # a full disk surfaces as OSError, safetensors' SafetensorError or torch's RuntimeError, deep in a
+        # save: one line naming the folder and the space, whatever raised it
+        full = disk_full_message(err, argv)
+        if debug or (full is None and not isinstance(err, (*USER_ERRORS, OSError, UnicodeDecodeError))):
             raise
-        print(f"{parser.prog}: error: {one_line(err)}", file=sys.stderr)
+        print(f"{parser.prog}: error: {full or one_line(err)}", file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0
+
+
+WRITE_FAILURES = ("unexpected pos", "iostream error", "failed writing file")
+"""What torch's writer says when a write stops short (a full disk among the causes)."""
+
+
+def _chain(err: BaseException):
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def disk_full_message(err: BaseException, argv: Sequence[str]) -> str | None:
+    """One line for a full disk (``ENOSPC`` anywhere in the exception chain): the folder being written, the
+    space left there and about how much the run writes at a time; ``None`` for any other error."""
+    import errno
+    import shutil
+    from pathlib import Path
+
+    said = any((isinstance(e, OSError) and e.errno == errno.ENOSPC) or "No space left on device" in str(e)
+               for e in _chain(err))
+    # torch.save says only "unexpected pos N vs M" / "iostream error" when its writes stop short
+    short_write = any(isinstance(e, RuntimeError) and any(k in str(e) for k in WRITE_FAILURES) for e in _chain(err))
+    if not (said or short_write):
+        return None
+    folder = next((Path(argv[i + 1]) for i, a in enumerate(argv[:-1])
+                   if a in ("--output_dir", "--output", "--work_dir")), Path.cwd())
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())
+    usage = shutil.disk_usage(probe)
+    free = usage.free
+    if not said and free > max(64 * 2**20, usage.total // 100):
+        return None  # a failed write on a disk with room left: not this
+    largest = max((p.stat().st_size for p in probe.rglob("*") if p.is_file()), default=0) if probe.is_dir() \
+        and probe != Path("/") else 0
+    need = (f"; it writes files of up to {largest / 2**20:.0f} MB at a time (a checkpoint holds the weights and "
+            f"the optimiser state, about three times the weights)") if largest else ""
+    return (f"no space left on the device holding {folder} ({free / 2**20:.0f} MB free{need}); free space or "
+            "choose another folder, then rerun with --resume_from_checkpoint true: what was being written is "
+            "not counted as complete.")
 
 
 def one_line(err: BaseException) -> str:

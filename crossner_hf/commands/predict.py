@@ -24,6 +24,7 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
@@ -93,53 +94,83 @@ def make_parser(subparsers: Any | None = None):
     )
 
 
+CHUNK_LINES = 2000
+"""Input lines read, tagged and written at a time: memory stays flat however long the input is."""
+
+
 def main(args: PredictArguments) -> int:
     from crossner_hf.inference.tagger import Tagger
     from crossner_hf.outputs import atomic_output, check_writable
 
     if args.output:
         check_writable(args.output, "--output")
-    lines = None if args.conll else _read_lines(args)
+    if args.input_file and not Path(args.input_file).is_file():
+        raise FileNotFoundError(f"--input_file {args.input_file}: no such file.")
     set_torch_threads(args.threads)
     # any trained folder: a transformers model, its ONNX export, or a BiLSTM-CRF / CDLM one
     tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)
     if not args.output:
-        _predict(args, tagger, lines, sys.stdout)
+        _predict(args, tagger, sys.stdout)
         return 0
+    # written beside and renamed when complete: the output is whole or absent, never a prefix
     with atomic_output(args.output) as tmp, open(tmp, "w", encoding="utf-8") as out:
-        _predict(args, tagger, lines, out)
+        _predict(args, tagger, out)
     return 0
 
 
-def _predict(args: PredictArguments, tagger: Any, lines: list[str] | None, out: TextIO) -> None:
+def _predict(args: PredictArguments, tagger: Any, out: TextIO) -> None:
     if args.conll:
         _predict_conll(args, tagger, out)
-    else:
-        _predict_lines(args, tagger, lines, out)
+        return
+    from tqdm.auto import tqdm
+
+    progress = None  # started after the first chunk: a bad input is one error line, no bar before it
+    try:
+        for chunk in _chunks(_iter_lines(args), CHUNK_LINES):
+            _predict_lines(args, tagger, chunk, out)
+            if progress is None:
+                progress = tqdm(desc="Tagging", unit=" lines", disable=not args.input_file, leave=False)
+            progress.update(len(chunk))
+    finally:
+        if progress is not None:
+            progress.close()
 
 
-def _read_lines(args: PredictArguments) -> list[str]:
+def _chunks(lines: Iterator[str], size: int) -> Iterator[list[str]]:
+    chunk: list[str] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _iter_lines(args: PredictArguments) -> Iterator[str]:
+    """The input's lines, one at a time (split on \\n only, a trailing \\r dropped: CRLF files read as LF)."""
     if args.inputs:
-        return list(args.inputs)
-    if args.input_file:
-        path = Path(args.input_file)
-        if not path.is_file():
-            raise FileNotFoundError(f"--input_file {path}: no such file.")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise ValueError(f"--input_file {path}: not UTF-8 text (byte {err.start}: {err.reason}); pass a "
-                             "UTF-8 text file, one text a line.") from None
-    else:
-        text = sys.stdin.read()
-    lines = text.split("\n")
-    if lines and lines[-1] == "":  # the final newline ends the last line; it opens no new one
-        lines.pop()
-    return [line.rstrip("\r") for line in lines]
+        yield from args.inputs
+        return
+    stream = open(args.input_file, "rb") if args.input_file else sys.stdin.buffer
+    offset = 0
+    try:
+        for raw in stream:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                where = f"--input_file {args.input_file}" if args.input_file else "standard input"
+                raise ValueError(f"{where}: not UTF-8 text (byte {offset + err.start}: {err.reason}); pass "
+                                 "UTF-8 text, one text a line.") from None
+            offset += len(raw)
+            yield line.removesuffix("\n").removesuffix("\r")
+    finally:
+        if args.input_file:
+            stream.close()
 
 
 def _predict_lines(args: PredictArguments, tagger: Any, lines: list[str], out: TextIO) -> None:
-    # every sentence of every line goes into one length-sorted batched run
+    # every sentence of the chunk's lines goes into one length-sorted batched run
     tagged = tagger.tag_texts(lines, pretokenized=args.pretokenized, nltk_data=args.nltk_data,
                               batch_size=args.batch_size)
     if (args.format or "jsonl") == "conll":
