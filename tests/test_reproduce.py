@@ -134,6 +134,16 @@ def test_figure_plans_are_the_papers_figures(tmp_path):
     assert {c.meta["domain"] for c in fig3.cells} == {"music"} and len(_groups(fig3.cells)) == 9 * 7
     nb2 = plan("nerbert-fig2", "paper", tmp_path)
     assert {c.meta["domain"] for c in nb2.cells if c.score} == set(figures["nerbert/fig2"]["domains"])
+    # five seeds (003:138), and every domain reaches the regime the figure is about (003:161, 003:163): a point
+    # of 10-50 training sentences and one of 50-100, by the train sizes of 003:257
+    assert {c.seed for c in nb2.cells if c.score} == {555, 666, 777, 888, 999}
+    from crossner_hf.reproduce.papers import paper_table
+
+    sizes = next(r for r in paper_table("nerbert/table3")["rows"] if r["row"] == "train")["cells"]
+    for domain in figures["nerbert/fig2"]["domains"]:
+        n = float(sizes[domain].rstrip("K")) * (1000 if sizes[domain].endswith("K") else 1)
+        points = {round(float(c.column) / 100 * n) for c in nb2.cells if c.score and c.meta["domain"] == domain}
+        assert any(10 <= p <= 50 for p in points) and any(50 < p <= 100 for p in points), (domain, sorted(points))
     nb3 = plan("nerbert-fig3", "paper", tmp_path)
     assert [c.row for c in nb3.cells if c.score] == ["encoder", "NER-BERT all", "NER-BERT 4types", "NER-BERT 212types"]
 
@@ -426,7 +436,7 @@ def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_dat
 
     grid = plan("nerbert-fig2", "cpu", tmp_path, domains=["politics"], nerbert_corpus=str(tmp_path / "c"))
     runs = [c for c in grid.cells if c.command == "train"]
-    assert {c.column for c in runs} == {"10", "25", "50", "75", "100"}
+    assert {c.column for c in runs} == {"0.5", "1", "2", "3", "5", "10", "25", "50", "100"}
     assert {c.row for c in runs} == {"BERT (politics)", "NER-BERT (politics)"}
     assert all(c.deps == ("nerbert-all",) for c in runs if c.row.startswith("NER-BERT"))
     assert all("--dataset_dir" not in c.argv for c in runs)  # a CrossNER column reads --data_dir
