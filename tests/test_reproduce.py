@@ -363,7 +363,7 @@ def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_da
     # a folder that is not there is a missing input, shown as such; other experiments refuse --datasets
     gone = plan("nerbert-fig2", "smoke", tmp_path / "g2", domains=["politics"], model=tiny_bert_dir,
                 datasets=[str(tmp_path / "nowhere")], nerbert_corpus=str(tmp_path / "c"))
-    assert {grid_status(gone.cells, tmp_path / "g2")[c.name] for c in gone.cells if c.column == "10"
+    assert {grid_status(gone.cells, tmp_path / "g2")[c.name] for c in gone.cells if c.column == "1"
             and "nowhere" in c.name} == {"missing input"}
     with pytest.raises(ValueError, match="--datasets: crossner-table2 runs on CrossNER domains only"):
         plan("crossner-table2", "cpu", out, datasets=[str(folder)])
@@ -508,15 +508,20 @@ def test_nerbert_fig3_silhouettes_and_panel(tmp_path, crossner_data_dir, sample_
 
 
 def test_cdlm_tables_plan_every_row_or_say_why(tmp_path):
-    """CDLM Tables 3 and 4: each paper row a configuration of bilstm-crf or cdlm, or listed with its reason; the
-    paper's datasets are columns to fill with --datasets, CrossNER domains columns of their own."""
+    """CDLM Tables 3 and 4: each paper row a configuration of bilstm-crf or cdlm, or listed with its reason; at
+    paper scale the paper's columns only (004:895, 004:1115-1130), to fill with --datasets; CrossNER domains are
+    an extension, planned when --domains names them and marked so."""
     grid = plan("cdlm-table3", "paper", tmp_path)
     rows = {"STM-TARGET", "FINETUNE", "MULTITASK(NER+LM)", "MULTITASK(NER)", "CO-LM", "CO-NER", "MIX-DATA", "FINAL"}
     assert {c.row for c in grid.cells} == rows and set(dict(grid.unplanned)) == {"Crichton et al. (2017)", "STM+ELMO"}
     assert set(paper_numbers("cdlm-table3")["rows"]) == rows | set(dict(grid.unplanned))
-    assert {c.column for c in grid.cells} == {"politics", "science", "music", "literature", "ai", "bionlp13pc",
-                                              "bionlp13cg"}
-    assert len(grid.cells) == 7 * 8 * 3
+    assert {c.column for c in grid.cells} == {"bionlp13pc", "bionlp13cg"}
+    assert len(grid.cells) == 2 * 8 * 3 and not any(c.meta.get("extension") for c in grid.cells)
+    extended = plan("cdlm-table3", "paper", tmp_path, domains=["politics", "bionlp13pc"])
+    assert {c.column for c in extended.cells} == {"politics", "bionlp13pc"}
+    assert all(bool(c.meta.get("extension")) == (c.column == "politics") for c in extended.cells)
+    t4 = plan("cdlm-table4", "paper", tmp_path)
+    assert {c.column for c in t4.cells} == {"cbs_news"} and len(t4.cells) == 4 * 3
     status = grid_status(grid.cells, tmp_path)
     assert {status[c.name] for c in grid.cells if c.column == "bionlp13pc"} == {"missing input"}
     final = next(c for c in grid.cells if c.row == "FINAL")
@@ -538,7 +543,13 @@ def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
     folder = tmp_path / "cbs"
     folder.mkdir()
     out = tmp_path / "t4"
-    grid = plan("cdlm-table4", "cpu", out, datasets=[f"cbs_news={folder}"])
+    raw = [tmp_path / "reuters.txt", tmp_path / "cbs.txt"]
+    for path in raw:
+        path.write_text("One sentence .\n")
+    grid = plan("cdlm-table4", "cpu", out, datasets=[f"cbs_news={folder}"],
+                raw_text=[f"source={raw[0]}", f"cbs_news={raw[1]}"])
+    dann = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "DANN")
+    assert dann.argv[dann.argv.index("--target_text") + 1] == str(raw[1].resolve())  # never a fallback text
     for i, cell in enumerate(c for c in grid.cells if c.row == "STM-SOURCE"):
         cell.folder(out).mkdir(parents=True)
         test = {"overall_precision": 0.6 + i / 100, "overall_recall": 0.7, "overall_f1": 0.65}
@@ -550,3 +561,20 @@ def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
     assert records[("STM-SOURCE", "politics f1")]["paper"] == "not in the paper"
     assert records[("STM+ELMO", "f1")]["ours"].startswith("cannot run here")
     assert records[("DANN", "precision")]["ours"] == "waiting"
+
+
+def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
+    """CBS has no train split (004:807): its LMs read the paper's raw corpora (004:737-739, 004:772-774). Without
+    them the cells that read them are 'missing input' naming --raw_text, never a silent fallback."""
+    folder = tmp_path / "cbs"
+    folder.mkdir()
+    grid = plan("cdlm-table4", "paper", tmp_path / "o", datasets=[f"cbs_news={folder}"])
+    status = grid_status(grid.cells, tmp_path / "o")
+    by_row = {c.row: c for c in grid.cells if c.seed == 555}
+    assert status[by_row["STM-SOURCE"].name] == "waiting"  # reads no target text
+    for row in ("SELF-TRAIN", "DANN", "Ours"):
+        assert status[by_row[row].name] == "missing input"
+        assert any("--raw_text cbs_news=FILE" in i and "398,990" in i for i in by_row[row].inputs)
+    assert any("--raw_text source=FILE" in i and "377,592" in i for i in by_row["Ours"].inputs)
+    with pytest.raises(ValueError, match="--raw_text: only cdlm-table4"):
+        plan("cdlm-table3", "paper", tmp_path, raw_text=["source=x"])

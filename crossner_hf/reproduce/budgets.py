@@ -88,14 +88,16 @@ def multicell_flags(scale: str, data_dir: str | None) -> list[str]:
 
 def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None,
                     paper_columns: Sequence[str] = NERBERT_DOMAINS, default: Sequence[str] | None = None,
-                    ) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+                    crossner_in_paper: bool = True) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """(column, train flags, inputs) of each column: CrossNER domains by name, the others from ``--datasets``.
 
     ``--datasets`` entries are ``NAME=SOURCE`` (a paper column such as ``twitter=tner/btc`` or a new
     name) or a bare folder (named after it). At ``--scale paper`` every one of the paper's columns
     (``paper_columns``, NER-BERT's by default) is planned; one without a source is a 'missing input' naming
     the flag to give. ``default``: the columns when neither ``--domains`` nor the paper scale names them
-    (the five CrossNER domains otherwise).
+    (the five CrossNER domains otherwise). ``crossner_in_paper=False``: the paper's table has no CrossNER
+    column (CDLM's), so at ``--scale paper`` only its own columns are planned (CrossNER domains only when
+    ``--domains`` names them: an extension, said so in the table).
     """
     given: dict[str, str] = {}
     for item in datasets or ():
@@ -108,7 +110,8 @@ def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequenc
         if name in given:
             raise ValueError(f"--datasets {item}: a column named {name!r} is given twice.")
         given[name] = str(Path(source).resolve()) if Path(source).exists() else source
-    names = list(domains) if domains else (list(DOMAINS) + list(paper_columns) if scale == "paper"
+    in_paper = (list(DOMAINS) if crossner_in_paper else []) + list(paper_columns)
+    names = list(domains) if domains else (in_paper if scale == "paper"
                                            else list(default if default is not None else DOMAINS))
     names += [n for n in given if n not in names]
     columns = []

@@ -7,10 +7,14 @@ CO-LM, CO-NER and MIX-DATA (the ablations, 004:1013-1028) and FINAL, every one a
 ``crossner-hf bilstm-crf`` or ``crossner-hf cdlm``. ``cdlm-table4`` (004:1115-1130, zero-shot):
 STM-SOURCE (004:1084-1086), the DANN and SELF-TRAIN baselines and the model in zero-shot mode.
 
-Columns: the paper's datasets (BioNLP13PC and 13CG; CBS SciTech News) from ``--datasets NAME=SOURCE``
-(a Hub id, a folder ``load_dataset`` opens or a CoNLL folder: none ships offline) and CrossNER domains
-(``--domains``; at ``smoke`` and ``cpu`` politics by default). The LM text is each target's own sentences
-unless ``--corpora`` gives a CrossNER domain's domain-level corpus (as ``crossner-table2``). Rows that
+Columns: at ``--scale paper`` the paper's datasets only (BioNLP13PC and 13CG, 004:895; CBS SciTech News,
+004:1115-1130) from ``--datasets NAME=SOURCE`` (a Hub id, a folder ``load_dataset`` opens or a CoNLL folder:
+none ships offline). CrossNER domains are an extension, planned only when ``--domains`` names them (and, at
+``smoke`` and ``cpu``, politics by default: the paper's data does not ship offline). The LM text is each
+target's own sentences unless ``--corpora`` gives a CrossNER domain's domain-level corpus (as
+``crossner-table2``). The zero-shot CBS column has no labelled training text (004:807): its LMs read the raw
+corpora of the paper (Reuters for the source, 377,592 sentences, 004:737-739; CBS, 398,990 sentences,
+004:772-774), given as ``--raw_text source=FILE cbs_news=FILE``; without them those cells are 'missing input'. Rows that
 need ELMo, and a system of another paper, are listed with the reason (:data:`UNPLANNED`).
 """
 
@@ -49,6 +53,28 @@ TABLE3_CDLM = (("MULTITASK(NER+LM)", "multitask-ner-lm"), ("MULTITASK(NER)", "mu
 """Table 3's rows that are CDLM variants (``cdlm --variant``), in the table's order."""
 
 PAPER_COLUMNS = {"cdlm-table3": ("bionlp13pc", "bionlp13cg"), "cdlm-table4": ("cbs_news",)}
+
+RAW_TEXT = {"source": "Reuters news, the source LM's raw text (377,592 sentences, 004:737-739)",
+            "cbs_news": "CBS SciTech News raw text, the target LM's (398,990 sentences, 004:772-774)"}
+"""The raw corpora CDLM's zero-shot column reads (``--raw_text NAME=FILE``): no labelled target text exists."""
+
+
+def raw_text(name: str, given: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(flag values, inputs) of a raw corpus: the file when given (an input the grid checks), else a 'missing
+    input' naming the flag."""
+    if name in given:
+        return (given[name],), (given[name],)
+    return (f"<raw {name}>",), (f"--raw_text {name}=FILE ({RAW_TEXT[name]})",)
+
+
+def parse_raw_text(items: Sequence[str] | None) -> dict[str, str]:
+    given = {}
+    for item in items or ():
+        name, sep, path = item.partition("=")
+        if not sep or name not in RAW_TEXT:
+            raise ValueError(f"--raw_text {item}: give NAME=FILE with NAME one of {', '.join(RAW_TEXT)}.")
+        given[name] = str(Path(path).resolve())
+    return given
 
 
 def _bilstm_flags(scale: str, data_dir: str | None, schedule: str) -> list[str]:
@@ -89,11 +115,17 @@ Row = tuple[str, str, str, Callable[[str], Sequence[str]]]
 """(row label, cell slug, command, the command's flags for a column) of one row of a CDLM table."""
 
 
-def _grid(scale: str, seeds: Sequence[int] | None, columns, rows: Sequence[Row]) -> list[Cell]:
-    """One cell per (column, seed, row), in that order; each cell's flags end with the column's target and seed."""
+def _grid(scale: str, seeds: Sequence[int] | None, columns, rows: Sequence[Row],
+          extra_inputs: Callable[[str, str], tuple[str, ...]] = lambda column, row: ()) -> list[Cell]:
+    """One cell per (column, seed, row), in that order; each cell's flags end with the column's target and seed.
+    ``extra_inputs(column, row)``: what else a cell reads (the raw corpora of a zero-shot column)."""
+    from crossner_hf.data.labels import DOMAINS
+
     return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command,
                  argv=(*flags(column), *target, "--seed", str(seed)), row=row, column=column, seed=seed,
-                 inputs=inputs, minutes=minutes_for(scale, "rnn"))
+                 inputs=(*inputs, *extra_inputs(column, row)), minutes=minutes_for(scale, "rnn"),
+                 meta={"extension": "CrossNER domain: not a column of the paper's table"} if column in DOMAINS
+                 else {})
             for column, target, inputs in columns for seed in seeds_for(scale, seeds)
             for row, slug, command, flags in rows]
 
@@ -107,19 +139,40 @@ def cdlm_table3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
               lambda column, v=variant: [*_cdlm_flags(scale, data_dir, "supervised"), "--variant", v,
                                          *_lm_text(column, corpora)])
              for row, variant in TABLE3_CDLM]
-    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table3"], default=["politics"])
+    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table3"], default=["politics"],
+                              crossner_in_paper=False)
     return _grid(scale, seeds, columns, rows)
 
 
 def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
-                corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
+                corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None,
+                raw: Sequence[str] | None = None) -> list[Cell]:
     """CDLM Table 4 (004:1115-1130): zero-shot; precision, recall and F1 of each column's test split. SELF-TRAIN
-    and DANN read the target LM text as their unlabelled target text; STM-SOURCE reads no target text."""
+    and DANN read the target LM text as their unlabelled target text; STM-SOURCE reads no target text. On the
+    paper's CBS column the LMs read the raw corpora (``raw``: ``source=FILE``, ``cbs_news=FILE``), never a
+    fallback: without them the cells that read them are 'missing input'."""
+    given = parse_raw_text(raw)
+
+    def text(column: str, schedule: str) -> list[str]:
+        if column not in PAPER_COLUMNS["cdlm-table4"]:
+            return _lm_text(column, corpora) if schedule != "source" else []
+        if schedule == "source":
+            return []
+        flags = ["--target_text", *raw_text(column, given)[0]]
+        if schedule == "zero-shot":
+            flags += ["--source_text", *raw_text("source", given)[0]]
+        return flags
+
+    def inputs(column: str, row: str) -> tuple[str, ...]:
+        if column not in PAPER_COLUMNS["cdlm-table4"] or row == "STM-SOURCE":
+            return ()
+        return (*raw_text(column, given)[1], *(raw_text("source", given)[1] if row == "Ours" else ()))
+
     rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf",
-                        lambda column, s=schedule: [*_bilstm_flags(scale, data_dir, s),
-                                                    *(_lm_text(column, corpora) if s != "source" else [])])
+                        lambda column, s=schedule: [*_bilstm_flags(scale, data_dir, s), *text(column, s)])
                        for row, schedule in (("STM-SOURCE", "source"), ("SELF-TRAIN", "self-train"), ("DANN", "dann"))]
     rows.append(("Ours", "cdlm-zero-shot", "cdlm",
-                 lambda column: [*_cdlm_flags(scale, data_dir, "zero-shot"), *_lm_text(column, corpora)]))
-    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"])
-    return _grid(scale, seeds, columns, rows)
+                 lambda column: [*_cdlm_flags(scale, data_dir, "zero-shot"), *text(column, "zero-shot")]))
+    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"],
+                              crossner_in_paper=False)
+    return _grid(scale, seeds, columns, rows, inputs)

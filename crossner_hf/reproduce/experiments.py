@@ -442,7 +442,7 @@ def select_rows(cells: list[Cell], rows: Sequence[str]) -> list[Cell]:
 def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str] | None = None,
          seeds: Sequence[int] | None = None, model: str | None = None, corpora: str | None = None,
          data_dir: str | None = None, rows: Sequence[str] | None = None, nerbert_corpus: str | None = None,
-         datasets: Sequence[str] | None = None) -> Plan:
+         datasets: Sequence[str] | None = None, raw_text: Sequence[str] | None = None) -> Plan:
     """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise."""
     if scale not in SCALES:
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
@@ -455,12 +455,16 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
+    if raw_text and experiment != "cdlm-table4":
+        raise ValueError(f"--raw_text: only cdlm-table4's zero-shot CBS column reads raw corpora, not {experiment}.")
     if datasets and not dataset_grid:
         raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further datasets become "
                          "columns of nerbert-table2, cdlm-table3 and cdlm-table4 and curves of nerbert-fig2.")
     if experiment in cdlm_tables.PAPER_COLUMNS:
-        build = {"cdlm-table3": cdlm_tables.cdlm_table3, "cdlm-table4": cdlm_tables.cdlm_table4}
-        cells = build[experiment](scale, out, datasets=datasets, **common)
+        if experiment == "cdlm-table4":
+            cells = cdlm_tables.cdlm_table4(scale, out, datasets=datasets, raw=raw_text, **common)
+        else:
+            cells = cdlm_tables.cdlm_table3(scale, out, datasets=datasets, **common)
     elif dataset_grid:
         build = {"nerbert-table2": nerbert_table2, "nerbert-fig2": nerbert_fig2}
         cells = build[experiment](scale, out, nerbert_corpus=nerbert_corpus, datasets=datasets, **common)

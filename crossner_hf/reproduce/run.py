@@ -37,7 +37,7 @@ def reproduce(args: Any) -> int:
     out = Path(args.output_dir)
     grid = plan(args.experiment, args.scale, out, domains=args.domains, seeds=args.seeds, model=args.model,
                 corpora=args.corpora, data_dir=args.data_dir, rows=args.rows,
-                nerbert_corpus=args.nerbert_corpus, datasets=args.datasets)
+                nerbert_corpus=args.nerbert_corpus, datasets=args.datasets, raw_text=args.raw_text)
     if args.dry_run:
         print(dry_run_text(grid.cells, out))
         for row, reason in grid.unplanned:
