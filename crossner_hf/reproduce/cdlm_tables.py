@@ -5,7 +5,7 @@ the target alone, 004:846-848), FINETUNE (source, then the target with a new out
 004:848-851, 004:866-868), MULTITASK(NER+LM) and MULTITASK(NER) (one shared LSTM, 004:989-995, 004:852-853),
 CO-LM, CO-NER and MIX-DATA (the ablations, 004:1013-1028) and FINAL, every one a configuration of
 ``crossner-hf bilstm-crf`` or ``crossner-hf cdlm``. ``cdlm-table4`` (004:1115-1130, zero-shot):
-STM-SOURCE (004:1084-1086), the DANN and SELF-TRAIN baselines and the model in zero-shot mode.
+STM-SOURCE (004:1087-1090), the DANN and SELF-TRAIN baselines and the model in zero-shot mode.
 
 Columns: at ``--scale paper`` the paper's datasets only (BioNLP13PC and 13CG, 004:895; CBS SciTech News,
 004:1115-1130) from ``--datasets NAME=SOURCE`` (a Hub id, a folder ``load_dataset`` opens or a CoNLL folder:

@@ -141,7 +141,7 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
     schedule: str = field(default="joint", metadata={
         "help": "joint: CoNLL-2003 + the upsampled target (the CrossNER paper's baseline); target: the target alone "
                 "(CDLM's STM-TARGET, 004:846-848); source: CoNLL-2003 alone, selected on its dev set, tested on the "
-                "target (STM-SOURCE, 004:1084-1086); pretrain-finetune: source, then the target with a new output "
+                "target (STM-SOURCE, 004:1087-1090); pretrain-finetune: source, then the target with a new output "
                 "layer and CRF (FINETUNE, 004:848-851, 004:866-868; the source model is kept in OUT/source); "
                 "self-train and dann: CDLM's zero-shot baselines SELF-TRAIN and DANN (004:1087-1094; "
                 "crossner_hf.training.rnn.adaptation).",
