@@ -122,10 +122,16 @@ def test_figure_plans_are_the_papers_figures(tmp_path):
 
     figures = paper_data()["figures"]
     fig2 = plan("crossner-fig2", "paper", tmp_path)
-    assert {c.row for c in fig2.cells if c.score} == {f"{p} / {m} masking" for p in figures["crossner/fig2"]["panels"]
-                                                      for m in figures["crossner/fig2"]["curves"]}
-    assert {c.column for c in fig2.cells if c.score} == {"1", "10", "25", "50", "75", "100"}
+    assert {c.row for c in fig2.cells if c.score} == {
+        *(f"{p} / {m} masking" for p in figures["crossner/fig2"]["panels"] for m in figures["crossner/fig2"]["curves"]),
+        *(f"{p} / w/o DAPT" for p in figures["crossner/fig2"]["panels"])}  # the reference (002:614-617)
+    assert {c.column for c in fig2.cells if c.score} == {"0", "1", "10", "25", "50", "75", "100"}
     assert len([c for c in fig2.cells if c.command == "dapt"]) == 2 * 6  # per (masking, share), shared by the panels
+    # the 100% runs and the reference are crossner-table2's cells: one output folder runs them once
+    table2 = {c.name for c in plan("crossner-table2", "paper", tmp_path, domains=["music"]).cells}
+    shared = {c.name for c in fig2.cells} & table2
+    assert {n for n in shared if "dapt-integrated" in n and "pct" not in n} and {n for n in shared if "wo-dapt" in n}
+    assert not any(c.name.endswith("-100pct") or "-100pct/" in c.name for c in fig2.cells)
     fig3 = plan("crossner-fig3", "paper", tmp_path)
     assert {c.column for c in fig3.cells if c.score} == {str(n) for n in figures["crossner/fig3"]["x"]}
     assert {c.row for c in fig3.cells if c.score} == {f"{s} / {d}" for s in figures["crossner/fig3"]["settings"]

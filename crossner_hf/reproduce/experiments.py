@@ -241,22 +241,32 @@ PAPER_TABLES = {"crossner-table2": "crossner/table2", "crossner-table4": "crossn
 def crossner_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None,
                   model: str, corpora: str | None, data_dir: str | None) -> list[Cell]:
     """CrossNER Fig. 2 (002:570-573): DAPT on a share of the integrated corpus, token vs span masking,
-    then each of the three settings (the figure's three panels); one DAPT run per (masking, share)."""
+    then each of the three settings (the figure's three panels); one DAPT run per (masking, share).
+
+    The text speaks of the improvements DAPT brings (002:614-617), so each panel also has its reference
+    without DAPT (x = 0). The 100% runs are ``crossner-table2``'s integrated-corpus DAPT and fine-tuning cells
+    (the same names: a shared ``--output_dir`` runs them once), as is the reference (table2's w/o DAPT).
+    """
     fractions = CORPUS_FRACTIONS[1:3] if scale == "smoke" else CORPUS_FRACTIONS
     seed_list = seeds_for(scale, seeds)
     cells: list[Cell] = []
     for domain in domains:
         dapts = {(short, f): _dapt_cell(scale, domain=domain, level="integrated", short=short, model=model,
-                                        corpora=corpora, seed=seed_list[0], fraction=f)
+                                        corpora=corpora, seed=seed_list[0], fraction=None if f == 1 else f)
                  for short in MASKINGS for f in fractions}
         cells += dapts.values()
         for seed in seed_list:
             for schedule in SCHEDULES:
+                cells.append(_finetune_cell(
+                    scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
+                    row=f"{schedule} / w/o DAPT", column="0", name=f"{domain}/{schedule}-wo-dapt/seed-{seed}",
+                    meta={"domain": domain, "panel": schedule}))
                 for (short, f), dapt in dapts.items():
+                    share = "" if f == 1 else f"-{100 * f:g}pct"  # 100%: table2's cell
                     cells.append(_finetune_cell(
                         scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
                         row=f"{schedule} / {short} masking", column=f"{100 * f:g}", dapt=dapt,
-                        name=f"{domain}/{schedule}-dapt-integrated-{short}-{100 * f:g}pct/seed-{seed}",
+                        name=f"{domain}/{schedule}-dapt-integrated-{short}{share}/seed-{seed}",
                         meta={"domain": domain, "panel": schedule}))
     return cells
 
