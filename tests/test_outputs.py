@@ -44,7 +44,9 @@ def test_staged_outputs_replace_folders_whole_card_last_usual_mode(tmp_path):
         weights.write_bytes(b"w")
         weights.chmod(0o600)  # what transformers' save_pretrained leaves
     assert _tree(out) == {"README.md": b"card", "data/politics/train.parquet": b"new", "results.json": b"{}",
-                          "model.safetensors": b"w"}
+                          "model.safetensors": b"w",
+                          # what these outputs are, so a rewrite removes entries it no longer writes
+                          ".outputs.json": b'["README.md", "data", "model.safetensors", "results.json"]'}
     assert (out / "checkpoint-5").is_dir()  # what the stage does not hold is left alone
     umask = os.umask(0)
     os.umask(umask)
@@ -61,7 +63,8 @@ def test_staged_outputs_move_the_card_last(tmp_path, monkeypatch):
     with staged_outputs(tmp_path / "run") as stage:
         for name in ("README.md", "results.json", "config.json", "model.safetensors"):
             (stage / name).write_text(name)
-    assert order[-2:] == ["results.json", "README.md"] and set(order[:2]) == {"config.json", "model.safetensors"}
+    assert order[-2:] == ["results.json", "README.md"]
+    assert set(order[:3]) == {".outputs.json", "config.json", "model.safetensors"}
 
 
 def test_atomic_output_keeps_the_old_file_on_failure(tmp_path):

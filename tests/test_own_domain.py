@@ -277,7 +277,9 @@ def test_presets_load_in_python_as_the_command_reads_them(tmp_path):
     config = preset.config(FinetuneConfig, output_dir=str(tmp_path))
     (args,) = make_parser().parse_args_and_config(["--config", "paper/crossner_direct", "--domain", "music",
                                                    "--output_dir", str(tmp_path)])
-    assert FinetuneConfig.from_arguments(args).to_dict() == config.to_dict()
+    from_cli = FinetuneConfig.from_arguments(args)
+    assert from_cli.seed_list() == config.seed_list() == [555, 666, 777]  # the command's flag parser gives strings
+    assert {**from_cli.to_dict(), "seeds": None} == {**config.to_dict(), "seeds": None}
     assert load_preset("politics_direct_minilm").command == "train"
     with pytest.raises(ValueError, match="has no field \\['domain'\\]"):
         preset.config(FinetuneConfig, output_dir=str(tmp_path), domain="music")

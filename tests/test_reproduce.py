@@ -582,5 +582,39 @@ def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
         assert status[by_row[row].name] == "missing input"
         assert any("--raw_text cbs_news=FILE" in i and "398,990" in i for i in by_row[row].inputs)
     assert any("--raw_text source=FILE" in i and "377,592" in i for i in by_row["Ours"].inputs)
-    with pytest.raises(ValueError, match="--raw_text: only cdlm-table4"):
+    with pytest.raises(ValueError, match="--raw_text: only the zero-shot CBS column"):
         plan("cdlm-table3", "paper", tmp_path, raw_text=["source=x"])
+
+
+def test_cdlm_figures_6_and_8_plan_the_papers_design(tmp_path):
+    """Figure 6 (004:1053-1062): STM-TARGET vs the model over target NER sizes up to 3,000 (the text's end), on
+    13CG; Figure 8 (004:1147-1186): three lines of raw-text shares on CBS, whose raw corpora are inputs."""
+    from crossner_hf.reproduce.papers import paper_data
+
+    figures = paper_data()["figures"]
+    fig6 = plan("cdlm-fig6", "paper", tmp_path)
+    assert {c.row for c in fig6.cells} == set(figures["cdlm/fig6"]["settings"])
+    assert sorted({int(c.column) for c in fig6.cells}) == figures["cdlm/fig6"]["x"] and {c.meta["domain"] for c in
+                                                                                          fig6.cells} == {"bionlp13cg"}
+    assert all(c.argv[c.argv.index("--few_shot") + 1] == c.column for c in fig6.cells)
+    assert {a for c in fig6.cells for a in c.argv if a.startswith("paper/")} == {"paper/cdlm_bilstm_crf",
+                                                                                "paper/cdlm_supervised"}  # 100 epochs
+    fig8 = plan("cdlm-fig8", "paper", tmp_path, datasets=[f"cbs_news={tmp_path}"])
+    assert {c.row for c in fig8.cells} == set(figures["cdlm/fig8"]["curves"])
+    assert sorted({float(c.column) for c in fig8.cells}) == figures["cdlm/fig8"]["x"]
+    status = grid_status(fig8.cells, tmp_path)
+    assert {status[c.name] for c in fig8.cells} == {"missing input"}  # the raw corpora, never a fallback
+    fixed = next(c for c in fig8.cells if c.row == "SRC: 100%; TGT: varying" and c.column == "10")
+    assert fixed.argv[fixed.argv.index("--source_text_fraction") + 1] == "1"
+    assert fixed.argv[fixed.argv.index("--target_text_fraction") + 1] == "0.1"
+    assert len({c.name for c in fig8.cells}) == len(fig8.cells)
+
+
+def test_cdlm_text_fractions_and_few_shot_draw_nested_subsets():
+    from crossner_hf.training.rnn.recipes import _share
+
+    texts = list(range(100))
+    quarter, half = _share(texts, 0.25, 3, "--x"), _share(texts, 0.5, 3, "--x")
+    assert len(quarter) == 25 and set(quarter) <= set(half) and _share(texts, 1.0, 3, "--x") == texts
+    with pytest.raises(ValueError, match="--x 1.5"):
+        _share(texts, 1.5, 3, "--x")

@@ -176,3 +176,69 @@ def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"],
                               crossner_in_paper=False)
     return _grid(scale, seeds, columns, rows, inputs)
+
+
+FIG6_SIZES = {"smoke": (10, 50), "cpu": (10, 50, 100, 200), "paper": (10, 100, 500, 1000, 2000, 3000)}
+"""CDLM Figure 6's target NER sentences (004:1053-1062). The text names the nearly unsupervised end and 3,000
+sentences (004:1061-1062); the points between are this project's. 3,000 is BioNLP13CG's train size (004:803),
+the only target of the paper that large, so the paper-scale column is 13CG (the figure does not name it)."""
+
+FIG8_SHARES = {"smoke": (0.5, 1.0), "cpu": (0.25, 0.5, 1.0), "paper": (0.1, 0.25, 0.5, 0.75, 1.0)}
+"""CDLM Figure 8's shares of the raw text (004:1147-1186); the figure's points are not in the text."""
+
+FIG8_CURVES = (("SRC: varying; TGT: varying", True, True), ("SRC: 100%; TGT: varying", False, True),
+               ("SRC: varying; TGT: 100%", True, False))
+"""Figure 8's three lines (004:1151-1182): which of the source / target raw text varies."""
+
+
+def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
+              corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
+    """CDLM Figure 6 (004:1053-1062): STM-TARGET against the model (supervised, FINAL) as the target's NER
+    sentences grow, 100 epochs each (004:1056; the presets' value)."""
+    rows: list[Row] = [("STM-TARGET", "stm-target", "bilstm-crf", lambda _: _bilstm_flags(scale, data_dir, "target")),
+                       ("Ours", "cdlm-final", "cdlm",
+                        lambda column: [*_cdlm_flags(scale, data_dir, "supervised"), "--variant", "final",
+                                        *_lm_text(column, corpora)])]
+    columns = nerbert_columns(scale, domains, datasets, ("bionlp13cg",), default=["politics"],
+                              crossner_in_paper=False)
+    cells = []
+    for column, target, inputs in columns:
+        for n in FIG6_SIZES[scale]:
+            for seed in seeds_for(scale, seeds):
+                for row, slug, command, flags in rows:
+                    cells.append(Cell(name=f"{column}/fig6-{n}/{slug}/seed-{seed}", command=command,
+                                      argv=(*flags(column), *target, "--few_shot", str(n), "--seed", str(seed)),
+                                      row=row, column=str(n), seed=seed, inputs=inputs, meta={"domain": column},
+                                      minutes=minutes_for(scale, "rnn")))
+    return cells
+
+
+def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
+              corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None,
+              raw: Sequence[str] | None = None) -> list[Cell]:
+    """CDLM Figure 8 (004:1147-1186): zero-shot F1 against the share of raw text, three lines: both varying, the
+    source fixed at 100% and the target varying, the target fixed and the source varying. On CBS the raw
+    corpora come from ``--raw_text`` (004:737-739, 004:772-774): without them the cells are 'missing input'."""
+    given = parse_raw_text(raw)
+    columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"],
+                              crossner_in_paper=False)
+    cells = []
+    for column, target, inputs in columns:
+        cbs = column in PAPER_COLUMNS["cdlm-table4"]
+        text = (["--target_text", *raw_text(column, given)[0], "--source_text", *raw_text("source", given)[0]]
+                if cbs else _lm_text(column, corpora))
+        extra = (*raw_text(column, given)[1], *raw_text("source", given)[1]) if cbs else ()
+        for row, src_varies, tgt_varies in FIG8_CURVES:
+            for share in FIG8_SHARES[scale]:
+                src, tgt = (share if src_varies else 1.0), (share if tgt_varies else 1.0)
+                # the 100%/100% point ends every line; one cell per line keeps each cell on one line (and
+                # parallel executors from racing for one folder), at the price of two repeats of that point
+                line = "both" if src_varies and tgt_varies else ("tgt" if tgt_varies else "src")
+                for seed in seeds_for(scale, seeds):
+                    cells.append(Cell(
+                        name=f"{column}/fig8-{line}-src{100 * src:g}-tgt{100 * tgt:g}/seed-{seed}", command="cdlm",
+                        argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *text, "--source_text_fraction", f"{src:g}",
+                              "--target_text_fraction", f"{tgt:g}", *target, "--seed", str(seed)),
+                        row=row, column=f"{100 * share:g}", seed=seed, inputs=(*inputs, *extra),
+                        meta={"domain": column}, minutes=minutes_for(scale, "rnn")))
+    return cells

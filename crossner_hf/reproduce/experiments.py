@@ -33,7 +33,7 @@ from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_mode
 from crossner_hf.reproduce import cdlm_tables
 from crossner_hf.reproduce.grid import Cell
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
-               "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4")
+               "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4", "cdlm-fig6", "cdlm-fig8")
 DEFAULT_DOMAINS = {"crossner-fig2": ["music"], "crossner-fig3": ["music"], "crossner-table4": ["music"],
                    "nerbert-fig3": ["politics"]}
 """The domain each figure of the papers shows; the tables default to all five."""
@@ -234,7 +234,8 @@ CPU_NOT_RUN = {
 
 PAPER_TABLES = {"crossner-table2": "crossner/table2", "crossner-table4": "crossner/table4",
                 "nerbert-table2": "nerbert/table2", "cdlm-table3": "cdlm/table3", "cdlm-table4": "cdlm/table4", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
-                "nerbert-fig2": "nerbert/fig2", "nerbert-fig3": "nerbert/fig3"}
+                "nerbert-fig2": "nerbert/fig2", "nerbert-fig3": "nerbert/fig3", "cdlm-fig6": "cdlm/fig6",
+                "cdlm-fig8": "cdlm/fig8"}
 """The table or figure of ``paper_tables.json`` each experiment plans."""
 
 
@@ -458,19 +459,26 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}.")
-    dataset_grid = experiment in ("nerbert-table2", "nerbert-fig2", "cdlm-table3", "cdlm-table4")
+    dataset_grid = experiment in ("nerbert-table2", "nerbert-fig2", "cdlm-table3", "cdlm-table4", "cdlm-fig6",
+                                  "cdlm-fig8")
     domains = list(domains or ([] if dataset_grid else DEFAULT_DOMAINS.get(experiment, DOMAINS)))
     unknown = [d for d in domains if d not in DOMAINS]
     if unknown and not dataset_grid:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
-    if raw_text and experiment != "cdlm-table4":
-        raise ValueError(f"--raw_text: only cdlm-table4's zero-shot CBS column reads raw corpora, not {experiment}.")
+    if raw_text and experiment not in ("cdlm-table4", "cdlm-fig8"):
+        raise ValueError(f"--raw_text: only the zero-shot CBS column (cdlm-table4, cdlm-fig8) reads raw corpora, not "
+                         f"{experiment}.")
     if datasets and not dataset_grid:
         raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further datasets become "
                          "columns of nerbert-table2, cdlm-table3 and cdlm-table4 and curves of nerbert-fig2.")
-    if experiment in cdlm_tables.PAPER_COLUMNS:
+    if experiment in ("cdlm-fig6", "cdlm-fig8"):
+        if experiment == "cdlm-fig8":
+            cells = cdlm_tables.cdlm_fig8(scale, out, datasets=datasets, raw=raw_text, **common)
+        else:
+            cells = cdlm_tables.cdlm_fig6(scale, out, datasets=datasets, **common)
+    elif experiment in cdlm_tables.PAPER_COLUMNS:
         if experiment == "cdlm-table4":
             cells = cdlm_tables.cdlm_table4(scale, out, datasets=datasets, raw=raw_text, **common)
         else:

@@ -292,7 +292,8 @@ def write_panel_figure(experiment: str, cells: Sequence[Cell], out: str | Path, 
 
 
 FIGURES = {"crossner-fig2": "% of the integrated corpus used for DAPT", "crossner-fig3": "target training sentences",
-           "nerbert-fig2": "% of the target training split"}
+           "nerbert-fig2": "% of the target training split", "cdlm-fig6": "target NER training sentences",
+           "cdlm-fig8": "% of the raw text"}
 """The curve figures and their x axis; nerbert-fig3 is a panel (:func:`write_panel_figure`)."""
 
 

@@ -47,6 +47,9 @@ class RNNTaggerArguments:
     text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
     label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
     strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    few_shot: int | None = field(default=None, metadata={
+        "help": "Train on this many target train sentences, drawn with --seed (CDLM Figure 6 varies it, "
+                "004:1053-1062)."})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
     data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     word_vectors: str | None = field(
@@ -97,12 +100,24 @@ class RNNTaggerArguments:
         """The target data: ``--dataset_dir`` when given (the run then takes its name), else the CrossNER domain."""
         from crossner_hf.data.target import load_target, target_name, target_source
 
+        import dataclasses
+
+        from datasets import DatasetDict
+
         self.check_target()
         source = target_source(self.dataset_dir, self.domain)
         if self.dataset_dir:
             self.domain = target_name(self.dataset_dir)
-        return load_target(source, data_dir=self.data_dir, text_column=self.text_column_name,
-                           label_column=self.label_column_name, strict=self.strict)
+        target = load_target(source, data_dir=self.data_dir, text_column=self.text_column_name,
+                             label_column=self.label_column_name, strict=self.strict)
+        if self.few_shot is None:
+            return target
+        train = target["train"]
+        if not 0 < self.few_shot <= len(train):
+            raise ValueError(f"--few_shot {self.few_shot}: {target.name} train has {len(train)} sentences; give "
+                             "1 to that many.")
+        data = DatasetDict({**target.dataset, "train": train.shuffle(seed=self.seed).select(range(self.few_shot))})
+        return dataclasses.replace(target, dataset=data)
 
     def check_target(self) -> None:
         """A target must be named: no domain stands in for a user's dataset."""
@@ -210,6 +225,10 @@ class CDLMArguments(RNNTaggerArguments):
                 "over words, divided by sentences: the release's ave_batch_loss).", "choices": ["word", "sentence"]})
     source_text: list[str] | None = field(default=None, metadata={
         "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
+    source_text_fraction: float = field(default=1.0, metadata={
+        "help": "Use this share of the source LM text, drawn with --seed (CDLM Figure 8 varies it, 004:1147-1186)."})
+    target_text_fraction: float = field(default=1.0, metadata={
+        "help": "Use this share of the target LM text, drawn with --seed (CDLM Figure 8, 004:1147-1186)."})
     target_text: list[str] | None = field(default=None, metadata={
         "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
                 "(default: the domain's sentences of --lm_splits)."})
@@ -357,6 +376,19 @@ def _finetune_from_source(args: BiLSTMCRFArguments, target, labels: list[str], s
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
 
+def _share(texts: list, fraction: float, seed: int, flag: str) -> list:
+    """``fraction`` of ``texts`` drawn with ``seed`` (in their order); nested: a smaller share is a prefix of the
+    same draw's larger one."""
+    import random
+
+    if not 0 < fraction <= 1:
+        raise ValueError(f"{flag} {fraction}: give a share in (0, 1], e.g. 0.25.")
+    if fraction == 1:
+        return texts
+    keep = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:max(1, round(fraction * len(texts)))])
+    return [texts[i] for i in keep]
+
+
 def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     """CDLM, supervised (four streams) or zero-shot (target text only; target tagged with theta(target, NER))."""
     started = time.perf_counter()
@@ -375,6 +407,8 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
         target_text = text_examples(args.target_text)
     else:
         target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
+    source_text = _share(source_text, args.source_text_fraction, args.seed, "--source_text_fraction")
+    target_text = _share(target_text, args.target_text_fraction, args.seed + 1, "--target_text_fraction")
     target_ner = [] if zero_shot else examples_of(target["train"])
     ner_words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
     vocab, vectors = vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
