@@ -374,3 +374,28 @@ def test_the_own_domain_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch, 
         assert cli_main(argv[3:]) == 0, command
     assert "model.safetensors" in fake_hub.files("user/mydata-ner")
     assert shlex.split(commands[0])[1] == "train"
+
+
+def test_the_train_command_passes_a_target_and_a_config_down_not_its_own_object(mydata, monkeypatch, tmp_path):
+    """The command only translates flags: finetune gets a TargetData and a plain FinetuneConfig (no model or data
+    fields), never the command's TrainArguments."""
+    from crossner_hf.commands import train
+    from crossner_hf.data.target import TargetData
+    from crossner_hf.training import schedules
+    from crossner_hf.training.training_args import FinetuneConfig
+
+    seen = {}
+
+    def fake_finetune(model, target, config, **kwargs):
+        seen.update(model=model, target=target, config=config, **kwargs)
+        return "result"
+
+    monkeypatch.setattr(schedules, "finetune", fake_finetune)
+    monkeypatch.setattr("crossner_hf.encoders.resolve_model_path", lambda name: name)
+    (args,) = train.make_parser().parse_args_and_config(
+        ["--model_name_or_path", "some-encoder", "--dataset_dir", str(mydata), "--output_dir", str(tmp_path),
+         "--learning_rate", "3e-4", "--use_cpu", "true"])
+    assert train.run_train(args) == "result"
+    assert type(seen["config"]) is FinetuneConfig and not hasattr(seen["config"], "dataset_dir")
+    assert isinstance(seen["target"], TargetData) and seen["target"].name == "mydata" and seen["model"] == "some-encoder"
+    assert seen["config"].learning_rate == 3e-4 and seen["source"] is None  # direct: no CoNLL-2003 loaded
