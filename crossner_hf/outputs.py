@@ -158,6 +158,7 @@ COSMETIC_SETTINGS = frozenset({
     "save_total_limit", "dataloader_num_workers", "dataloader_pin_memory", "dataloader_persistent_workers",
     "dataloader_prefetch_factor", "per_device_eval_batch_size", "run_name", "log_level", "log_level_replica",
     "log_on_each_node", "save_on_each_node", "project", "trackio_space_id", "preprocessing_num_workers",
+    "data_dir", "nltk_data", "work_dir",
 })
 """Settings a resume may change: where things are written and logged, not what is trained."""
 

@@ -54,7 +54,8 @@ def test_a_planted_checkpoint_payload_is_refused_and_never_runs(tmp_path, crossn
     rc = cli_main(["bilstm-crf", "--architecture", "crossner", "--domain", "politics", "--schedule", "target",
                    "--word_dim", "12", "--hidden_size", "8", "--char_ngram_dim", "0", "--output_dir", str(out),
                    "--data_dir", str(crossner_data_dir), "--max_steps_per_epoch", "3", "--num_train_epochs", "2",
-                   "--use_cpu", "true", "--resume_from_checkpoint", "true"])
+                   "--early_stopping_patience", "0", "--seed", "1", "--use_cpu", "true",
+                   "--resume_from_checkpoint", "true"])
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("crossner-hf bilstm-crf:")]
     assert rc == 2 and not marker.exists()
     assert len(err) == 1 and "not a checkpoint of ours" in err[0] and str(state) in err[0]
@@ -396,3 +397,16 @@ def test_a_real_full_tmpfs(tiny_bert_dir, tmp_path, crossner_data_dir):
         _nothing_looks_complete(mnt / "run")
     finally:
         subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_rnn_resume_checks_identity_but_may_extend_the_budget(tmp_path, crossner_data_dir, monkeypatch):
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=1))
+    with pytest.raises(ValueError, match=r"--learning_rate 0.001 \(now 0.01\)"):
+        train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2, learning_rate=1e-2,
+                                 resume_from_checkpoint=True))
+    more = train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2,
+                                    resume_from_checkpoint=True))  # a longer budget continues the same run
+    assert len(more["history"]) == 2

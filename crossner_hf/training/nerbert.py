@@ -163,6 +163,12 @@ class NERBERTArguments(TrainingArguments):
     )
     report_to: None | str | list[str] = field(default="none", metadata={"help": "Logging integrations."})
 
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={"help": "Start afresh in an --output_dir that holds another run (its checkpoints are removed); "
+                  "without it, --resume_from_checkpoint refuses a run made with other settings."},
+    )
+
     def __post_init__(self):
         if not self.dataset_name:
             raise ValueError("NER-BERT pre-training needs a tagged corpus: pass --dataset_name FOLDER_OR_REPO "
@@ -497,7 +503,26 @@ def _validation_of_saved_model(trainer: Trainer, args: NERBERTArguments) -> dict
 
 
 def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
-    """Pre-train; save the best model, ``results.json`` and a card; push with ``--push_to_hub``."""
+    """Pre-train; save the best model, ``results.json`` and a card; push with ``--push_to_hub``. The output folder
+    is locked while it runs, and a resume must be of the run the folder holds."""
+    import contextlib
+    import shutil
+
+    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
+
+    out = Path(args.output_dir)
+    main = args.process_index == 0
+    with run_lock(out) if main else contextlib.nullcontext():
+        if main:
+            if args.overwrite_output_dir:
+                for old in out.glob("checkpoint-*"):
+                    shutil.rmtree(old, ignore_errors=True)
+            check_run_identity(out, decisive_settings(args.to_dict()), resume=bool(args.resume_from_checkpoint),
+                               overwrite=args.overwrite_output_dir)
+        return _run_nerbert(args, callbacks)
+
+
+def _run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
     from crossner_hf.publishing.cards import write_nerbert_model_card
     from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
 

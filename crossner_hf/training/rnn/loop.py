@@ -188,7 +188,31 @@ class LoopState:
     global_step: int = 0
 
 
-def run_loop(
+EXTENDABLE = ("num_train_epochs", "max_steps")
+"""Settings a resume of the RNN loop may change: the budget."""
+
+
+def run_loop(**kwargs: Any) -> LoopState:
+    """:func:`_run_loop` holding ``output_dir``'s lock (a second live run into it is refused), after checking
+    that a resume continues the run its folder holds (the settings that decide the result are recorded)."""
+    import shutil
+
+    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
+
+    args, output_dir = kwargs["args"], Path(kwargs["output_dir"])
+    overwrite = bool(getattr(args, "overwrite_output_dir", False))
+    with run_lock(output_dir):
+        if overwrite:
+            shutil.rmtree(output_dir / "checkpoint", ignore_errors=True)
+        # the loop's per-epoch schedule does not depend on the budget, so a resume may extend the epochs or steps
+        # (and reaches what a run given that budget from the start reaches); everything else must match
+        settings = {k: v for k, v in asdict(args).items() if k not in EXTENDABLE}
+        check_run_identity(output_dir, decisive_settings(settings), resume=bool(args.resume_from_checkpoint),
+                           overwrite=overwrite)
+        return _run_loop(**kwargs)
+
+
+def _run_loop(
     *, model, vocab: WordCharVocab, streams: dict[str, Stream], step_losses, make_optimizer, args,
     dev_eval, output_dir: Path, steps_per_epoch: int, switch_optimizer=None,
 ) -> LoopState:

@@ -93,7 +93,10 @@ class RNNTaggerArguments:
     mixed_precision: str = field(default="no", metadata={
         "help": "Accelerate's mixed precision: no, fp16 (GPU) or bf16 (GPU, or a CPU that supports it).",
         "choices": ["no", "fp16", "bf16"]})
-    resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint."})
+    resume_from_checkpoint: bool = field(default=False, metadata={"help": "Continue from OUT/checkpoint (refused, in one "
+                                                                          "line, if OUT holds a run made with other settings)."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Start afresh in an --output_dir that holds another run (its checkpoint is removed)."})
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
 
     def target(self):
