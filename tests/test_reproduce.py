@@ -140,7 +140,7 @@ def test_figure_plans_are_the_papers_figures(tmp_path):
     assert {c.meta["domain"] for c in fig3.cells} == {"music"} and len(_groups(fig3.cells)) == 9 * 7
     nb2 = plan("nerbert-fig2", "paper", tmp_path)
     assert {c.meta["domain"] for c in nb2.cells if c.score} == set(figures["nerbert/fig2"]["domains"])
-    # five seeds (003:138), and every domain reaches the regime the figure is about (003:161, 003:163): a point
+    # five seeds (003:138), and every domain reaches the regime the figure is about (003:161): a point
     # of 10-50 training sentences and one of 50-100, by the train sizes of 003:257
     assert {c.seed for c in nb2.cells if c.score} == {555, 666, 777, 888, 999}
     from crossner_hf.reproduce.papers import paper_table
@@ -588,7 +588,7 @@ def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
 
 def test_cdlm_figures_6_and_8_plan_the_papers_design(tmp_path):
     """Figure 6 (004:1053-1062): STM-TARGET vs the model over target NER sizes up to 3,000 (the text's end), on
-    13CG; Figure 8 (004:1147-1186): three lines of raw-text shares on CBS, whose raw corpora are inputs."""
+    13CG; Figure 8 (004:1147-1196): three lines of raw-text shares on CBS, whose raw corpora are inputs."""
     from crossner_hf.reproduce.papers import paper_data
 
     figures = paper_data()["figures"]

@@ -351,7 +351,10 @@ def _nothing_looks_complete(out):
     from crossner_hf.training.checkpoints import COMPLETE
 
     assert not (out / "README.md").exists() and not (out / "results.json").exists()
-    assert not [c for c in out.rglob("checkpoint-*") if (c / COMPLETE).is_file() and not (c / "trainer_state.json").is_file()]
+    from safetensors.torch import load_file
+
+    for complete in [c for c in out.rglob("checkpoint-*") if (c / COMPLETE).is_file()]:  # what counts, loads
+        assert (complete / "trainer_state.json").is_file() and load_file(complete / "model.safetensors")
 
 
 def test_a_full_disk_is_one_line_naming_the_folder(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch, capsys):

@@ -184,11 +184,11 @@ sentences (004:1061-1062); the points between are this project's. 3,000 is BioNL
 the only target of the paper that large, so the paper-scale column is 13CG (the figure does not name it)."""
 
 FIG8_SHARES = {"smoke": (0.5, 1.0), "cpu": (0.25, 0.5, 1.0), "paper": (0.1, 0.25, 0.5, 0.75, 1.0)}
-"""CDLM Figure 8's shares of the raw text (004:1147-1186); the figure's points are not in the text."""
+"""CDLM Figure 8's shares of the raw text (004:1147-1196); the figure's points are not in the text."""
 
 FIG8_CURVES = (("SRC: varying; TGT: varying", True, True), ("SRC: 100%; TGT: varying", False, True),
                ("SRC: varying; TGT: 100%", True, False))
-"""Figure 8's three lines (004:1151-1182): which of the source / target raw text varies."""
+"""Figure 8's three lines (004:1151-1156, 004:1188-1193): which of the source / target raw text varies."""
 
 
 def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
@@ -216,7 +216,7 @@ def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
 def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
               corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None,
               raw: Sequence[str] | None = None) -> list[Cell]:
-    """CDLM Figure 8 (004:1147-1186): zero-shot F1 against the share of raw text, three lines: both varying, the
+    """CDLM Figure 8 (004:1147-1196): zero-shot F1 against the share of raw text, three lines: both varying, the
     source fixed at 100% and the target varying, the target fixed and the source varying. On CBS the raw
     corpora come from ``--raw_text`` (004:737-739, 004:772-774): without them the cells are 'missing input'."""
     given = parse_raw_text(raw)

@@ -374,7 +374,7 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
 FEW_SHOT_FRACTIONS = (0.005, 0.01, 0.02, 0.03, 0.05, 0.1, 0.25, 0.5, 1.0)
 """NER-BERT Fig. 2's shares of the train split. The figure's points are not in the text, which says only that the
 shares are percentages of the six domains' train splits (003:161-163) and that the gains show when the training
-examples are "around or less than 50" / "around or less than 100" (003:161, 003:163). The six train splits hold
+examples are "around or less than 50" / "around or less than 100" (003:161). The six train splits hold
 611 to 6.3K sentences (003:257), so these shares (this project's choice) give every domain a point between 10 and
 50 sentences and one between 50 and 100 (the test checks it against 003:257), then the curve up to the whole split."""
 

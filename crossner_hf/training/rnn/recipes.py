@@ -229,9 +229,9 @@ class CDLMArguments(RNNTaggerArguments):
     source_text: list[str] | None = field(default=None, metadata={
         "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
     source_text_fraction: float = field(default=1.0, metadata={
-        "help": "Use this share of the source LM text, drawn with --seed (CDLM Figure 8 varies it, 004:1147-1186)."})
+        "help": "Use this share of the source LM text, drawn with --seed (CDLM Figure 8 varies it, 004:1147-1196)."})
     target_text_fraction: float = field(default=1.0, metadata={
-        "help": "Use this share of the target LM text, drawn with --seed (CDLM Figure 8, 004:1147-1186)."})
+        "help": "Use this share of the target LM text, drawn with --seed (CDLM Figure 8, 004:1147-1196)."})
     target_text: list[str] | None = field(default=None, metadata={
         "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
                 "(default: the domain's sentences of --lm_splits)."})
