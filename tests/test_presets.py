@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -77,16 +78,62 @@ def test_every_ledger_row_cites_the_paper_or_the_release():
     assert not cited(["optimiser", "— (silent)", "the release's defaults", "Adam", "exact", ""])
 
 
-def test_every_cited_line_exists_in_the_papers():
-    papers = ROOT.parent / "shared" / "papers"
-    if not papers.is_dir():
+PAPERS = ROOT.parent / "shared" / "papers"
+# a citation in the paper column, then the paper's own number or short phrase it rests on, in quotes
+ANCHORED = re.compile(r'\b(00[0-4])([:@])(\d+)(?:-(\d+))?(?![\d-])(?: "([^"]+)")?')
+
+
+def _normal(text: str) -> str:
+    """Letters, digits and % only, lower-cased: line breaks, hyphenation and spacing of the extraction vanish."""
+    return re.sub(r"[^a-z0-9%]", "", unicodedata.normalize("NFKC", text).lower())
+
+
+def cited_text(papers: dict[str, str], paper: str, kind: str, start: int, end: int | None, phrase: str) -> str:
+    """The text a citation points at: lines ``start..end`` (``FILE:line``); for the one-line appendix
+    (``000@offset[-offset]``) the characters from the offset to the range's end, where the phrase must
+    begin within 40 characters after it (so ``000@36700`` cannot stand for text at 36790)."""
+    text = papers[paper]
+    if kind == "@":
+        return text[max(start - 10, 0): (end or start) + 40 + len(phrase) + 10]
+    lines = text.split("\n")
+    assert 0 < start <= (end or start) <= len(lines), (paper, start, end)
+    return " ".join(lines[start - 1: end or start])
+
+
+def misplaced_anchors(papers: dict[str, str], cell: str) -> list[str]:
+    """The citations of one paper cell whose quoted phrase is missing or not found at the cited place."""
+    bad = []
+    for match in ANCHORED.finditer(cell):
+        paper, kind, start, end, phrase = match.groups()
+        if not phrase:
+            bad.append(f"{match.group(0)} (no quoted phrase)")
+        elif _normal(phrase) not in _normal(cited_text(papers, paper, kind, int(start), end and int(end), phrase)):
+            bad.append(match.group(0))
+    return bad
+
+
+def test_every_citation_carries_the_papers_phrase_found_at_the_cited_line():
+    if not PAPERS.is_dir():
         pytest.skip("needs ../shared/papers")
-    lengths = {p.name[:3]: p.read_text(encoding="utf-8") for p in papers.glob("00?_*.txt")}
+    papers = {p.name[:3]: p.read_text(encoding="utf-8") for p in PAPERS.glob("00?_*.txt")}
+    bad = {cells[0]: wrong for _, cells in ledger_rows() if (wrong := misplaced_anchors(papers, cells[1]))}
+    assert not bad, f"docs/fidelity.md: citations whose quoted phrase is not at the cited place: {bad}"
+    # the check fails on the citations issue 41 found beside their text, and on a missing phrase
+    assert misplaced_anchors(papers, 'DAPT for 15 epochs (000@36700 "15 epochs")')
+    assert misplaced_anchors(papers, 'STM-SOURCE (004:1084-1086 "directly applies a model")')
+    assert misplaced_anchors(papers, 'SELF-TRAIN (004:1087-1089 "target raw text")')
+    assert misplaced_anchors(papers, "three runs (002:512)")
+    assert not misplaced_anchors(papers, 'three runs (002:512 "three runs")')
+
+
+def test_an_exact_row_rests_on_the_paper_or_on_a_release():
+    """``exact`` needs something to be exact to: a row whose paper is silent and that has no release
+    (NER-BERT released no training code) can only be a documented choice or a gap."""
     for _, cells in ledger_rows():
-        for ref in re.findall(r"\b(00[0-4])([:@])(\d+)", cells[1]):
-            text = lengths[ref[0]]
-            limit = len(text) if ref[1] == "@" else text.count("\n") + 1
-            assert 0 < int(ref[2]) <= limit, (cells[0], ref)
+        paper, release, status = cells[1], cells[2], cells[4]
+        silent = paper.startswith("— (silent") or paper.startswith("not stated")
+        if status == "exact" and silent:
+            assert RELEASE_FILE.search(release), f"{cells[0]}: exact, but the paper is silent and no release decides"
 
 
 def ledger_checks() -> list[tuple[str, str, object]]:

@@ -52,3 +52,28 @@ def test_overlap_colours_span_off_diagonal_only():
     m = {"a": {"a": 100.0, "b": 20.0, "c": 35.0}, "b": {"a": 20.0, "b": 100.0, "c": 10.0},
          "c": {"a": 35.0, "b": 10.0, "c": 100.0}}
     assert overlap_colour_range(m) == (10.0, 35.0)
+
+
+def test_corpus_overlap_samples_paragraphs_and_ranks_the_top_words(tmp_path, crossner_data_dir, capsys):
+    """The appendix's unlabeled-corpus overlap: a seeded paragraph sample per corpus, top-K words, IoU."""
+    from crossner_hf.cli import main
+    from crossner_hf.data.stats import corpus_overlap, sample_paragraphs
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("".join(f"parliament vote {i} election\n\n" for i in range(50)), encoding="utf-8")
+    b.write_text("".join(f"guitar album vote song{i % 3}\n" for i in range(50)), encoding="utf-8")
+    sample = sample_paragraphs([a], 10, seed=1)
+    assert len(sample) == 10 and sample == sample_paragraphs([a], 10, seed=1) != sample_paragraphs([a], 10, seed=2)
+    assert all(line.strip() for line in sample) and len(sample_paragraphs([a], 1000)) == 50
+    m = corpus_overlap({"pol": [a], "mus": [b]}, paragraphs=20, top_k=3)
+    # pol's top 3: election, parliament, vote; mus's: album, guitar, vote -> 1 shared of 5
+    assert m["pol"]["mus"] == m["mus"]["pol"] == 20.0 and m["pol"]["pol"] == 100.0
+    assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics", "--corpora",
+                 f"pol={a}", f"mus={b}", "--corpus_paragraphs", "20", "--corpus_top_k", "3",
+                 "--output_dir", str(tmp_path / "st")]) == 0
+    stats = json.loads((tmp_path / "st" / "stats.json").read_text())
+    assert stats["corpus_overlap"]["pol"]["mus"] == 20.0 and (tmp_path / "st" / "corpus_overlap.png").is_file()
+    assert stats["corpus_overlap_settings"] == {"paragraphs": 20, "top_k": 3, "seed": 0}
+    assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics", "--corpora", "pol",
+                 "--output_dir", str(tmp_path / "st2")]) == 2
+    assert "write NAME=FILE" in capsys.readouterr().err
