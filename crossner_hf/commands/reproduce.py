@@ -54,11 +54,12 @@ class ReproduceArguments:
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     raw_text: list[str] | None = field(default=None, metadata={
-        "help": "cdlm-table4's raw corpora, NAME=FILE (one sentence a line): source=Reuters news (377,592 sentences, "
+        "help": "cdlm-table4/-table5/-fig8's raw corpora, NAME=FILE (one sentence a line): source=Reuters news "
+                "(377,592 sentences, "
                 "004:737-739) and cbs_news=CBS SciTech News (398,990, 004:772-774); the zero-shot CBS cells need "
                 "them and show 'missing input' without them."})
     datasets: list[str] | None = field(default=None, metadata={
-        "help": "nerbert-table2, nerbert-fig2, cdlm-table3 and cdlm-table4: the paper's non-CrossNER columns as "
+        "help": "nerbert-table2, nerbert-fig2 and the CDLM tables and figures: the paper's non-CrossNER columns as "
                 "NAME=SOURCE (NER-BERT: twitter, broad_twitter, bionlp13cg, bionlp13pc, finance, defence; CDLM: "
                 "bionlp13pc, bionlp13cg, cbs_news; SOURCE: a Hub id or a folder load_dataset "
                 "opens, or a CoNLL folder; see `train --dataset_dir`), or further datasets as NAME=SOURCE or a bare "

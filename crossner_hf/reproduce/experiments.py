@@ -32,8 +32,10 @@ from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_mode
                                            nerbert_columns, preset_flags, rnn_flags, seeds_for, train_flags)
 from crossner_hf.reproduce import cdlm_tables
 from crossner_hf.reproduce.grid import Cell
+
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
-               "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4", "cdlm-fig6", "cdlm-fig8")
+               "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4", "cdlm-table5", "cdlm-fig6",
+               "cdlm-fig8")
 DEFAULT_DOMAINS = {"crossner-fig2": ["music"], "crossner-fig3": ["music"], "crossner-table4": ["music"],
                    "nerbert-fig3": ["politics"]}
 """The domain each figure of the papers shows; the tables default to all five."""
@@ -233,7 +235,8 @@ CPU_NOT_RUN = {
 """Rows ``--scale cpu`` leaves out because its budget cannot train them, and why."""
 
 PAPER_TABLES = {"crossner-table2": "crossner/table2", "crossner-table4": "crossner/table4",
-                "nerbert-table2": "nerbert/table2", "cdlm-table3": "cdlm/table3", "cdlm-table4": "cdlm/table4", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
+                "nerbert-table2": "nerbert/table2", "cdlm-table3": "cdlm/table3", "cdlm-table4": "cdlm/table4",
+                "cdlm-table5": "cdlm/table5", "crossner-fig2": "crossner/fig2", "crossner-fig3": "crossner/fig3",
                 "nerbert-fig2": "nerbert/fig2", "nerbert-fig3": "nerbert/fig3", "cdlm-fig6": "cdlm/fig6",
                 "cdlm-fig8": "cdlm/fig8"}
 """The table or figure of ``paper_tables.json`` each experiment plans."""
@@ -459,16 +462,17 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}: choose one of {', '.join(EXPERIMENTS)}.")
-    dataset_grid = experiment in ("nerbert-table2", "nerbert-fig2", "cdlm-table3", "cdlm-table4", "cdlm-fig6",
-                                  "cdlm-fig8")
+    dataset_grid = experiment in ("nerbert-table2", "nerbert-fig2", "cdlm-table3", "cdlm-table4", "cdlm-table5",
+                                  "cdlm-fig6", "cdlm-fig8")
     domains = list(domains or ([] if dataset_grid else DEFAULT_DOMAINS.get(experiment, DOMAINS)))
     unknown = [d for d in domains if d not in DOMAINS]
     if unknown and not dataset_grid:
         raise ValueError(f"--domains {' '.join(unknown)}: choose from {', '.join(DOMAINS)}.")
     model = model or default_model(scale, out)
     common = dict(domains=domains, seeds=seeds, model=model, corpora=corpora, data_dir=data_dir)
-    if raw_text and experiment not in ("cdlm-table4", "cdlm-fig8"):
-        raise ValueError(f"--raw_text: only the zero-shot CBS column (cdlm-table4, cdlm-fig8) reads raw corpora, not "
+    if raw_text and experiment not in ("cdlm-table4", "cdlm-table5", "cdlm-fig8"):
+        raise ValueError(f"--raw_text: only the zero-shot CBS column (cdlm-table4, cdlm-table5, cdlm-fig8) reads raw "
+                         "corpora, not "
                          f"{experiment}.")
     if datasets and not dataset_grid:
         raise ValueError(f"--datasets: {experiment} runs on CrossNER domains only; further datasets become "
@@ -479,8 +483,10 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         else:
             cells = cdlm_tables.cdlm_fig6(scale, out, datasets=datasets, **common)
     elif experiment in cdlm_tables.PAPER_COLUMNS:
-        if experiment == "cdlm-table4":
+        if experiment in ("cdlm-table4", "cdlm-table5"):
             cells = cdlm_tables.cdlm_table4(scale, out, datasets=datasets, raw=raw_text, **common)
+            if experiment == "cdlm-table5":  # table4's cells of the two rows compared (the same names: run once)
+                cells = select_rows(cells, cdlm_tables.TABLE5_ROWS)
         else:
             cells = cdlm_tables.cdlm_table3(scale, out, datasets=datasets, **common)
     elif dataset_grid:

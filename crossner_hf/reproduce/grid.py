@@ -229,3 +229,18 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
         f1 = test.get("per_type", {}).get(category, {}).get("f1")
         return None if f1 is None else 100 * f1
     raise ValueError(f"{path}: no score found (expected test_overall_f1_mean, test.overall_f1 or silhouette).")
+
+
+def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | None:
+    """``{entity type: (correctly recognised, gold)}`` on the test split of an RNN recipe's cell (``bilstm-crf``,
+    ``cdlm``, ``multicell``), or None when it has no result file. Correct = recall x gold, the true positives of
+    the conlleval count the run reported (CDLM's Table 5 counts them per type)."""
+    path = cell.folder(out) / cell.result_file
+    if not cell.score or not path.is_file():
+        return None
+    from crossner_hf.outputs import read_json
+
+    per_type = (read_json(path).get("test") or {}).get("per_type")
+    if per_type is None:
+        raise ValueError(f"{path}: no test.per_type scores (a bilstm-crf, cdlm or multicell result file has them).")
+    return {t: (round(s["recall"] * s["support"]), int(s["support"])) for t, s in per_type.items()}

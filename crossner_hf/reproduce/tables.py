@@ -14,11 +14,11 @@ from __future__ import annotations
 import csv
 import io
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.reproduce.grid import Cell, grid_status, read_score
+from crossner_hf.reproduce.grid import Cell, grid_status, read_counts, read_score
 from crossner_hf.reproduce.papers import number, paper_data, paper_table, source_text
 
 
@@ -161,6 +161,69 @@ def _metric_entries(experiment: str, cells: Sequence[Cell], out: str | Path):
     return rows, columns, entries
 
 
+COUNT_TABLES = {"cdlm-table5": ("cbs_news", "STM-SOURCE", "Ours")}
+"""Tables of correctly recognised entities per type: (the paper's dataset, the baseline row, the compared row);
+columns ``stm`` and ``ours`` (mean counts over seeds) and ``delta`` (their difference in % of the type's gold
+entities, as 004:1172-1175 defines it)."""
+
+PAPER_TYPES = {"per": "PER", "person": "PER", "loc": "LOC", "location": "LOC", "org": "ORG", "organisation": "ORG",
+               "organization": "ORG", "misc": "MISC", "miscellaneous": "MISC"}
+"""A dataset's type names as the rows of CDLM's Table 5 (the CoNLL-2003 types)."""
+
+
+def _count_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> list[dict[str, str]]:
+    """Per dataset column and entity type (then the total): the baseline's and the compared row's correct counts
+    and the growth between them, the paper's beside them on its dataset."""
+    paper_dataset, base, compared = COUNT_TABLES[experiment]
+    paper = paper_numbers(experiment)["rows"]
+    status = grid_status(cells, out)
+    records = []
+    for dataset in dict.fromkeys(c.column for c in cells if c.score):
+        counts: dict[str, list[dict[str, tuple[int, int]]]] = {}
+        state: dict[str, tuple[str, int, int]] = {}
+        for row in (base, compared):
+            group = [c for c in cells if c.score and c.column == dataset and c.row == row]
+            found = [k for k in (read_counts(c, out) for c in group) if k is not None]
+            pending = [status[c.name] for c in group if status[c.name] != "done"]
+            counts[row] = found
+            state[row] = ("not run" if not group else pending[0] if pending else "ok", len(found), len(group))
+        types = list(dict.fromkeys(t for runs in counts.values() for run in runs for t, (_, gold) in run.items()
+                                   if gold))
+
+        def entry(row: str, total_of: Callable[[dict[str, tuple[int, int]]], float]) -> Entry:
+            values = [total_of(run) for run in counts[row]]
+            kind, n, expected = state[row]
+            return Entry(mean=statistics.fmean(values) if values else None,
+                         std=statistics.stdev(values) if len(values) > 1 else None,
+                         n=n, expected=expected, state=kind, digits=1)
+
+        for t in [*types, None]:
+            def correct(run: dict[str, tuple[int, int]], t=t) -> float:
+                return run.get(t, (0, 0))[0] if t else sum(c for c, _ in run.values())
+
+            gold = next((run.get(t, (0, 0))[1] if t else sum(g for _, g in run.values())
+                         for runs in counts.values() for run in runs), 0)
+            name = "Total" if t is None else PAPER_TYPES.get(t.lower(), t)
+            label = name if dataset == paper_dataset else f"{dataset}: {name if t is None else t}"
+            theirs = paper.get(label, {}) if dataset == paper_dataset else {}
+            ours = {column: entry(row, correct) for column, row in (("stm", base), ("ours", compared))}
+            done = all(e.state == "ok" and e.mean is not None for e in ours.values())
+            delta = 100 * (ours["ours"].mean - ours["stm"].mean) / gold if done and gold else None
+            for column, e in ours.items():
+                mine = e.mean if e.state == "ok" else None
+                records.append({"row": label, "column": column, "ours": e.text(), "seeds": str(e.n),
+                                "paper": f"{theirs[column]:.0f}" if column in theirs else "not in the paper",
+                                "difference": f"{mine - theirs[column]:+.1f}" if mine is not None and column in theirs
+                                else ""})
+            records.append({"row": label, "column": "delta",
+                            "ours": f"{delta:+.2f}" if delta is not None else "needs both rows",
+                            "seeds": str(min(e.n for e in ours.values())),
+                            "paper": f"{theirs['delta']:+.2f}" if "delta" in theirs else "not in the paper",
+                            "difference": f"{delta - theirs['delta']:+.2f}" if delta is not None and "delta" in theirs
+                            else ""})
+    return records
+
+
 def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
                 unplanned: Sequence[tuple[str, str]] = ()) -> list[dict[str, str]]:
     """The table as rows of strings: ours, the paper's, the difference, seeds; one dict per (row, column).
@@ -171,6 +234,8 @@ def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
     """
     if experiment in CATEGORY_TABLES:
         return _category_records(experiment, cells, out)
+    if experiment in COUNT_TABLES:
+        return _count_records(experiment, cells, out)
     paper = paper_numbers(experiment)
     if experiment in METRIC_TABLES:
         rows, columns, entries = _metric_entries(experiment, cells, out)
@@ -225,6 +290,10 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
     for r in records:
         by_row.setdefault(r["row"], {})[r["column"]] = r
     scores = "Test precision, recall and F1 (%)" if experiment in METRIC_TABLES else "Test F1 (%)"
+    if experiment in COUNT_TABLES:
+        _, base, compared = COUNT_TABLES[experiment]
+        scores = (f"Correctly recognised test entities per type, {base} (stm) and {compared} (ours), and delta: "
+                  f"their difference in % of the type's gold entities")
     measure = SILHOUETTE if experiment == "nerbert-fig3" else f"{scores}, mean ± standard deviation over seeds" + (
         f" (the paper: {paper['measure']})" if paper.get("measure") else "")
     transcribed = bool(paper["rows"]) or experiment == "crossner-table4"  # a figure read off a plot has none: print ours alone, not "/ n/a" each time
