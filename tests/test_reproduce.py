@@ -49,7 +49,7 @@ def _reproduce(args, tmp_path, crossner_data_dir, **popen):
                             env=_env(tmp_path, crossner_data_dir), start_new_session=True, **popen)
 
 
-SEEDS = {"crossner": 3, "nerbert": 5}  # three runs (002:512), five (003:138)
+SEEDS = {"crossner": 3, "nerbert": 5, "cdlm": 3}  # three runs (002:512), five (003:138); CDLM states none
 
 
 def _groups(cells):
@@ -60,7 +60,8 @@ def _groups(cells):
     return groups
 
 
-@pytest.mark.parametrize("experiment", ["crossner-table2", "crossner-table4", "nerbert-table2"])
+@pytest.mark.parametrize("experiment", ["crossner-table2", "crossner-table4", "nerbert-table2", "cdlm-table3",
+                                        "cdlm-table4", "cdlm-table5"])
 def test_paper_scale_plan_is_the_papers_table(experiment, tmp_path):
     """--scale paper plans one cell group per paper cell (its seeds), and nothing the table lacks; the paper
     rows it does not plan are named with the reason, never silently dropped."""
@@ -74,12 +75,19 @@ def test_paper_scale_plan_is_the_papers_table(experiment, tmp_path):
     assert set(unplanned) <= {r["row"] for r in table["rows"]}
     if experiment == "crossner-table4":  # settings x music categories, read from four table2 cell groups
         expected = {(r["row"], "music") for r in table["rows"]}
+    elif experiment == "cdlm-table4":  # precision / recall / F1 of one dataset, CBS News
+        expected = {(r["row"], "cbs_news") for r in table["rows"] if r["row"] not in unplanned}
+    elif experiment == "cdlm-table5":  # entity types x (STM-SOURCE, the model): the two rows' CBS cells
+        assert table["columns"][:2] == ["stm", "ours"] and {r["row"] for r in table["rows"]} == {
+            "PER", "LOC", "ORG", "MISC", "Total"}
+        expected = {("STM-SOURCE", "cbs_news"), ("Ours", "cbs_news")}
     else:
         expected = {(r["row"], c) for r in table["rows"] if r["row"] not in unplanned
                     for c in table["columns"] if r["cells"][c] is not None}
     assert set(groups) == expected
     assert {len(g) for g in groups.values()} == {SEEDS[table["paper"]]}
-    assert all(r["row"] in unplanned or any(k[0] == r["row"] for k in groups) for r in table["rows"])
+    if experiment != "cdlm-table5":
+        assert all(r["row"] in unplanned or any(k[0] == r["row"] for k in groups) for r in table["rows"])
     dapts = [c for c in grid.cells if c.command in ("dapt", "nerbert")]
     assert len({c.name for c in dapts}) == len(dapts)
     for dapt in dapts:  # one pre-training, shared by every seed and setting fine-tuned from it
