@@ -95,8 +95,8 @@ class FinetuneConfig(TrainingArguments):
     decoding: str = field(
         default="bio-viterbi",
         metadata={"help": "bio-viterbi: the best valid IOB2 sequence under the model's per-word "
-                  "probabilities; argmax: each word's top label (the paper). The other one is "
-                  "reported alongside in results.json; the saved model records this one.",
+                  "probabilities; argmax: each word's top label (the release's; the paper is silent). The "
+                  "other one is reported alongside in results.json; the saved model records this one.",
                   "choices": list(DECODINGS)},
     )
     classifier_dropout: float | None = field(
