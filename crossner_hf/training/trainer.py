@@ -153,7 +153,7 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
         word_scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
         scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, self.decoding, self.excluded_labels),
                                                  names))
-        # the other decoding, reported alongside so the paper's argmax figure is never lost
+        # the other decoding, reported alongside so the release's argmax figure is never lost
         other = "argmax" if self.decoding == "bio-viterbi" else "bio-viterbi"
         other_scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, other, self.excluded_labels),
                                                        names))
