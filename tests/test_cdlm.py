@@ -169,7 +169,7 @@ def _small(cls, tmp_path, crossner_data_dir, **kw):
 
 def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monkeypatch):
     from crossner_hf.training.rnn import loop as training
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     losses = []
@@ -186,7 +186,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
         return real(**{**kw, "step_losses": recording})
 
     monkeypatch.setattr("crossner_hf.training.rnn.recipes.run_loop", spy)
-    results = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
+    results = run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
                                       num_train_epochs=6, batch_size=10, early_stopping_patience=0))
     assert len(losses) == 6 * 20  # 200 sentences, batch 10
     epochs = [sum(losses[k:k + 20]) / 20 for k in range(0, 120, 20)]
@@ -197,7 +197,7 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
 
 def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkeypatch):
     """Two zero-shot runs, one with the target's train/dev tags scrambled: identical training."""
-    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
     scrambled = tmp_path / "data"
     shutil.copytree(crossner_data_dir, scrambled)
@@ -210,7 +210,7 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
         monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / f"cache{i}"))
         args = _small(CDLMArguments, tmp_path / f"r{i}", data, mode="zero-shot", num_train_epochs=2,
                       max_steps_per_epoch=5, source_subsample=60, lm_negatives=10)
-        runs.append(train_cdlm(args))
+        runs.append(run_cdlm(args))
     a, b = runs
     assert [h["loss"] for h in a["history"]] == [h["loss"] for h in b["history"]]
     assert a["best_dev_f1"] == b["best_dev_f1"]  # selection on source dev
@@ -220,13 +220,13 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
 
 
 def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     kw = dict(max_steps_per_epoch=4, source_subsample=60, lm_negatives=10, early_stopping_patience=0)
-    full = train_cdlm(_small(CDLMArguments, tmp_path / "full", crossner_data_dir, num_train_epochs=3, **kw))
-    train_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=2, **kw))
-    resumed = train_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=3,
+    full = run_cdlm(_small(CDLMArguments, tmp_path / "full", crossner_data_dir, num_train_epochs=3, **kw))
+    run_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=2, **kw))
+    resumed = run_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=3,
                                 resume_from_checkpoint=True, **kw))
     assert [h["loss"] for h in resumed["history"]] == [h["loss"] for h in full["history"]]
     assert resumed["test"] == full["test"] and len(resumed["history"]) == 3
@@ -287,7 +287,7 @@ def test_char_ngram_vectors_average_torchtext_keys(tmp_path):
 
 
 def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     lample = BiLSTMCRFArguments()
     assert (lample.word_dim, lample.hidden_size, lample.num_layers, lample.initial_optimizer, lample.batch_size,
@@ -300,7 +300,7 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     args = BiLSTMCRFArguments(architecture="crossner", domain="politics", schedule="joint", word_dim=12, hidden_size=8,
                               char_ngram_dim=6, output_dir=str(tmp_path / "out"), data_dir=str(crossner_data_dir),
                               source_subsample=40, max_steps=7, use_cpu=True, seed=1)
-    results = train_bilstm_crf(args)
+    results = run_bilstm_crf(args)
     assert sum(1 for _ in results["history"]) == 1 and results["history"][0]["optimizer"] == "adam"
     model = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "out")
     assert model.config.num_layers == 2 and model.embed.ngrams.weight.shape[1] == 6
@@ -315,7 +315,7 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     test_only = {normalize(w) for t in politics["test"]["tokens"] for w in t} - train_words
     assert test_only and test_only <= set(vocab.words)
     # ... and train alone with --vocab_splits train; words alone (the "word" row) with --char_ngram_dim 0
-    word = train_bilstm_crf(BiLSTMCRFArguments(
+    word = run_bilstm_crf(BiLSTMCRFArguments(
         architecture="crossner", domain="politics", schedule="target", word_dim=12, hidden_size=8, char_ngram_dim=0,
         vocab_splits=["train"], output_dir=str(tmp_path / "word"), data_dir=str(crossner_data_dir), max_steps=3,
         use_cpu=True, seed=1))
@@ -326,7 +326,7 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
 
 
 def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.training.rnn.recipes import CDLMArguments, train_cdlm
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
     assert CDLMArguments().loss_weights == [1.0, 1.0, 1.0, 2.0]
     assert CDLMArguments(target_text=["x.txt"]).loss_weights == [0.5, 0.8, 0.5, 1.0]
@@ -335,7 +335,7 @@ def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, 
     zs = CDLMArguments(mode="zero-shot", batch_size=16, initial_optimizer="sgd")  # explicit values win
     assert (zs.batch_size, zs.initial_optimizer, zs.max_grad_norm) == (16, "sgd", 0.0)
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
-    res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, max_steps=5, num_train_epochs=5,
+    res = run_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, max_steps=5, num_train_epochs=5,
                             source_subsample=60, lm_negatives=10, early_stopping_patience=0))
     assert len(res["history"]) == 3 and res["steps"] == 5  # 60 sentences / batch 30: 2 + 2 + the 1 left
 
@@ -343,12 +343,12 @@ def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, 
 def test_rnn_loop_refuses_several_processes(tmp_path, crossner_data_dir, monkeypatch):
     import accelerate
 
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(accelerate.Accelerator, "num_processes", property(lambda self: 2))
     with pytest.raises(ValueError, match="run in one process"):
-        train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=1))
+        run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=1))
 
 
 @pytest.mark.parametrize("kind", ["bilstm-crf", "cdlm-zero-shot"])
@@ -358,13 +358,14 @@ def test_predict_reproduces_the_rnn_test_score(kind, tmp_path, crossner_data_dir
     import json
 
     from crossner_hf.cli import main
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, CDLMArguments, train_bilstm_crf, train_cdlm
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     if kind == "bilstm-crf":
-        train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=12))
+        run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=12))
     else:
-        train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, mode="zero-shot", max_steps=4,
+        run_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, mode="zero-shot", max_steps=4,
                           source_subsample=60, lm_negatives=10))
     out = tmp_path / "out"
     recorded = json.loads((out / "results.json").read_text())["test"]["overall_f1"]
@@ -417,7 +418,8 @@ def test_generator_ablations_share_what_the_paper_says(conditioning, w_shape, sa
     ("mix-data", [(SOURCE, NER), (SOURCE, LM), (TARGET, LM), (TARGET, NER)]),
 ])
 def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.training.rnn.recipes import CDLM_VARIANTS, CDLMArguments, train_cdlm
+    from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
+    from crossner_hf.training.rnn.recipes import CDLM_VARIANTS
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     calls = []
@@ -439,7 +441,7 @@ def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tm
             texts[seed - 3] = sorted(" ".join(e.tokens) for e in self.examples)
 
     monkeypatch.setattr(recipes, "Stream", Recording)
-    res = train_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, variant=variant, max_steps=2,
+    res = run_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, variant=variant, max_steps=2,
                             source_subsample=20, lm_negatives=5, early_stopping_patience=0))
     assert calls == streams * 2  # two steps, each over the variant's streams only, in the loop's order
     config = json.loads((tmp_path / "out" / "config.json").read_text())
@@ -458,12 +460,12 @@ def test_stm_source_and_finetune_schedules(tmp_path, crossner_data_dir, monkeypa
     import json
 
     from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     common = dict(num_train_epochs=1, max_steps_per_epoch=3, source_subsample=40, early_stopping_patience=0)
     out = tmp_path / "ft"
-    result = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="pretrain-finetune",
+    result = run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="pretrain-finetune",
                                      output_dir=str(out), **common))
     source = json.loads((out / "source" / "results.json").read_text())
     assert source["args"]["schedule"] == "source" and source["n_train_sentences"] == 40
@@ -480,11 +482,11 @@ def test_stm_source_and_finetune_schedules(tmp_path, crossner_data_dir, monkeypa
 
 def test_rnn_recipes_take_any_dataset_folder(tmp_path, crossner_data_dir, monkeypatch):
     from crossner_hf.testing import make_renamed_conll_folder
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "mydata", {"politician": "statesman"})
-    result = train_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
+    result = run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
                                      dataset_dir=str(folder), num_train_epochs=1, max_steps_per_epoch=2))
     assert result["args"]["domain"] == "mydata"
     assert "B-statesman" in json.loads((tmp_path / "out" / "config.json").read_text())["label2id"]
@@ -495,7 +497,7 @@ def test_zero_shot_baselines_never_read_target_labels(schedule, tmp_path, crossn
     """SELF-TRAIN and DANN (CDLM Table 4) train on CoNLL-2003 and the target's text only: every target example they
     see has no tags (or the model's own), and they select on CoNLL-2003's dev set."""
     from crossner_hf.training.rnn import adaptation
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     gold = {tuple(t): tags for t, tags in _politics_train(crossner_data_dir)}
@@ -510,7 +512,7 @@ def test_zero_shot_baselines_never_read_target_labels(schedule, tmp_path, crossn
     args = _small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, architecture="lample", schedule=schedule,
                   num_train_epochs=2, max_steps_per_epoch=3, source_subsample=30, self_train_rounds=1,
                   self_train_epochs=1, self_train_fraction=0.5, early_stopping_patience=0)
-    result = train_bilstm_crf(args)
+    result = run_bilstm_crf(args)
     assert all(e.tags is None or e.tags != gold[tuple(e.tokens)] or not any(e.tags) for e in seen)
     if schedule == "dann":
         assert seen and all(e.tags is None for e in seen)  # the target text, untagged

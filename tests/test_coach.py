@@ -84,7 +84,7 @@ def test_loss_is_detection_plus_typing_and_decode_writes_typed_spans():
 
 
 def _args(tmp_path, crossner_data_dir, **kw):
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
 
     base = dict(architecture="coach", domain="politics", schedule="target", output_dir=str(tmp_path / "out"),
                 data_dir=str(crossner_data_dir), word_dim=12, char_ngram_dim=4, hidden_size=8, use_cpu=True, seed=3,
@@ -95,18 +95,18 @@ def _args(tmp_path, crossner_data_dir, **kw):
 def test_coach_trains_resumes_identically_and_predicts_its_recorded_score(tmp_path, crossner_data_dir, monkeypatch,
                                                                           capsys):
     from crossner_hf.cli import main
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments, train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     coach = BiLSTMCRFArguments(architecture="coach")
     assert (coach.word_dim, coach.hidden_size, coach.num_layers, coach.initial_optimizer, coach.learning_rate,
             coach.batch_size, coach.oversample_factor, coach.early_stopping_patience) == (300, 256, 2, "adam", 1e-4,
                                                                                         32, 10, 8)
-    full = train_bilstm_crf(_args(tmp_path / "full", crossner_data_dir, num_train_epochs=3, max_steps_per_epoch=8))
+    full = run_bilstm_crf(_args(tmp_path / "full", crossner_data_dir, num_train_epochs=3, max_steps_per_epoch=8))
     losses = [h["loss"] for h in full["history"]]
     assert losses[-1] < losses[0], losses  # detection + typing losses fall
-    train_bilstm_crf(_args(tmp_path / "part", crossner_data_dir, num_train_epochs=2, max_steps_per_epoch=8))
-    resumed = train_bilstm_crf(_args(tmp_path / "part", crossner_data_dir, num_train_epochs=3, max_steps_per_epoch=8,
+    run_bilstm_crf(_args(tmp_path / "part", crossner_data_dir, num_train_epochs=2, max_steps_per_epoch=8))
+    resumed = run_bilstm_crf(_args(tmp_path / "part", crossner_data_dir, num_train_epochs=3, max_steps_per_epoch=8,
                                      resume_from_checkpoint=True))
     assert [h["loss"] for h in resumed["history"]] == losses and resumed["test"] == full["test"]
     out = tmp_path / "full" / "out"

@@ -160,7 +160,7 @@ def test_the_alternating_stream_resumes_each_stream_where_it_was():
 
 
 def _args(out, crossner_data_dir, tiny_bert_dir, **kw):
-    from crossner_hf.training.rnn.multicell import MultiCellArguments
+    from crossner_hf.commands.multicell import MultiCellArguments
 
     base = dict(domain="politics", output_dir=str(out), data_dir=str(crossner_data_dir), word_dim=12, char_dim=6,
                 char_filters=8, hidden_size=6, use_cpu=True, seed=3, source_subsample=40, max_steps_per_epoch=6,
@@ -169,7 +169,7 @@ def _args(out, crossner_data_dir, tiny_bert_dir, **kw):
 
 
 def test_defaults_are_the_releases():
-    from crossner_hf.training.rnn.multicell import MultiCellArguments
+    from crossner_hf.commands.multicell import MultiCellArguments
 
     a = MultiCellArguments()
     assert (a.word_dim, a.char_dim, a.char_filters, a.hidden_size, a.dropout, a.batch_size, a.initial_optimizer,
@@ -180,14 +180,14 @@ def test_defaults_are_the_releases():
 def test_multicell_trains_resumes_identically_predicts_reports_and_pushes(tmp_path, crossner_data_dir, tiny_bert_dir,
                                                                           capsys, fake_hub):
     from crossner_hf.cli import main
-    from crossner_hf.training.rnn.multicell import train_multicell
+    from crossner_hf.commands.multicell import run_multicell
 
-    full = train_multicell(_args(tmp_path / "full", crossner_data_dir, tiny_bert_dir, num_train_epochs=3))
+    full = run_multicell(_args(tmp_path / "full", crossner_data_dir, tiny_bert_dir, num_train_epochs=3))
     losses = [h["loss"] for h in full["history"]]
     assert losses[-1] < losses[0], losses
     assert full["trainable_parameters"] < full["parameters"]  # the encoder is frozen
-    train_multicell(_args(tmp_path / "part", crossner_data_dir, tiny_bert_dir, num_train_epochs=2))
-    resumed = train_multicell(_args(tmp_path / "part", crossner_data_dir, tiny_bert_dir, num_train_epochs=3,
+    run_multicell(_args(tmp_path / "part", crossner_data_dir, tiny_bert_dir, num_train_epochs=2))
+    resumed = run_multicell(_args(tmp_path / "part", crossner_data_dir, tiny_bert_dir, num_train_epochs=3,
                                     resume_from_checkpoint=True))
     assert [h["loss"] for h in resumed["history"]] == losses and resumed["test"] == full["test"]
     out = tmp_path / "full"
@@ -216,7 +216,7 @@ def test_finetuned_features_take_gradients_and_words_alone_work(tmp_path, crossn
     vocab = WordCharVocab.build(sentences)
     for finetune, chars in ((True, 8), (False, 0)):
         args = _args(tmp_path, crossner_data_dir, tiny_bert_dir, finetune_features=finetune, char_filters=chars)
-        model = build_multicell(args, vocab, torch.zeros(len(vocab), 12))
+        model = build_multicell(args, vocab, torch.zeros(len(vocab), 12), labels_for("politics"))
         batch = [Example(s, [0] * len(s)) for s in sentences]
         inputs = tensors(vocab, batch, "cpu") | model.extra_inputs(sentences, "cpu")
         assert ("feature_input_ids" in inputs) == finetune and ("features" in inputs) != finetune

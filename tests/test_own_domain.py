@@ -399,3 +399,69 @@ def test_the_train_command_passes_a_target_and_a_config_down_not_its_own_object(
     assert type(seen["config"]) is FinetuneConfig and not hasattr(seen["config"], "dataset_dir")
     assert isinstance(seen["target"], TargetData) and seen["target"].name == "mydata" and seen["model"] == "some-encoder"
     assert seen["config"].learning_rate == 3e-4 and seen["source"] is None  # direct: no CoNLL-2003 loaded
+
+
+@pytest.mark.parametrize("command", ["bilstm-crf", "cdlm", "multicell"])
+def test_the_rnn_commands_pass_a_target_and_a_config_down_not_their_own_object(command, mydata, monkeypatch, tmp_path):
+    """bilstm-crf, cdlm and multicell only translate flags: each runner gets a TargetData, CoNLL-2003 (when its
+    schedule trains on it), the raw text as sentences, and its recipe's plain config (no data fields)."""
+    import importlib
+
+    from crossner_hf.data.target import TargetData
+
+    module = importlib.import_module(f"crossner_hf.commands.{command.replace('-', '_')}")
+    runner = {"bilstm-crf": "train_bilstm_crf", "cdlm": "train_cdlm", "multicell": "train_multicell"}[command]
+    library = importlib.import_module("crossner_hf.training.rnn." + ("multicell" if command == "multicell"
+                                                                       else "recipes"))
+    seen = {}
+
+    def fake(target, config, **kwargs):
+        seen.update(target=target, config=config, **kwargs)
+        return "result"
+
+    monkeypatch.setattr(library, runner, fake)
+    text = tmp_path / "raw.txt"
+    text.write_text("Hinton works at Google .\n\nLeCun joined Meta .\n", encoding="utf-8")
+    extra = {"bilstm-crf": ["--schedule", "dann", "--target_text", str(text)], "cdlm": ["--target_text", str(text)],
+             "multicell": []}[command]
+    (args,) = module.make_parser().parse_args_and_config(
+        ["--dataset_dir", str(mydata), "--output_dir", str(tmp_path / "o"), "--seed", "7", *extra])
+    run = getattr(module, "run_" + command.replace("-", "_"))
+    assert run(args) == "result"
+    config = seen["config"]
+    assert type(config).__name__.endswith("TrainingConfig") and config.seed == 7
+    assert not any(hasattr(config, f) for f in ("dataset_dir", "domain", "data_dir", "target_text", "source_text"))
+    assert isinstance(seen["target"], TargetData) and seen["target"].name == "mydata"
+    assert isinstance(seen["source"], TargetData) and seen["source"].name == "conll2003"
+    if command != "multicell":
+        assert seen["target_text"] == [["Hinton", "works", "at", "Google", "."], ["LeCun", "joined", "Meta", "."]]
+    if command == "cdlm":  # raw corpora read: the release's weights for them, resolved where the flags are seen
+        assert config.loss_weights == [0.5, 0.8, 0.5, 1.0]
+
+
+def test_rnn_recipes_train_your_own_dataset_from_python(mydata, tmp_path):
+    """train_bilstm_crf / train_cdlm take a TargetData and a config and return an RNNResult; results.json and the
+    card name the user's dataset, no CrossNER wording; a target-only run reads no CrossNER file; the model tags
+    through Tagger with the recorded score."""
+    from crossner_hf import Tagger, load_target
+    from crossner_hf.training.rnn.common import RNNResult
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, CDLMTrainingConfig, train_bilstm_crf, \
+        train_cdlm
+
+    target = load_target(str(mydata))
+    small = dict(word_dim=12, char_dim=6, char_filters=6, hidden_size=8, use_cpu=True, seed=3, num_train_epochs=2,
+                 max_steps_per_epoch=4, early_stopping_patience=0)
+    result = train_bilstm_crf(target, BiLSTMCRFTrainingConfig(schedule="target", output_dir=str(tmp_path / "b"),
+                                                              **small))
+    assert isinstance(result, RNNResult) and result.dataset == "mydata" and result.model == "bilstm-crf"
+    assert result.results["dataset"] == {"name": "mydata", "source": None} and 0 <= result.test_f1 <= 1
+    card = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
+    assert "CrossNER" not in card.split("## Citation")[0] and "your own dataset" in card and "datasets:" not in card
+    assert "Tagger.from_pretrained" in card
+    tagged = Tagger.from_pretrained(tmp_path / "b").tag([target["test"][0]["tokens"]])
+    assert len(tagged[0]) == len(target["test"][0]["tokens"])
+    cdlm = train_cdlm(target, CDLMTrainingConfig(output_dir=str(tmp_path / "c"), source_subsample=40, **small),
+                      target_text=["Hinton works at Google .", "LeCun joined Meta ."])
+    assert cdlm.results["loss_weights"] == [0.5, 0.8, 0.5, 1.0] and cdlm.results["raw_text"]["target"]
+    with pytest.raises(TypeError, match="give a CDLMTrainingConfig"):
+        train_cdlm(target)

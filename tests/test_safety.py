@@ -31,7 +31,7 @@ class _Payload:
 
 
 def _bilstm(out, crossner_data_dir, **kw):
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
 
     base = dict(architecture="crossner", domain="politics", schedule="target", word_dim=12, hidden_size=8,
                 char_ngram_dim=0, output_dir=str(out), data_dir=str(crossner_data_dir), max_steps_per_epoch=3,
@@ -41,11 +41,11 @@ def _bilstm(out, crossner_data_dir, **kw):
 
 def test_a_planted_checkpoint_payload_is_refused_and_never_runs(tmp_path, crossner_data_dir, monkeypatch, capsys):
     from crossner_hf.training.rnn.loop import load_checkpoint
-    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "run"
-    train_bilstm_crf(_bilstm(out, crossner_data_dir, num_train_epochs=1))
+    run_bilstm_crf(_bilstm(out, crossner_data_dir, num_train_epochs=1))
     state = out / "checkpoint" / "state.pt"
     assert load_checkpoint(state)["loop"]["epoch"] == 1  # ours loads with weights_only=True
     marker = tmp_path / "PWNED"
@@ -66,10 +66,10 @@ def test_a_kill_during_the_checkpoint_save_keeps_the_previous_one(tmp_path, cros
     continues from it, and the final weights equal the uninterrupted run's."""
     from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
     from crossner_hf.training.rnn import loop
-    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
-    full = train_bilstm_crf(_bilstm(tmp_path / "full", crossner_data_dir))
+    full = run_bilstm_crf(_bilstm(tmp_path / "full", crossner_data_dir))
     real_save, saves = torch.save, []
 
     def killed_on_second(obj, f, *a, **kw):
@@ -82,12 +82,12 @@ def test_a_kill_during_the_checkpoint_save_keeps_the_previous_one(tmp_path, cros
 
     monkeypatch.setattr(loop.torch, "save", killed_on_second)
     with pytest.raises(KeyboardInterrupt):
-        train_bilstm_crf(_bilstm(tmp_path / "part", crossner_data_dir))
+        run_bilstm_crf(_bilstm(tmp_path / "part", crossner_data_dir))
     monkeypatch.setattr(loop.torch, "save", real_save)
     ckpt = tmp_path / "part" / "checkpoint"
     assert loop.load_checkpoint(ckpt / "state.pt")["loop"]["epoch"] == 1  # the previous one, whole
     assert not list(ckpt.glob(".*.tmp"))  # the partial write is gone
-    resumed = train_bilstm_crf(_bilstm(tmp_path / "part", crossner_data_dir, resume_from_checkpoint=True))
+    resumed = run_bilstm_crf(_bilstm(tmp_path / "part", crossner_data_dir, resume_from_checkpoint=True))
     assert [h["loss"] for h in resumed["history"]] == [h["loss"] for h in full["history"]]
     a = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "full").state_dict()
     b = BiLSTMCRFForTokenClassification.from_pretrained(tmp_path / "part").state_dict()
@@ -288,7 +288,7 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     """What a push uploads: results.json names folders, never an absolute local path; the RNN best/ copy, the
     lock and the run records stay local."""
     from crossner_hf.publishing.hub import RUN_IGNORE_PATTERNS
-    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     home = str(tmp_path)
@@ -296,7 +296,7 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
                      str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--per_device_train_batch_size",
                      "4", "--output_dir", str(tmp_path / "run"), "--use_cpu", "true", "--disable_tqdm", "true",
                      "--seeds", "1"]) == 0
-    train_bilstm_crf(_bilstm(tmp_path / "rnn", crossner_data_dir, num_train_epochs=1))
+    run_bilstm_crf(_bilstm(tmp_path / "rnn", crossner_data_dir, num_train_epochs=1))
     for path in (tmp_path / "run" / "results.json", tmp_path / "rnn" / "results.json"):
         text = path.read_text()
         assert home not in text and str(crossner_data_dir) not in text, path
@@ -403,13 +403,13 @@ def test_a_real_full_tmpfs(tiny_bert_dir, tmp_path, crossner_data_dir):
 
 
 def test_rnn_resume_checks_identity_but_may_extend_the_budget(tmp_path, crossner_data_dir, monkeypatch):
-    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+    from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
-    train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=1))
+    run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=1))
     with pytest.raises(ValueError, match=r"--learning_rate 0.001 \(now 0.01\)"):
-        train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2, learning_rate=1e-2,
+        run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2, learning_rate=1e-2,
                                  resume_from_checkpoint=True))
-    more = train_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2,
+    more = run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2,
                                     resume_from_checkpoint=True))  # a longer budget continues the same run
     assert len(more["history"]) == 2

@@ -225,7 +225,8 @@ def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir,
     """target_source: --dataset_dir when given, else --domain; a folder in the working directory named like a
     CrossNER domain is the folder (the Transformer schedules and the RNN recipes both read it so)."""
     from crossner_hf.data.target import load_target_dataset, target_labels_of, target_source
-    from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
+    from crossner_hf.commands.rnn_args import load_data
 
     monkeypatch.chdir(tmp_path)
     lines = ["Paris\tB-location", "", ""]
@@ -238,8 +239,9 @@ def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir,
     assert load_target_dataset(source)["train"]["tokens"] == [["Paris"]]
     assert target_labels_of("music")[:2] == ["O", "B-musicgenre"]  # a name alone is the CrossNER domain
     rnn = BiLSTMCRFArguments(output_dir=str(tmp_path / "o"), dataset_dir="politics", data_dir=crossner_data_dir)
-    target = rnn.target()
-    assert rnn.domain == "politics" and len(target["train"]) == 1 and target.labels == target_labels_of(source)
+    target, conll = load_data(rnn, with_source=False)
+    assert target.name == "politics" and len(target["train"]) == 1 and target.labels == target_labels_of(source)
+    assert conll is None
 
 
 def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_bert_dir, tmp_path):

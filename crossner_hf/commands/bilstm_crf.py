@@ -13,11 +13,31 @@ baseline. Writes the best-dev model, vocab.json, results.json and a card.
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.training.rnn.recipes import BiLSTMCRFArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary, read_texts
+from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig
+
+
+@dataclass
+class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments):
+    """The ``bilstm-crf`` command's flags: :class:`BiLSTMCRFTrainingConfig` plus the data, which
+    :func:`run_bilstm_crf` turns into :func:`~crossner_hf.training.rnn.recipes.train_bilstm_crf`'s arguments."""
+
+    target_text: list[str] | None = field(default=None, metadata={
+        "help": "self-train and dann: the target's raw text, files (a sentence a line) or FOLDER:CONFIG dataset "
+                "folders (default: the target's training sentences, their labels unused)."})
+
+
+def run_bilstm_crf(args: BiLSTMCRFArguments):
+    """What ``bilstm-crf`` does: the flags become ``train_bilstm_crf(target, config, source=, target_text=)``."""
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+
+    target, source = load_data(args, with_source=args.schedule != "target")
+    return train_bilstm_crf(target, BiLSTMCRFTrainingConfig.from_arguments(args), source=source,
+                            target_text=read_texts(args.target_text))
 
 
 def make_parser(subparsers: Any | None = None):
@@ -28,9 +48,5 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: BiLSTMCRFArguments) -> int:
-    from crossner_hf.training.rnn.recipes import train_bilstm_crf
-
-    results = train_bilstm_crf(args)
-    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
-                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
+    print_summary(run_bilstm_crf(args))
     return 0

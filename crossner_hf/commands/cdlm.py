@@ -15,11 +15,38 @@ results.json and a card. See :mod:`crossner_hf.modeling.rnn`.
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.training.rnn.recipes import CDLMArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary, read_texts
+from crossner_hf.training.rnn.recipes import CDLMTrainingConfig
+
+
+@dataclass
+class CDLMArguments(CDLMTrainingConfig, RNNDataArguments):
+    """The ``cdlm`` command's flags: :class:`CDLMTrainingConfig` plus the data and the raw text, which
+    :func:`run_cdlm` turns into :func:`~crossner_hf.training.rnn.recipes.train_cdlm`'s arguments."""
+
+    source_text: list[str] | None = field(default=None, metadata={
+        "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
+    target_text: list[str] | None = field(default=None, metadata={
+        "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
+                "(default: the domain's sentences of --lm_splits)."})
+
+    def __post_init__(self):
+        super().__post_init__()
+        # the release's weights follow from whether raw corpora are read: resolved here, where the flags are seen
+        self.loss_weights = self.weights(raw_text=bool(self.source_text or self.target_text))
+
+
+def run_cdlm(args: CDLMArguments):
+    """What ``cdlm`` does: the flags become ``train_cdlm(target, config, source=, source_text=, target_text=)``."""
+    from crossner_hf.training.rnn.recipes import train_cdlm
+
+    target, source = load_data(args)
+    return train_cdlm(target, CDLMTrainingConfig.from_arguments(args), source=source,
+                      source_text=read_texts(args.source_text), target_text=read_texts(args.target_text))
 
 
 def make_parser(subparsers: Any | None = None):
@@ -30,9 +57,5 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CDLMArguments) -> int:
-    from crossner_hf.training.rnn.recipes import train_cdlm
-
-    results = train_cdlm(args)
-    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
-                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
+    print_summary(run_cdlm(args))
     return 0

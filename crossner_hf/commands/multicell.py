@@ -15,11 +15,25 @@ tokenizer when used), vocab.json, results.json and a card. See :mod:`crossner_hf
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.training.rnn.multicell import MultiCellArguments
+from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary
+from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
+
+
+@dataclass
+class MultiCellArguments(MultiCellTrainingConfig, RNNDataArguments):
+    """The ``multicell`` command's flags: :class:`MultiCellTrainingConfig` plus the data (:func:`run_multicell`)."""
+
+
+def run_multicell(args: MultiCellArguments):
+    """What ``multicell`` does: the flags become ``train_multicell(target, config, source=)``."""
+    from crossner_hf.training.rnn.multicell import train_multicell
+
+    target, source = load_data(args)
+    return train_multicell(target, MultiCellTrainingConfig.from_arguments(args), source=source)
 
 
 def make_parser(subparsers: Any | None = None):
@@ -31,9 +45,5 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: MultiCellArguments) -> int:
-    from crossner_hf.training.rnn.multicell import train_multicell
-
-    results = train_multicell(args)
-    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
-                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
+    print_summary(run_multicell(args))
     return 0

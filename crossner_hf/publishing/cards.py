@@ -343,13 +343,21 @@ def write_rnn_model_card(out: str | Path, results: Mapping[str, Any]) -> Path:
         paper = "the CrossNER paper's baseline"
     mode = args.get("mode") or args.get("schedule") or "joint"
     f1 = round(100 * results["test"]["overall_f1"], 2)
-    evals = [EvalResult(task_type="token-classification", dataset_type="crossner", dataset_name=f"CrossNER {args['domain']}",
-                        dataset_config=args["domain"], dataset_split="test", metric_type="f1", metric_value=f1,
+    domain = args["domain"]
+    # the dataset record (results written before it: a CrossNER domain)
+    view = {"domain": domain, "config": {}, "dataset": results.get("dataset") or {"name": domain, "source": "crossner"}}
+    dataset_type, dataset_name = _dataset_of(view)
+    crossner = dataset_type == "crossner"
+    evals = [EvalResult(task_type="token-classification", dataset_type=dataset_type, dataset_name=dataset_name,
+                        dataset_config=domain, dataset_split="test", metric_type="f1", metric_value=f1,
                         metric_config="crf-viterbi")]
     data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
-                         tags=["crossner", "crossner_hf", key, mode], datasets=["crossner"],
-                         model_name=f"{name} {args['domain']} ({mode})", eval_results=evals)
-    values = {"name": name, "domain": args["domain"], "mode": mode, "test_f1": f"{f1:.2f}", "paper": paper,
+                         tags=[*(["crossner"] if crossner else []), "crossner_hf", key, mode],
+                         datasets=_card_datasets(view), model_name=f"{name} {domain} ({mode})", eval_results=evals)
+    values = {"name": name, "domain": domain, "mode": mode, "test_f1": f"{f1:.2f}", "paper": paper,
+              "dataset_title": f"CrossNER {domain}" if crossner else domain,
+              "dataset_text": (f"the **{domain}** domain of CrossNER" if crossner
+                               else f"**{domain}** (your own dataset{_dataset_origin(view)})"),
               "best_epoch": results["best_epoch"], "epochs": results["epochs"],
               "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
               "class_name": class_name, "citations": citations}

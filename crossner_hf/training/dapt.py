@@ -20,12 +20,13 @@ import json
 import logging
 import math
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
+from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
@@ -36,7 +37,7 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
-class DAPTConfig(TrainingArguments):
+class DAPTConfig(WorkflowConfig, TrainingArguments):
     corpus_level: str | None = field(
         default=None,
         metadata={"help": "Recorded in the card: domain, entity, task or integrated (the command's default: "
@@ -101,10 +102,6 @@ class DAPTConfig(TrainingArguments):
             raise ValueError(f"--mlm_probability {self.mlm_probability}: must be in (0, 1).")
         super().__post_init__()
 
-    @classmethod
-    def from_arguments(cls, args: Any) -> "DAPTConfig":
-        """The config part of an object that extends it (the ``dapt`` command's arguments)."""
-        return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if f.init})
 
 
 @dataclass(frozen=True)

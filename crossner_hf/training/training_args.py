@@ -20,11 +20,12 @@ Example:
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from transformers import TrainingArguments
 
+from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.modeling.decoding import DECODINGS, check_decoding
 
 logger = logging.getLogger(__name__)
@@ -33,7 +34,7 @@ SCHEDULES = ("direct", "pretrain-finetune", "joint")
 
 
 @dataclass
-class FinetuneConfig(TrainingArguments):
+class FinetuneConfig(WorkflowConfig, TrainingArguments):
     output_labels: str = field(
         default="target", metadata={"help": "With joint / pretrain-finetune on a dataset lacking CoNLL-2003's "
                                             "types, the head also learns those: target (default) masks them at "
@@ -208,11 +209,6 @@ class FinetuneConfig(TrainingArguments):
             raise ValueError(f"--seeds {self.seeds!r}: give distinct seeds.")
         return seeds
 
-    @classmethod
-    def from_arguments(cls, args: Any) -> "FinetuneConfig":
-        """The config part of an object that extends it (the ``train`` command's arguments): a new
-        ``FinetuneConfig`` with the same values, so nothing below the command sees its model and data flags."""
-        return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if f.init})
 
 
 from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning

@@ -69,8 +69,9 @@ def _step(vocab):
 
 
 def self_train(args, model, vocab, labels, source: list[Example], target_text: list[Example], dev, test,
-               started: float) -> dict[str, Any]:
-    """SELF-TRAIN: STM-SOURCE, then ``args.self_train_rounds`` rounds adding confidently tagged target text."""
+               started: float, data: dict[str, Any]) -> dict[str, Any]:
+    """SELF-TRAIN: STM-SOURCE, then ``args.self_train_rounds`` rounds adding confidently tagged target text;
+    ``data``: the dataset record (results.json's, and part of each round's identity)."""
     out = Path(args.output_dir)
     model_cls = type(model)
     history = []
@@ -90,7 +91,7 @@ def self_train(args, model, vocab, labels, source: list[Example], target_text: l
             round_args = replace(round_args, num_train_epochs=args.self_train_epochs)
         stream = Stream(source + pseudo, args.batch_size, args.seed + k)
         state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=_step(vocab),
-                         make_optimizer=make_optimizer_factory(round_args), args=round_args,
+                         make_optimizer=make_optimizer_factory(round_args), args=round_args, identity=data,
                          dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=folder,
                          steps_per_epoch=stream.batches_per_pass())
         record = {"round": k, "pseudo_labelled": len(pseudo), "best_dev_f1": state.best_f1, "epochs": state.epoch,
@@ -105,12 +106,12 @@ def self_train(args, model, vocab, labels, source: list[Example], target_text: l
         last_state = LoopState(epoch=last["epochs"], best_f1=last["best_dev_f1"], best_epoch=-1, history=[],
                                global_step=last["steps"])
     return finish_run(model_cls, args, vocab, labels, test, out, last_state, started,
-                      {"model": "bilstm-crf", "self_training": history, "n_train_sentences": len(source)},
+                      {"model": "bilstm-crf", "self_training": history, "n_train_sentences": len(source), **data},
                       best_dir=out / f"round-{args.self_train_rounds}" / "best")
 
 
 def dann(args, model, vocab, labels, source: list[Example], target_text: list[Example], dev, test,
-         started: float) -> dict[str, Any]:
+         started: float, data: dict[str, Any]) -> dict[str, Any]:
     """DANN: the CRF loss on CoNLL-2003 plus an adversarial source-vs-target classifier through gradient reversal."""
     out = Path(args.output_dir)
     streams = {"train": Stream(source, args.batch_size, args.seed),
@@ -132,8 +133,9 @@ def dann(args, model, vocab, labels, source: list[Example], target_text: list[Ex
         return m(**src).loss + torch.nn.functional.cross_entropy(logits, domains.to(logits.device))
 
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=step,
-                     make_optimizer=make_optimizer_factory(args), args=args,
+                     make_optimizer=make_optimizer_factory(args), args=args, identity=data,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=steps_per_epoch)
     return finish_run(type(model), args, vocab, labels, test, out, state, started,
-                      {"model": "bilstm-crf", "n_train_sentences": len(source), "n_target_text": len(target_text)})
+                      {"model": "bilstm-crf", "n_train_sentences": len(source), "n_target_text": len(target_text),
+                       **data})

@@ -1,10 +1,12 @@
-"""What the RNN recipes share: examples from datasets and text files, the vocabulary and its vectors, and the
-end of a run (the best model scored on test, saved with its vocabulary, results and card)."""
+"""What the RNN recipes share: examples from datasets, texts and text files, the vocabulary and its vectors, the
+end of a run (the best model scored on test, saved with its vocabulary, results and card) and what a runner
+returns (:class:`RNNResult`)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,46 @@ from crossner_hf.training.rnn.loop import Example, evaluate, write_results
 
 def examples_of(dataset, with_tags: bool = True) -> list[Example]:
     return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
+
+
+@dataclass(frozen=True)
+class RNNResult:
+    """What an RNN runner gives back: where the kept model is, its scores (fractions, not percent) and the whole
+    ``results.json`` (``results``: per-type test scores, history, the configuration, the dataset)."""
+
+    output_dir: Path
+    model: str
+    dataset: str
+    test_f1: float
+    best_dev_f1: float
+    best_epoch: int
+    results: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        """``result["test"]`` reads ``results.json``'s entries, as the dict the 0.1 runners returned."""
+        return self.results[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.results
+
+    @classmethod
+    def of(cls, output_dir: str | Path, results: dict[str, Any]) -> "RNNResult":
+        return cls(Path(output_dir), results["model"], results["dataset"]["name"], results["test"]["overall_f1"],
+                   results["best_dev_f1"], results["best_epoch"], results)
+
+
+def dataset_record(target: Any) -> dict[str, Any]:
+    """results.json's ``dataset``: the target's name and, as a card's ``datasets:`` names it, its source."""
+    return {"name": target.name, "source": target.source}
+
+
+def sentences_as_examples(texts: Sequence[str] | Sequence[Sequence[str]]) -> list[Example]:
+    """Unlabelled sentences as examples: a string is split on white space, a word list is taken as it is."""
+    out = [Example(t.split() if isinstance(t, str) else list(t), None) for t in texts]
+    out = [e for e in out if e.tokens]
+    if not out:
+        raise ValueError("the raw text holds no sentence with a word.")
+    return out
 
 
 def text_examples(paths: list[str]) -> list[Example]:
@@ -76,7 +118,8 @@ def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, star
     best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
         {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
     results = {
-        "args": asdict(args), "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        # the dataset's name under args.domain, where cards and readers of 0.1 results look for it
+        "args": {**asdict(args), "domain": extra["dataset"]["name"]}, "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
         "steps": state.global_step,
         "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
         "total_seconds": time.perf_counter() - started, **extra,

@@ -192,9 +192,10 @@ EXTENDABLE = ("num_train_epochs", "max_steps")
 """Settings a resume of the RNN loop may change: the budget."""
 
 
-def run_loop(**kwargs: Any) -> LoopState:
+def run_loop(*, identity: dict[str, Any] | None = None, **kwargs: Any) -> LoopState:
     """:func:`_run_loop` holding ``output_dir``'s lock (a second live run into it is refused), after checking
-    that a resume continues the run its folder holds (the settings that decide the result are recorded)."""
+    that a resume continues the run its folder holds (the settings that decide the result are recorded, with
+    ``identity``: what the config does not hold, such as the dataset)."""
     import shutil
 
     from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
@@ -206,7 +207,7 @@ def run_loop(**kwargs: Any) -> LoopState:
             shutil.rmtree(output_dir / "checkpoint", ignore_errors=True)
         # the loop's per-epoch schedule does not depend on the budget, so a resume may extend the epochs or steps
         # (and reaches what a run given that budget from the start reaches); everything else must match
-        settings = {k: v for k, v in asdict(args).items() if k not in EXTENDABLE}
+        settings = {**{k: v for k, v in asdict(args).items() if k not in EXTENDABLE}, **(identity or {})}
         check_run_identity(output_dir, decisive_settings(settings), resume=bool(args.resume_from_checkpoint),
                            overwrite=overwrite)
         return _run_loop(**kwargs)

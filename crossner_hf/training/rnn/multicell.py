@@ -1,4 +1,6 @@
-"""The multi-cell compositional LSTM recipe (Jia & Zhang, ACL 2020): ``crossner-hf multicell``.
+"""The multi-cell compositional LSTM recipe (Jia & Zhang, ACL 2020): ``train_multicell(target,
+MultiCellTrainingConfig(...), source=)`` returns an :class:`~crossner_hf.training.rnn.common.RNNResult`; the
+command ``crossner-hf multicell`` adds the data flags.
 
 Training follows the release (``SDA/main.py``, ``train.config``): batches of 10 drawn in turn from
 the target and from CoNLL-2003 (each with its own labels, tag layer and CRF), one SGD step per
@@ -22,18 +24,21 @@ from typing import Any
 import torch
 
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
-from crossner_hf.data.target import load_crossner
+from crossner_hf.data.target import TargetData
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
-from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, vocab_and_vectors
-from crossner_hf.training.rnn.recipes import RNNTaggerArguments
+from crossner_hf.training.rnn.common import RNNResult, dataset_record, examples_of, finish_run, held_out_words, \
+    vocab_and_vectors
+from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _called_the_old_way, _source
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass
-class MultiCellArguments(RNNTaggerArguments):
+class MultiCellTrainingConfig(RNNTaggerConfig):
+    """The multi-cell recipe's settings (:func:`train_multicell`)."""
+
     lr_decay: float = field(default=0.03, metadata={"help": "SGD: lr / (1 + decay x epoch) (the release: 0.03)."})
     features_model: str | None = field(default=None, metadata={
         "help": "Encoder whose last layer at each word's first sub-word joins the word representation: a Hub id, "
@@ -92,11 +97,10 @@ def multicell_step(vocab):
     return step
 
 
-def build_multicell(args: MultiCellArguments, vocab, vectors: torch.Tensor, tgt_labels: list[str] | None = None
+def build_multicell(args: MultiCellTrainingConfig, vocab, vectors: torch.Tensor, tgt_labels: Sequence[str]
                     ) -> MultiCellForTokenClassification:
-    """The model for ``args`` over CoNLL-2003's and the target's labels (default: the CrossNER domain's), words
-    initialised with ``vectors``."""
-    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), tgt_labels or labels_for(args.domain)
+    """The model for ``args`` over CoNLL-2003's and the target's labels, words initialised with ``vectors``."""
+    src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), list(tgt_labels)
     encoder_config = None
     if args.features_model:
         from transformers import AutoConfig
@@ -120,13 +124,26 @@ def build_multicell(args: MultiCellArguments, vocab, vectors: torch.Tensor, tgt_
     return model
 
 
-def train_multicell(args: MultiCellArguments) -> dict[str, Any]:
-    """Train on the target and CoNLL-2003 in alternating batches; keep the best target-dev model."""
+def train_multicell(target: TargetData, config: MultiCellTrainingConfig | None = None, *,
+                    source: TargetData | None = None) -> RNNResult:
+    """Train on ``target`` and CoNLL-2003 (``source``; default: CrossNER's copy) in alternating batches; keep the
+    best target-dev model."""
+    if _called_the_old_way(target, config, "train_multicell", "multicell.run_multicell"):
+        from crossner_hf.commands.multicell import run_multicell
+
+        return run_multicell(target).results  # type: ignore[arg-type]
+    if config is None:
+        raise TypeError("train_multicell(target, config): give a MultiCellTrainingConfig.")
+    return RNNResult.of(config.output_dir, _train_multicell(target, config, source))
+
+
+def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, given_source: TargetData | None
+                     ) -> dict[str, Any]:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
-    target_data = args.target()
+    target_data = args.training_target(target_data)
     target, labels = target_data.dataset, target_data.labels
-    source = load_crossner(SOURCE_DOMAIN, args.data_dir)
+    source = _source(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
@@ -138,11 +155,17 @@ def train_multicell(args: MultiCellArguments) -> dict[str, Any]:
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
     dev, test = examples_of(target["validation"]), examples_of(target["test"])
     out = Path(args.output_dir)
+    data = {"dataset": dataset_record(target_data)}
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),
-                     make_optimizer=make_optimizer_factory(args), args=args,
+                     make_optimizer=make_optimizer_factory(args), args=args, identity=data,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=2 * target_stream.batches_per_pass())
     return finish_run(MultiCellForTokenClassification, args, vocab, labels, test, out, state, started,
                    {"model": "multicell", "n_train_sentences": len(target_ner), "n_source_sentences": len(source_ner),
                     "parameters": sum(p.numel() for p in model.parameters()),
-                    "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)})
+                    "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad), **data})
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)

@@ -1,11 +1,16 @@
-"""The two recipes: BiLSTM-CRF (joint CoNLL-2003 + upsampled target, or target only) and CDLM
-(supervised or zero-shot), with their arguments. Commands: ``crossner-hf bilstm-crf`` and
-``crossner-hf cdlm`` (``trainer_recipes/bilstm_crf.py``, ``trainer_recipes/cdlm.py``).
+"""The two recipes, each a config and a runner: BiLSTM-CRF (joint CoNLL-2003 + upsampled target, target only,
+source only, FINETUNE, SELF-TRAIN, DANN) and CDLM (supervised or zero-shot).
 
-LM text: ``--source_text``/``--target_text`` take text files (one sentence a line, words split
-on white space; the DAPT corpora and Wikipedia domain corpora this project builds export to
-that), else the sentences of the CrossNER splits named by ``--lm_splits`` are used as text,
-as the released supervised code did (the default ``train`` keeps dev/test text out).
+``train_bilstm_crf(target, BiLSTMCRFTrainingConfig(...), source=, target_text=)`` and ``train_cdlm(target,
+CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take the data as arguments (a
+:class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as ``source``, loaded from ``$CROSSNER_DATA_DIR``
+when not given) and return an :class:`RNNResult`. The configs hold only the recipe's settings; the commands
+``crossner-hf bilstm-crf`` and ``crossner-hf cdlm`` add the data flags and translate them
+(:mod:`crossner_hf.commands.bilstm_crf`, :mod:`crossner_hf.commands.cdlm`).
+
+LM text (CDLM) and unlabelled target text (SELF-TRAIN, DANN): sentences, as strings (split on white space) or
+word lists; without them the LM reads the target splits named by ``lm_splits`` and the source's training
+sentences, as the released supervised code did (the default ``train`` keeps dev/test text out).
 """
 
 from __future__ import annotations
@@ -15,17 +20,19 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from crossner_hf.data.target import load_crossner
-from crossner_hf.data.labels import DOMAINS, SOURCE_DOMAIN, labels_for
+from crossner_hf.arguments import WorkflowConfig
+from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
+from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
-from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
-from crossner_hf.training.rnn.common import examples_of, finish_run, held_out_words, text_examples, vocab_and_vectors
+from crossner_hf.training.rnn.common import (RNNResult, dataset_record, examples_of, finish_run, held_out_words,
+                                             sentences_as_examples, vocab_and_vectors)
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.outputs import read_json
 
@@ -33,25 +40,15 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass
-class RNNTaggerArguments:
-    """What both RNN recipes share. Fields left at ``None`` take the recipe's (or architecture's,
-    or mode's) default in ``__post_init__``, so a value given on the command line is never overridden."""
+class RNNTaggerConfig(WorkflowConfig):
+    """The settings every RNN recipe shares (no data: the runners take it as arguments). Fields left at ``None``
+    take the recipe's (or architecture's, or mode's) default in ``__post_init__``, so a value given is never
+    overridden."""
 
-    domain: str | None = field(default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).",
-                                                        "choices": list(DOMAINS)})
-    dataset_dir: str | None = field(default=None, metadata={
-        "help": "Instead of a CrossNER domain: a CoNLL folder (train.txt, dev.txt, test.txt; BIO) or any "
-                "token-classification dataset load_dataset opens (a Hub id, a folder of JSON Lines / CSV / Parquet "
-                "files with train, validation and test; words and BIO tags, strings or ClassLabel, columns found "
-                "as run_ner.py finds them), e.g. BioNLP13PC or CBS SciTech News; the run is named after it."})
-    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
-    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
-    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
     few_shot: int | None = field(default=None, metadata={
         "help": "Train on this many target train sentences, drawn with --seed (CDLM Figure 6 varies it, "
                 "004:1053-1062)."})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     word_vectors: str | None = field(
         default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
                                 "lample/CDLM, 300d for crossner); default: random vectors, fine-tuned."})
@@ -99,20 +96,12 @@ class RNNTaggerArguments:
         "help": "Start afresh in an --output_dir that holds another run (its checkpoint is removed)."})
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
 
-    def target(self):
-        """The target data: ``--dataset_dir`` when given (the run then takes its name), else the CrossNER domain."""
-        from crossner_hf.data.target import load_target, target_name, target_source
-
+    def training_target(self, target: TargetData) -> TargetData:
+        """``target`` with its train split cut to ``few_shot`` sentences drawn with ``seed`` (unchanged without)."""
         import dataclasses
 
         from datasets import DatasetDict
 
-        self.check_target()
-        source = target_source(self.dataset_dir, self.domain)
-        if self.dataset_dir:
-            self.domain = target_name(self.dataset_dir)
-        target = load_target(source, data_dir=self.data_dir, text_column=self.text_column_name,
-                             label_column=self.label_column_name, strict=self.strict)
         if self.few_shot is None:
             return target
         train = target["train"]
@@ -121,12 +110,6 @@ class RNNTaggerArguments:
                              "1 to that many.")
         data = DatasetDict({**target.dataset, "train": train.shuffle(seed=self.seed).select(range(self.few_shot))})
         return dataclasses.replace(target, dataset=data)
-
-    def check_target(self) -> None:
-        """A target must be named: no domain stands in for a user's dataset."""
-        if not self.dataset_dir and self.domain is None:
-            raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
-                             f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
 
     def _fill(self, defaults: dict[str, Any]) -> None:
         for name, value in defaults.items():
@@ -149,7 +132,9 @@ BILSTM_TRAINING: dict[str, dict[str, Any]] = {
 
 
 @dataclass
-class BiLSTMCRFArguments(RNNTaggerArguments):
+class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
+    """The BiLSTM-CRF / Coach recipe's settings (:func:`train_bilstm_crf`)."""
+
     architecture: str = field(default="lample", metadata={
         "help": "lample: words (100d) ++ character CNN, 1 x 100 BiLSTM, SGD (Lample et al. 2016, NCRF++); crossner: "
                 "words (GloVe 300d) ++ character n-grams (100d), 2 x 256 BiLSTM, Adam 1e-3 (the CrossNER paper's "
@@ -164,9 +149,6 @@ class BiLSTMCRFArguments(RNNTaggerArguments):
                 "self-train and dann: CDLM's zero-shot baselines SELF-TRAIN and DANN (004:1087-1094; "
                 "crossner_hf.training.rnn.adaptation).",
         "choices": ["joint", "target", "source", "pretrain-finetune", "self-train", "dann"]})
-    target_text: list[str] | None = field(default=None, metadata={
-        "help": "self-train and dann: the target's raw text, files (a sentence a line) or FOLDER:CONFIG dataset "
-                "folders (default: the target's training sentences, their labels unused)."})
     self_train_rounds: int = field(default=3, metadata={"help": "self-train: rounds after the source model."})
     self_train_fraction: float = field(default=0.2, metadata={
         "help": "self-train: share of the target text added per round (round k keeps the k x share most confident "
@@ -214,27 +196,23 @@ CDLM_WEIGHTS_ZERO_SHOT = [1.0, 1.0, 1.0, 0.0]     # combined_SDA_and_UDA/main.py
 
 
 @dataclass
-class CDLMArguments(RNNTaggerArguments):
+class CDLMTrainingConfig(RNNTaggerConfig):
+    """The CDLM recipe's settings (:func:`train_cdlm`)."""
+
     mode: str = field(default="supervised", metadata={"help": "supervised (target NER labels used) or zero-shot "
                                                       "(never reads target labels).", "choices": ["supervised", "zero-shot"]})
     loss_weights: list[float] | None = field(default=None, metadata={
         "help": "Weights of LM-source, NER-source, LM-target, NER-target (default: the release's: 1 1 1 2 when the LM "
-                "reads the NER sentences; 0.5 0.8 0.5 1 when --source_text/--target_text give raw corpora; zero-shot "
-                "1 1 1 0)."})
+                "reads the NER sentences; 0.5 0.8 0.5 1 when raw source / target text is given; zero-shot 1 1 1 0)."})
     target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
     lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives: distinct ids, log-uniform."})
     lm_loss_reduction: str = field(default="word", metadata={
         "help": "LM loss per word (this project: keeps the LM from swamping the NER losses) or per sentence (summed "
                 "over words, divided by sentences: the release's ave_batch_loss).", "choices": ["word", "sentence"]})
-    source_text: list[str] | None = field(default=None, metadata={
-        "help": "Source LM text: files (a sentence a line) or FOLDER:CONFIG dataset folders (default: CoNLL sentences)."})
     source_text_fraction: float = field(default=1.0, metadata={
         "help": "Use this share of the source LM text, drawn with --seed (CDLM Figure 8 varies it, 004:1147-1196)."})
     target_text_fraction: float = field(default=1.0, metadata={
         "help": "Use this share of the target LM text, drawn with --seed (CDLM Figure 8, 004:1147-1196)."})
-    target_text: list[str] | None = field(default=None, metadata={
-        "help": "Target LM text: files or FOLDER:CONFIG, e.g. a DAPT corpus folder built by `crossner-hf build-corpora` "
-                "(default: the domain's sentences of --lm_splits)."})
     lm_splits: list[str] = field(default_factory=lambda: ["train"], metadata={
         "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
         "choices": ["train", "validation", "test"]})
@@ -253,15 +231,19 @@ class CDLMArguments(RNNTaggerArguments):
                     "max_grad_norm": 0.0,  # the release clips nothing
                     # the release's zero-shot run: batch 10, RMSprop until source dev F1 passes the switch
                     "batch_size": 10 if zero_shot else 30, "initial_optimizer": "rmsprop" if zero_shot else "sgd"})
-        if self.loss_weights is None:
-            raw = bool(self.source_text or self.target_text)
-            self.loss_weights = list(CDLM_WEIGHTS_ZERO_SHOT if zero_shot
-                                     else CDLM_WEIGHTS_RAW_TEXT if raw else CDLM_WEIGHTS_SHARED_TEXT)
-        if len(self.loss_weights) != 4:
+        if zero_shot and self.loss_weights is None:
+            self.loss_weights = list(CDLM_WEIGHTS_ZERO_SHOT)
+        if self.loss_weights is not None and len(self.loss_weights) != 4:
             raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
         if zero_shot and self.variant != "final":
             raise ValueError(f"--variant {self.variant} is a supervised baseline (004, Table 3); zero-shot runs the "
                              "paper's model: drop --variant or use --mode supervised.")
+
+    def weights(self, raw_text: bool) -> list[float]:
+        """The loss weights: the given ones, else the release's for this mode and whether raw text is read."""
+        if self.loss_weights is not None:
+            return list(self.loss_weights)
+        return list(CDLM_WEIGHTS_RAW_TEXT if raw_text else CDLM_WEIGHTS_SHARED_TEXT)
 
 
 CDLM_VARIANTS = {
@@ -276,31 +258,67 @@ CDLM_VARIANTS = {
 (004:856-868, 004:989-995, 004:1013-1028)."""
 
 
-def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
-    """BiLSTM-CRF on the target, jointly with CoNLL-2003, on CoNLL-2003 alone, or on CoNLL-2003 then the target
-    (source tags mapped into the target label list by name)."""
+Texts = Sequence[str] | Sequence[Sequence[str]]
+"""Unlabelled sentences: strings (split on white space) or word lists."""
+
+
+def _source(source: TargetData | None) -> TargetData:
+    """CoNLL-2003, the source domain: the given one, else CrossNER's copy from ``$CROSSNER_DATA_DIR``."""
+    return source if source is not None else load_target(SOURCE_DOMAIN)
+
+
+def _called_the_old_way(target: Any, config: Any, runner: str, command: str) -> bool:
+    """True (after the one deprecation warning) when ``target`` is a command's argument object and no config came:
+    the 0.1 signature ``train_*(args)``, which the command's ``run_*`` now serves."""
+    if config is not None or isinstance(target, TargetData) or not hasattr(target, "output_dir"):
+        return False
+    from crossner_hf._moved import warn_renamed
+
+    warn_renamed(f"crossner_hf.training.rnn.{runner}(args)", f"crossner_hf.commands.{command}(args)", stacklevel=4)
+    return True
+
+
+def train_bilstm_crf(target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
+                     source: TargetData | None = None, target_text: Texts | None = None) -> RNNResult:
+    """Train a BiLSTM-CRF (or Coach) on ``target`` under ``config.schedule``: with CoNLL-2003 (``source``) and the
+    upsampled target (joint), the target alone, CoNLL-2003 alone (source tags mapped into the target's label list
+    by name), CoNLL-2003 then the target (pretrain-finetune), or the zero-shot SELF-TRAIN / DANN, which read
+    ``target_text`` (default: the target's training sentences, their labels unused)."""
+    if _called_the_old_way(target, config, "train_bilstm_crf", "bilstm_crf.run_bilstm_crf"):
+        from crossner_hf.commands.bilstm_crf import run_bilstm_crf
+
+        return run_bilstm_crf(target).results  # type: ignore[arg-type]
+    if config is None:
+        raise TypeError("train_bilstm_crf(target, config): give a BiLSTMCRFTrainingConfig.")
+    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text))
+
+
+def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, given_source: TargetData | None,
+                      target_text: Texts | None) -> dict[str, Any]:
     from crossner_hf.training.schedules import source_in_target_space
 
     started = time.perf_counter()
     torch.manual_seed(args.seed)
-    target_data = args.target()
+    target_data = args.training_target(target_data)
     target, labels = target_data.dataset, target_data.labels
     if args.schedule == "pretrain-finetune":
-        return _finetune_from_source(args, target, labels, started)
+        return _finetune_from_source(args, target_data, given_source, started)
     train = examples_of(target["train"])
     source: list[Example] = []
+    conll = None
     zero_shot = args.schedule in ("source", "self-train", "dann")
     if args.schedule == "joint" or zero_shot:
-        source = examples_of(source_in_target_space(labels, args.data_dir, args.source_subsample, args.seed))
+        conll = _source(given_source)
+        source = examples_of(source_in_target_space(labels, conll, args.source_subsample, args.seed))
     # references repeated in the joint stream; the sentences are not copied
     train_stream = source + train * args.oversample_factor if args.schedule == "joint" else train if \
         args.schedule == "target" else source
-    held_out = held_out_words(args, target, *([load_crossner(SOURCE_DOMAIN, args.data_dir)] if source else []))
+    held_out = held_out_words(args, target, *([conll.dataset] if conll is not None else []))
     # the source schedule's vocabulary holds the target's training words too, as the model is tested there and
     # FINETUNE continues from it
     text: list[Example] = []
     if args.schedule in ("self-train", "dann"):  # the target's raw text: its words join the vocabulary as LM text does
-        text = text_examples(args.target_text) if args.target_text else [Example(e.tokens, None) for e in train]
+        text = sentences_as_examples(target_text) if target_text else [Example(e.tokens, None) for e in train]
     vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [e.tokens for e in text],
                                         uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
@@ -329,19 +347,21 @@ def train_bilstm_crf(args: BiLSTMCRFArguments) -> dict[str, Any]:
         ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
         model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
     # the zero-shot schedules never read target labels: the model is selected on CoNLL-2003's dev set (as CDLM's)
-    dev = examples_of(source_in_target_space(labels, args.data_dir, split="validation") if zero_shot
+    dev = examples_of(source_in_target_space(labels, conll, split="validation") if zero_shot
                       else target["validation"])
     test = examples_of(target["test"])
+    data = {"dataset": dataset_record(target_data)}
     if args.schedule in ("self-train", "dann"):
         from crossner_hf.training.rnn import adaptation
 
         run = adaptation.self_train if args.schedule == "self-train" else adaptation.dann
-        return run(args, model, vocab, labels, source, text, dev, test, started)
-    return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started)
+        return run(args, model, vocab, labels, source, text, dev, test, started, data)
+    return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data)
 
 
-def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, extra=None) -> dict[str, Any]:
-    """One BiLSTM-CRF or Coach run over ``train_stream``, selected on ``dev``, scored on ``test``."""
+def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data, extra=None) -> dict[str, Any]:
+    """One BiLSTM-CRF or Coach run over ``train_stream``, selected on ``dev``, scored on ``test``; ``data``: the
+    dataset record (results.json's ``dataset``, part of the run's identity)."""
     stream = Stream(train_stream, args.batch_size, args.seed)
     out = Path(args.output_dir)
 
@@ -349,32 +369,36 @@ def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, 
         return m(**tensors(vocab, batches["train"], device)).loss
 
     state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=step,
-                     make_optimizer=make_optimizer_factory(args), args=args,
+                     make_optimizer=make_optimizer_factory(args), args=args, identity=data,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
                      steps_per_epoch=stream.batches_per_pass())
     return finish_run(type(model), args, vocab, labels, test, out, state, started,
-                   {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
-                    "n_train_sentences": len(train_stream), **(extra or {})})
+                      {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
+                       "n_train_sentences": len(train_stream), **data, **(extra or {})})
 
 
-def _finetune_from_source(args: BiLSTMCRFArguments, target, labels: list[str], started: float) -> dict[str, Any]:
+def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, source: TargetData | None,
+                          started: float) -> dict[str, Any]:
     """FINETUNE (004:848-851): the ``source`` schedule's model (run into ``OUT/source``, or reused when its results
     exist), then the target with the output layer and CRF drawn anew, as the two label sets do not share them
     (004:866-868)."""
     from dataclasses import replace
 
     out = Path(args.output_dir)
-    phase = replace(args, schedule="source", output_dir=str(out / "source"), resume_from_checkpoint=True)
+    phase = replace(args, schedule="source", output_dir=str(out / "source"), resume_from_checkpoint=True,
+                    few_shot=None)
     if not (out / "source" / "results.json").is_file():
-        train_bilstm_crf(phase)
+        _train_bilstm_crf(target, phase, source, None)
     source_results = read_json(out / "source" / "results.json")
     model = BiLSTMCRFForTokenClassification.from_pretrained(out / "source")
     vocab = WordCharVocab.load(out / "source")
     torch.manual_seed(args.seed)
     model.classifier.reset_parameters()
     model.crf.reset_parameters()
-    return _train_tagger(args, model, vocab, labels, examples_of(target["train"]), examples_of(target["validation"]),
-                         examples_of(target["test"]), started,
+    data = target.dataset
+    return _train_tagger(args, model, vocab, target.labels, examples_of(data["train"]),
+                         examples_of(data["validation"]), examples_of(data["test"]), started,
+                         {"dataset": dataset_record(target)},
                          {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
@@ -392,26 +416,42 @@ def _share(texts: list, fraction: float, seed: int, flag: str) -> list:
     return [texts[i] for i in keep]
 
 
-def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
-    """CDLM, supervised (four streams) or zero-shot (target text only; target tagged with theta(target, NER))."""
+def train_cdlm(target: TargetData, config: CDLMTrainingConfig | None = None, *, source: TargetData | None = None,
+               source_text: Texts | None = None, target_text: Texts | None = None) -> RNNResult:
+    """Train CDLM on ``target``: supervised (the four streams: source and target NER and LM) or zero-shot (no
+    target labels; the target tagged with theta(target, NER)). ``source``: CoNLL-2003 (default: CrossNER's copy);
+    ``source_text`` / ``target_text``: the LMs' raw text (default: the source's training sentences and the
+    target's ``lm_splits``)."""
+    if _called_the_old_way(target, config, "train_cdlm", "cdlm.run_cdlm"):
+        from crossner_hf.commands.cdlm import run_cdlm
+
+        return run_cdlm(target).results  # type: ignore[arg-type]
+    if config is None:
+        raise TypeError("train_cdlm(target, config): give a CDLMTrainingConfig.")
+    return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text))
+
+
+def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source: TargetData | None,
+                given_source_text: Texts | None, given_target_text: Texts | None) -> dict[str, Any]:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     zero_shot = args.mode == "zero-shot"
-    target_data = args.target()
+    target_data = args.training_target(target_data)
     target = target_data.dataset
-    source = load_crossner(SOURCE_DOMAIN, args.data_dir)
+    source = _source(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
     source_ner = examples_of(src_train)
-    source_text = text_examples(args.source_text) if args.source_text else [Example(e.tokens, None)
-                                                                                  for e in source_ner]
-    if args.target_text:
-        target_text = text_examples(args.target_text)
+    source_text = sentences_as_examples(given_source_text) if given_source_text else [
+        Example(e.tokens, None) for e in source_ner]
+    if given_target_text:
+        target_text = sentences_as_examples(given_target_text)
     else:
         target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
     source_text = _share(source_text, args.source_text_fraction, args.seed, "--source_text_fraction")
     target_text = _share(target_text, args.target_text_fraction, args.seed + 1, "--target_text_fraction")
+    weights = args.weights(raw_text=bool(given_source_text or given_target_text))
     target_ner = [] if zero_shot else examples_of(target["train"])
     ner_words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
     vocab, vectors = vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
@@ -447,19 +487,22 @@ def train_cdlm(args: CDLMArguments) -> dict[str, Any]:
     def switch(name: str, f1: float) -> str:
         return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
 
+    data = {"dataset": dataset_record(target_data), "loss_weights": weights,
+            "raw_text": {"source": given_source_text is not None, "target": given_target_text is not None}}
     state = run_loop(model=model, vocab=vocab, streams=streams,
-                     step_losses=cdlm_step(args.loss_weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
-                     args=args, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
-                                                            crf_domain=dev_domain)["overall_f1"],
+                     step_losses=cdlm_step(weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
+                     args=args, identity=data, dev_eval=lambda m: evaluate(m, vocab, dev, dev_labels, domain=dev_domain,
+                                                                           crf_domain=dev_domain)["overall_f1"],
                      output_dir=out, steps_per_epoch=epoch_stream.batches_per_pass(), switch_optimizer=switch)
     test = examples_of(target["test"])
     if zero_shot:
         # the target tagged by theta(target, NER) with the source head and CRF: source label names
         return finish_run(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
-                       state, started, {"model": "cdlm", "mode": "zero-shot"}, domain=TARGET, crf_domain=SOURCE,
-                       gold_names=tgt_labels)
+                          state, started, {"model": "cdlm", "mode": "zero-shot", **data}, domain=TARGET,
+                          crf_domain=SOURCE, gold_names=tgt_labels)
     return finish_run(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
-                   {"model": "cdlm", "mode": "supervised", "variant": args.variant}, domain=TARGET, crf_domain=TARGET)
+                      {"model": "cdlm", "mode": "supervised", "variant": args.variant, **data}, domain=TARGET,
+                      crf_domain=TARGET)
 
 
 def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
@@ -468,3 +511,8 @@ def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
     if missing:
         raise ValueError(f"Zero-shot tagging predicts source tags {missing} that the target label list lacks.")
     return src_labels
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)

@@ -1,0 +1,64 @@
+"""What the RNN commands (``bilstm-crf``, ``cdlm``, ``multicell``) add to their recipe's config: the data.
+
+Each command's arguments are its recipe's config (:mod:`crossner_hf.training.rnn.recipes`,
+:mod:`crossner_hf.training.rnn.multicell`) plus :class:`RNNDataArguments`; its ``run_*`` loads the target and
+CoNLL-2003 the flags name, reads the text files, and calls the runner with the config part alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+from crossner_hf.data.labels import DOMAINS
+
+
+@dataclass
+class RNNDataArguments:
+    """The target (a CrossNER domain or any labeled dataset) and where CrossNER's files are."""
+
+    domain: str | None = field(default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).",
+                                                        "choices": list(DOMAINS)})
+    dataset_dir: str | None = field(default=None, metadata={
+        "help": "Instead of a CrossNER domain: a CoNLL folder (train.txt, dev.txt, test.txt; BIO) or any "
+                "token-classification dataset load_dataset opens (a Hub id, a folder of JSON Lines / CSV / Parquet "
+                "files with train, validation and test; words and BIO tags, strings or ClassLabel, columns found "
+                "as run_ner.py finds them), e.g. BioNLP13PC or CBS SciTech News; the run is named after it."})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+
+
+def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:
+    """``(target, source)``: the :class:`~crossner_hf.data.target.TargetData` the flags name (no domain stands in
+    for a user's dataset: one must be named) and CoNLL-2003 from ``--data_dir`` (``None`` unless
+    ``with_source``: a target-only run needs no CrossNER files)."""
+    from crossner_hf.commands.data_args import labeled_target
+    from crossner_hf.data.labels import SOURCE_DOMAIN
+    from crossner_hf.data.target import load_target
+
+    if not args.dataset_dir and args.domain is None:
+        raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                         f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
+    target = labeled_target(args, args.domain)
+    return target, load_target(SOURCE_DOMAIN, data_dir=args.data_dir) if with_source else None
+
+
+def read_texts(paths: list[str] | None) -> list[list[str]] | None:
+    """Sentences (word lists) of text files, one a line, or ``FOLDER:CONFIG`` dataset folders; ``None`` without."""
+    if not paths:
+        return None
+    from crossner_hf.training.rnn.common import text_examples
+
+    return [e.tokens for e in text_examples(paths)]
+
+
+def print_summary(result: Any) -> None:
+    """The run's selection and test figures, as the RNN commands print them."""
+    import json
+
+    results = result.results
+    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
+                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
