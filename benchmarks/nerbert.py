@@ -64,11 +64,10 @@ def synthetic_corpus(folder: Path, vocabulary: list[str], *, n_train: int, n_val
 
 
 def _nerbert_args(out: str, model: str, corpus: Path, opts) -> object:
-    from crossner_hf.training.nerbert import NERBERTArguments
+    from crossner_hf.training.nerbert import NERBERTConfig
 
-    return NERBERTArguments(
-        output_dir=out, model_name_or_path=model, dataset_name=str(corpus), dataset_config="all",
-        effective_batch_size=opts.effective_batch_size, per_device_train_batch_size=opts.per_device_train_batch_size,
+    return NERBERTConfig(
+        output_dir=out, effective_batch_size=opts.effective_batch_size, per_device_train_batch_size=opts.per_device_train_batch_size,
         num_train_epochs=1, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,
         logging_strategy="no", use_cpu=True, disable_tqdm=True, seed=0, dataloader_pin_memory=False,
     )
@@ -78,10 +77,10 @@ def recipe_throughput(model: str, corpus: Path, opts) -> tuple[float, int]:
     """(tokens/s, steps) of the recipe's trainer over one epoch."""
     from transformers import PrinterCallback
 
-    from crossner_hf.training.nerbert import build_trainer
+    from crossner_hf.training.nerbert import build_trainer, load_corpus
 
     with tempfile.TemporaryDirectory() as out:
-        setup = build_trainer(_nerbert_args(out, model, corpus, opts))
+        setup = build_trainer(model, load_corpus(str(corpus), "all"), _nerbert_args(out, model, corpus, opts))
         setup.trainer.remove_callback(PrinterCallback)  # keep stdout to the tables
         started = time.perf_counter()
         setup.trainer.train()
@@ -107,7 +106,7 @@ def plain_throughput(model: str, corpus: Path, opts) -> tuple[float, int]:
         args = _nerbert_args(out, model, corpus, opts)
         path = resolve_model_path(model)
         tokenizer = AutoTokenizer.from_pretrained(path)
-        data = load_corpus(args)
+        data = load_corpus(str(corpus), "all")
         rows = tokenize_train(data, tokenizer, args).remove_columns("length")  # the very rows the recipe trains on
         set_seed(0)
         plain = Trainer(

@@ -75,6 +75,8 @@ RENAMED: dict[str, tuple[str, str]] = {
     "crossner_hf.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
     "crossner_hf.training.dapt.DAPTArguments": ("crossner_hf.commands.dapt", "DAPTArguments"),
     "crossner_hf.training.dapt.run_dapt": ("crossner_hf.commands.dapt", "run_dapt"),
+    "crossner_hf.training.nerbert.NERBERTArguments": ("crossner_hf.commands.nerbert", "NERBERTArguments"),
+    "crossner_hf.training.nerbert.run_nerbert": ("crossner_hf.commands.nerbert", "run_nerbert"),
     "crossner_hf.training.rnn.recipes.RNNTaggerArguments": ("crossner_hf.training.rnn.recipes", "RNNTaggerConfig"),
     "crossner_hf.training.rnn.recipes.BiLSTMCRFArguments": ("crossner_hf.commands.bilstm_crf", "BiLSTMCRFArguments"),
     "crossner_hf.training.rnn.recipes.CDLMArguments": ("crossner_hf.commands.cdlm", "CDLMArguments"),

@@ -19,12 +19,8 @@ import numpy as np
 import pytest
 from transformers import TrainerCallback
 
-from crossner_hf.training.nerbert import (
-    NERBERTArguments,
-    accumulation_steps,
-    entity_scores,
-    run_nerbert,
-)
+from crossner_hf.commands.nerbert import NERBERTArguments, run_nerbert
+from crossner_hf.training.nerbert import accumulation_steps, entity_scores
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = {"person": "person", "city": "location", "country": "location", "river": "location",

