@@ -53,6 +53,20 @@ _LAZY = {
     "DAPTConfig": "crossner_hf.training.dapt",
     "DAPTResult": "crossner_hf.training.dapt",
     "adapt_encoder": "crossner_hf.training.dapt",
+    "NERBERTConfig": "crossner_hf.training.nerbert",
+    "NERBERTResult": "crossner_hf.training.nerbert",
+    "pretrain_nerbert": "crossner_hf.training.nerbert",
+    "load_corpus": "crossner_hf.training.nerbert",
+    "BiLSTMCRFTrainingConfig": "crossner_hf.training.rnn.recipes",
+    "CDLMTrainingConfig": "crossner_hf.training.rnn.recipes",
+    "train_bilstm_crf": "crossner_hf.training.rnn.recipes",
+    "train_cdlm": "crossner_hf.training.rnn.recipes",
+    "MultiCellTrainingConfig": "crossner_hf.training.rnn.multicell",
+    "train_multicell": "crossner_hf.training.rnn.multicell",
+    "RNNResult": "crossner_hf.training.rnn.common",
+    "plan": "crossner_hf.reproduce.experiments",
+    "run_experiment": "crossner_hf.reproduce.run",
+    "ExperimentResult": "crossner_hf.reproduce.run",
 }
 
 __all__ = ["CONFIGS", "DOMAINS", "LABELS", "MERGED_LABELS", "SOURCE_DOMAIN", *_LAZY]

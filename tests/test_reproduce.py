@@ -668,3 +668,19 @@ def test_cdlm_table5_counts_correct_entities_per_type_from_table4s_cells(tmp_pat
     (t5.cells[-1].folder(out) / "results.json").unlink()
     records = {(r["row"], r["column"]): r for r in build_table("cdlm-table5", t5.cells, out, t5.unplanned)}
     assert records[("PER", "delta")]["ours"] == "needs both rows" and "2/3 seeds" in records[("PER", "ours")]["ours"]
+
+
+def test_run_experiment_is_the_python_api_of_reproduce(tmp_path):
+    """plan(...) -> run_experiment(plan, out, options) -> ExperimentResult, no command object: cells whose inputs
+    are missing stay so (nothing runs), the table is written from what is done, and run=False only reads."""
+    from crossner_hf import ExperimentResult, plan as top_plan, run_experiment
+    from crossner_hf.reproduce.executors import GridExecutorOptions
+
+    assert top_plan is plan
+    grid = plan("cdlm-table5", "paper", tmp_path)  # the CBS column has no source here: every cell lacks input
+    result = run_experiment(grid, tmp_path, GridExecutorOptions(executor="local"))
+    assert isinstance(result, ExperimentResult) and set(result.status.values()) == {"missing input"}
+    assert result.failed == [] and result.table.is_file() and result.table_csv.is_file() and result.figure is None
+    assert "| PER |" in result.table.read_text() and (tmp_path / "plan.json").is_file()
+    again = run_experiment(grid, tmp_path, run=False)
+    assert again.status == result.status

@@ -87,6 +87,29 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: ReproduceArguments) -> int:
-    from crossner_hf.reproduce.run import reproduce
+    """Plan the experiment, then print it (``--dry_run``), or run it (``--status``: only read what is done) and print
+    the status table and our table beside the paper's; 1 when a cell failed."""
+    import sys
 
-    return reproduce(args)
+    from crossner_hf.reproduce.executors import GridExecutorOptions
+    from crossner_hf.reproduce.experiments import plan
+    from crossner_hf.reproduce.grid import status_table
+    from crossner_hf.reproduce.run import dry_run_text, run_experiment
+
+    grid = plan(args.experiment, args.scale, args.output_dir, domains=args.domains, seeds=args.seeds, model=args.model,
+                corpora=args.corpora, data_dir=args.data_dir, rows=args.rows, nerbert_corpus=args.nerbert_corpus,
+                datasets=args.datasets, raw_text=args.raw_text)
+    if args.dry_run:
+        print(dry_run_text(grid.cells, args.output_dir))
+        for row, reason in grid.unplanned:
+            print(f"paper row not planned: {row}: {reason}")
+        if grid.notes:
+            print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
+        return 0
+    options = GridExecutorOptions(executor=args.executor, ray_address=args.ray_address,
+                                  slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
+                                  slurm_account=args.slurm_account)
+    result = run_experiment(grid, args.output_dir, options, run=not args.status)
+    print(status_table(grid.cells, args.output_dir), file=sys.stderr)
+    print(result.table.read_text())
+    return 1 if result.failed else 0

@@ -1,16 +1,17 @@
-"""``crossner-hf reproduce``: plan the grid, run it on the chosen executor, write the tables."""
+"""Running an experiment: ``run_experiment(plan(...), out, GridExecutorOptions(...)) -> ExperimentResult`` runs
+the grid's cells on the chosen executor and writes the table and the figure; :func:`dry_run_text` describes a
+plan without running it. The ``reproduce`` command translates its flags into these calls."""
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
-from crossner_hf.reproduce.experiments import plan
-from crossner_hf.reproduce.grid import grid_status, status_table, topological
+from crossner_hf.reproduce.experiments import Plan
+from crossner_hf.reproduce.grid import grid_status, topological
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
@@ -30,21 +31,33 @@ def dry_run_text(cells, out) -> str:
     return "\n".join(lines)
 
 
-def reproduce(args: Any) -> int:
-    """Run (or with ``dry_run``/``status`` only describe) ``args.experiment``; 1 when a cell failed."""
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What running (or refreshing) an experiment gives back: each cell's status, the table (Markdown and CSV)
+    and the figure (figure experiments)."""
+
+    output_dir: Path
+    status: dict[str, str]
+    table: Path
+    table_csv: Path
+    figure: Path | None
+
+    @property
+    def failed(self) -> list[str]:
+        return [name for name, state in self.status.items() if state == "failed"]
+
+
+def run_experiment(grid: Plan, output_dir: str | Path, executor: GridExecutorOptions | None = None, *,
+                   run: bool = True) -> ExperimentResult:
+    """Run ``grid``'s cells (those not done; ``run=False`` only reads what is done) on ``executor`` (default:
+    local, one after another), then write ``table.md`` / ``table.csv`` (ours beside the paper's) and the figure.
+
+    ``grid`` comes from :func:`~crossner_hf.reproduce.experiments.plan`. Cells run in their own folders under
+    ``output_dir``; a rerun resumes (done cells are kept, a killed one continues from its checkpoint).
+    """
     from crossner_hf.outputs import check_writable
 
-    out = Path(args.output_dir)
-    grid = plan(args.experiment, args.scale, out, domains=args.domains, seeds=args.seeds, model=args.model,
-                corpora=args.corpora, data_dir=args.data_dir, rows=args.rows,
-                nerbert_corpus=args.nerbert_corpus, datasets=args.datasets, raw_text=args.raw_text)
-    if args.dry_run:
-        print(dry_run_text(grid.cells, out))
-        for row, reason in grid.unplanned:
-            print(f"paper row not planned: {row}: {reason}")
-        if grid.notes:
-            print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
-        return 0
+    out = Path(output_dir)
     check_writable(out, "--output_dir", folder=True)
     if grid.experiment in (*FIGURES, "nerbert-fig3"):
         from crossner_hf.extras import require
@@ -54,20 +67,18 @@ def reproduce(args: Any) -> int:
             require("sklearn", "plots")  # the plot-entities cells need it
     (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
                                                "cells": [c.to_dict() for c in grid.cells]}, indent=2))
-    if not args.status:
-        if args.scale == "smoke" and args.model is None and not Path(grid.model).exists():
+    if run:
+        from crossner_hf.reproduce.budgets import default_model
+
+        # the smoke grid's own encoder (not one the caller named): made here when absent
+        if grid.scale == "smoke" and grid.model == default_model("smoke", out) and not Path(grid.model).exists():
             from crossner_hf.testing import make_tiny_bert
 
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
-        options = GridExecutorOptions(executor=args.executor, ray_address=args.ray_address,
-                                  slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
-                                  slurm_account=args.slurm_account)
-        run_grid(grid.cells, out, options)
-    md, _ = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model, notes=grid.notes,
-                         unplanned=grid.unplanned)
+        run_grid(grid.cells, out, executor or GridExecutorOptions())
+    md, csv_path = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model,
+                                notes=grid.notes, unplanned=grid.unplanned)
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)
     if figure is not None:
         logger.info("figure: %s", figure)
-    print(status_table(grid.cells, out), file=sys.stderr)
-    print(md.read_text())
-    return 1 if "failed" in grid_status(grid.cells, out).values() else 0
+    return ExperimentResult(out, grid_status(grid.cells, out), md, csv_path, figure)

@@ -189,6 +189,8 @@ def _count_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> l
             state[row] = ("not run" if not group else pending[0] if pending else "ok", len(found), len(group))
         types = list(dict.fromkeys(t for runs in counts.values() for run in runs for t, (_, gold) in run.items()
                                    if gold))
+        if not types and dataset == paper_dataset:  # nothing done yet: the paper's rows, with their numbers
+            types = [row for row in paper if row != "Total"]
 
         def entry(row: str, total_of: Callable[[dict[str, tuple[int, int]]], float]) -> Entry:
             values = [total_of(run) for run in counts[row]]
