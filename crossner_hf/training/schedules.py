@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import logging
@@ -54,7 +53,7 @@ from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import check_run_identity, decisive_settings, portable, read_json, run_lock
+from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, read_json
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
@@ -371,18 +370,12 @@ def finetune(
     """
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
-    out = Path(config.output_dir)
-    main = config.process_index == 0
-    with run_lock(out) if main else contextlib.nullcontext():  # a second live run into `out` is refused
-        if main:
-            if config.overwrite_output_dir:
-                for old in [*out.glob("seed-*"), out / ".base-model"]:
-                    shutil.rmtree(old, ignore_errors=True)
-            name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
-            check_run_identity(out, {**decisive_settings(config.to_dict()), "model": str(name),
-                                     "dataset": target.name, "labels": list(target.labels),
-                                     "n_train": len(target["train"])},
-                               resume=bool(config.resume_from_checkpoint), overwrite=config.overwrite_output_dir)
+    name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
+    identity = {**decisive_settings(config.to_dict()), "model": str(name), "dataset": target.name,
+                "labels": list(target.labels), "n_train": len(target["train"])}
+    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
+                            overwrite=config.overwrite_output_dir, stale=("seed-*", ".base-model"),
+                            main=config.process_index == 0):
         return _finetune(model, target, config, tokenizer, source, callbacks)
 
 

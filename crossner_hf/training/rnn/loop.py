@@ -196,20 +196,15 @@ def run_loop(*, identity: dict[str, Any] | None = None, **kwargs: Any) -> LoopSt
     """:func:`_run_loop` holding ``output_dir``'s lock (a second live run into it is refused), after checking
     that a resume continues the run its folder holds (the settings that decide the result are recorded, with
     ``identity``: what the config does not hold, such as the dataset)."""
-    import shutil
+    from crossner_hf.outputs import claimed_output_dir, decisive_settings
 
-    from crossner_hf.outputs import check_run_identity, decisive_settings, run_lock
-
-    args, output_dir = kwargs["args"], Path(kwargs["output_dir"])
-    overwrite = bool(getattr(args, "overwrite_output_dir", False))
-    with run_lock(output_dir):
-        if overwrite:
-            shutil.rmtree(output_dir / "checkpoint", ignore_errors=True)
-        # the loop's per-epoch schedule does not depend on the budget, so a resume may extend the epochs or steps
-        # (and reaches what a run given that budget from the start reaches); everything else must match
-        settings = {**{k: v for k, v in asdict(args).items() if k not in EXTENDABLE}, **(identity or {})}
-        check_run_identity(output_dir, decisive_settings(settings), resume=bool(args.resume_from_checkpoint),
-                           overwrite=overwrite)
+    args = kwargs["args"]
+    # the loop's per-epoch schedule does not depend on the budget, so a resume may extend the epochs or steps
+    # (and reaches what a run given that budget from the start reaches); everything else must match
+    settings = {**{k: v for k, v in asdict(args).items() if k not in EXTENDABLE}, **(identity or {})}
+    with claimed_output_dir(kwargs["output_dir"], decisive_settings(settings),
+                            resume=bool(args.resume_from_checkpoint),
+                            overwrite=bool(getattr(args, "overwrite_output_dir", False)), stale=("checkpoint",)):
         return _run_loop(**kwargs)
 
 

@@ -15,7 +15,6 @@ sentences, as the released supervised code did (the default ``train`` keeps dev/
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass, field
