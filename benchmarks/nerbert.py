@@ -132,7 +132,7 @@ def scoring_times(opts) -> dict[str, float]:
     from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
     from transformers import EvalPrediction
 
-    from crossner_hf.training.nerbert import make_compute_metrics
+    from crossner_hf.evaluation.entity_scores import make_compute_metrics
     from crossner_hf.data.tokenization import IGNORE_INDEX
 
     rng = np.random.default_rng(1)

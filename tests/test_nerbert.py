@@ -20,7 +20,8 @@ import pytest
 from transformers import TrainerCallback
 
 from crossner_hf.commands.nerbert import NERBERTArguments, run_nerbert
-from crossner_hf.training.nerbert import accumulation_steps, entity_scores
+from crossner_hf.evaluation.entity_scores import entity_scores
+from crossner_hf.training.nerbert import accumulation_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = {"person": "person", "city": "location", "country": "location", "river": "location",

@@ -466,8 +466,12 @@ def test_rnn_recipes_train_your_own_dataset_from_python(mydata, tmp_path):
     cdlm = train_cdlm(target, CDLMTrainingConfig(output_dir=str(tmp_path / "c"), source_subsample=40, **small),
                       target_text=["Hinton works at Google .", "LeCun joined Meta ."])
     assert cdlm.results["loss_weights"] == [0.5, 0.8, 0.5, 1.0] and cdlm.results["raw_text"]["target"]
-    with pytest.raises(TypeError, match="give a CDLMTrainingConfig"):
+    with pytest.raises(TypeError, match="a CDLMTrainingConfig"):
         train_cdlm(target)
+    from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
+
+    with pytest.raises(TypeError, match=r"the 0.1 call train_bilstm_crf\(args\)\) use crossner_hf.commands.bilstm_crf.run_bilstm_crf"):
+        train_bilstm_crf(BiLSTMCRFArguments(dataset_dir=str(mydata)))
 
 
 def test_nerbert_pretraining_takes_a_model_a_corpus_and_its_config(tiny_bert_dir, tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForToke
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.training.rnn.common import RNNResult, dataset_record, examples_of, finish_run, held_out_words, \
     vocab_and_vectors
-from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _called_the_old_way, _source
+from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _check_call, _source
 
 logger = logging.getLogger(__name__)
 
@@ -128,12 +128,7 @@ def train_multicell(target: TargetData, config: MultiCellTrainingConfig | None =
                     source: TargetData | None = None) -> RNNResult:
     """Train on ``target`` and CoNLL-2003 (``source``; default: CrossNER's copy) in alternating batches; keep the
     best target-dev model."""
-    if _called_the_old_way(target, config, "train_multicell", "multicell.run_multicell"):
-        from crossner_hf.commands.multicell import run_multicell
-
-        return run_multicell(target).results  # type: ignore[arg-type]
-    if config is None:
-        raise TypeError("train_multicell(target, config): give a MultiCellTrainingConfig.")
+    _check_call(target, config, "train_multicell", "MultiCellTrainingConfig", "multicell.run_multicell")
     return RNNResult.of(config.output_dir, _train_multicell(target, config, source))
 
 

@@ -266,15 +266,12 @@ def _source(source: TargetData | None) -> TargetData:
     return source if source is not None else load_target(SOURCE_DOMAIN)
 
 
-def _called_the_old_way(target: Any, config: Any, runner: str, command: str) -> bool:
-    """True (after the one deprecation warning) when ``target`` is a command's argument object and no config came:
-    the 0.1 signature ``train_*(args)``, which the command's ``run_*`` now serves."""
-    if config is not None or isinstance(target, TargetData) or not hasattr(target, "output_dir"):
-        return False
-    from crossner_hf._moved import warn_renamed
-
-    warn_renamed(f"crossner_hf.training.rnn.{runner}(args)", f"crossner_hf.commands.{command}(args)", stacklevel=4)
-    return True
+def _check_call(target: Any, config: Any, runner: str, config_class: str, command: str) -> None:
+    """A one-line error for the 0.1 call ``runner(args)`` (a command's arguments, no config): the command's
+    ``run_*`` takes those now; the library's runner takes the data and a config."""
+    if config is None or not isinstance(target, TargetData):
+        raise TypeError(f"{runner}(target, config): give a TargetData and a {config_class}; for a command's "
+                        f"arguments object (the 0.1 call {runner}(args)) use crossner_hf.commands.{command}(args).")
 
 
 def train_bilstm_crf(target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
@@ -283,12 +280,7 @@ def train_bilstm_crf(target: TargetData, config: BiLSTMCRFTrainingConfig | None 
     upsampled target (joint), the target alone, CoNLL-2003 alone (source tags mapped into the target's label list
     by name), CoNLL-2003 then the target (pretrain-finetune), or the zero-shot SELF-TRAIN / DANN, which read
     ``target_text`` (default: the target's training sentences, their labels unused)."""
-    if _called_the_old_way(target, config, "train_bilstm_crf", "bilstm_crf.run_bilstm_crf"):
-        from crossner_hf.commands.bilstm_crf import run_bilstm_crf
-
-        return run_bilstm_crf(target).results  # type: ignore[arg-type]
-    if config is None:
-        raise TypeError("train_bilstm_crf(target, config): give a BiLSTMCRFTrainingConfig.")
+    _check_call(target, config, "train_bilstm_crf", "BiLSTMCRFTrainingConfig", "bilstm_crf.run_bilstm_crf")
     return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text))
 
 
@@ -421,12 +413,7 @@ def train_cdlm(target: TargetData, config: CDLMTrainingConfig | None = None, *, 
     target labels; the target tagged with theta(target, NER)). ``source``: CoNLL-2003 (default: CrossNER's copy);
     ``source_text`` / ``target_text``: the LMs' raw text (default: the source's training sentences and the
     target's ``lm_splits``)."""
-    if _called_the_old_way(target, config, "train_cdlm", "cdlm.run_cdlm"):
-        from crossner_hf.commands.cdlm import run_cdlm
-
-        return run_cdlm(target).results  # type: ignore[arg-type]
-    if config is None:
-        raise TypeError("train_cdlm(target, config): give a CDLMTrainingConfig.")
+    _check_call(target, config, "train_cdlm", "CDLMTrainingConfig", "cdlm.run_cdlm")
     return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text))
 
 
