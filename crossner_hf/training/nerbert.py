@@ -47,7 +47,7 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
-from crossner_hf.outputs import portable
+from crossner_hf.outputs import ResultsRecord, portable
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -381,7 +381,7 @@ def _validation_of_saved_model(trainer: Trainer, args: NERBERTConfig) -> dict[st
 
 
 @dataclass(frozen=True)
-class NERBERTResult:
+class NERBERTResult(ResultsRecord):
     """What NER-BERT pre-training gives back: the kept model's folder, its validation entity F1 (a fraction) at the
     kept step, and the whole ``results.json`` (``results``)."""
 
@@ -390,13 +390,6 @@ class NERBERTResult:
     best_step: int
     global_step: int
     results: dict[str, Any]
-
-    def __getitem__(self, key: str) -> Any:
-        """``result["corpus"]`` reads ``results.json``'s entries, as the dict the 0.1 runner returned."""
-        return self.results[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.results
 
 
 def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,

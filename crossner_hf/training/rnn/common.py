@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
+from crossner_hf.outputs import ResultsRecord
 from crossner_hf.training.rnn.loop import Example, evaluate, write_results
 
 
@@ -21,7 +22,7 @@ def examples_of(dataset, with_tags: bool = True) -> list[Example]:
 
 
 @dataclass(frozen=True)
-class RNNResult:
+class RNNResult(ResultsRecord):
     """What an RNN runner gives back: where the kept model is, its scores (fractions, not percent) and the whole
     ``results.json`` (``results``: per-type test scores, history, the configuration, the dataset)."""
 
@@ -32,13 +33,6 @@ class RNNResult:
     best_dev_f1: float
     best_epoch: int
     results: dict[str, Any]
-
-    def __getitem__(self, key: str) -> Any:
-        """``result["test"]`` reads ``results.json``'s entries, as the dict the 0.1 runners returned."""
-        return self.results[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.results
 
     @classmethod
     def of(cls, output_dir: str | Path, results: dict[str, Any]) -> "RNNResult":
