@@ -12,8 +12,6 @@ from crossner_hf.cli import main as cli_main
 from crossner_hf.data.conll import ConllFormatError, read_conll
 from crossner_hf.data.target import load_target
 
-pytestmark = pytest.mark.xdist_group("own-domain")
-
 TYPES = {"politician": "investigator", "country": "lab", "politicalparty": "fundingbody"}  # renamed: unknown to CrossNER
 
 
