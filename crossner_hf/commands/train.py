@@ -81,12 +81,10 @@ class TrainArguments(FinetuneConfig):
         super().__post_init__()
 
     def load_target(self):
-        """The target these flags name, as :func:`~crossner_hf.data.target.load_target` opens it."""
-        from crossner_hf.data.target import load_target, target_source
+        """The target these flags name (:func:`~crossner_hf.commands.data_args.labeled_target`, every command's)."""
+        from crossner_hf.commands.data_args import labeled_target
 
-        return load_target(target_source(self.dataset_dir, self.domain), data_dir=self.data_dir,
-                           text_column=self.text_column_name, label_column=self.label_column_name,
-                           strict=self.strict)
+        return labeled_target(self, self.domain)
 
     def load_source(self):
         """CoNLL-2003 from ``--data_dir`` when the schedule trains on it, else ``None``."""
