@@ -377,6 +377,10 @@ class TargetData:
     def is_crossner(self) -> bool:
         return self.source == "crossner"
 
+    def record(self) -> dict[str, str | None]:
+        """results.json's ``dataset``: the name and, as a card's ``datasets:`` names it, the source."""
+        return {"name": self.name, "source": self.source}
+
     def __getitem__(self, split: str):
         return self.dataset[split]
 

@@ -307,7 +307,7 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
     best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
     return {
         "domain": inputs.target.name,
-        "dataset": {"name": inputs.target.name, "source": inputs.target.source},
+        "dataset": inputs.target.record(),
         "schedule": config.schedule,
         "model_name_or_path": inputs.model_name,
         "labels": head_labels(config, inputs.target),

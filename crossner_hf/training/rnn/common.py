@@ -40,11 +40,6 @@ class RNNResult(ResultsRecord):
                    results["best_dev_f1"], results["best_epoch"], results)
 
 
-def dataset_record(target: Any) -> dict[str, Any]:
-    """results.json's ``dataset``: the target's name and, as a card's ``datasets:`` names it, its source."""
-    return {"name": target.name, "source": target.source}
-
-
 def sentences_as_examples(texts: Sequence[str] | Sequence[Sequence[str]]) -> list[Example]:
     """Unlabelled sentences as examples: a string is split on white space, a word list is taken as it is."""
     out = [Example(t.split() if isinstance(t, str) else list(t), None) for t in texts]

@@ -28,7 +28,7 @@ from crossner_hf.data.target import TargetData
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
-from crossner_hf.training.rnn.common import RNNResult, dataset_record, examples_of, finish_run, held_out_words, \
+from crossner_hf.training.rnn.common import RNNResult, examples_of, finish_run, held_out_words, \
     vocab_and_vectors
 from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _check_call, _source
 
@@ -150,7 +150,7 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
     dev, test = examples_of(target["validation"]), examples_of(target["test"])
     out = Path(args.output_dir)
-    data = {"dataset": dataset_record(target_data)}
+    data = {"dataset": target_data.record()}
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),
                      make_optimizer=make_optimizer_factory(args), args=args, identity=data,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,

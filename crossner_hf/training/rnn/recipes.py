@@ -30,7 +30,7 @@ from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
-from crossner_hf.training.rnn.common import (RNNResult, dataset_record, examples_of, finish_run, held_out_words,
+from crossner_hf.training.rnn.common import (RNNResult, examples_of, finish_run, held_out_words,
                                              sentences_as_examples, vocab_and_vectors)
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.outputs import read_json
@@ -341,7 +341,7 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
     dev = examples_of(source_in_target_space(labels, conll, split="validation") if zero_shot
                       else target["validation"])
     test = examples_of(target["test"])
-    data = {"dataset": dataset_record(target_data)}
+    data = {"dataset": target_data.record()}
     if args.schedule in ("self-train", "dann"):
         from crossner_hf.training.rnn import adaptation
 
@@ -389,7 +389,7 @@ def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, sou
     data = target.dataset
     return _train_tagger(args, model, vocab, target.labels, examples_of(data["train"]),
                          examples_of(data["validation"]), examples_of(data["test"]), started,
-                         {"dataset": dataset_record(target)},
+                         {"dataset": target.record()},
                          {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
@@ -473,7 +473,7 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     def switch(name: str, f1: float) -> str:
         return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
 
-    data = {"dataset": dataset_record(target_data), "loss_weights": weights,
+    data = {"dataset": target_data.record(), "loss_weights": weights,
             "raw_text": {"source": given_source_text is not None, "target": given_target_text is not None}}
     state = run_loop(model=model, vocab=vocab, streams=streams,
                      step_losses=cdlm_step(weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),
