@@ -46,12 +46,22 @@ def _child(job: dict) -> int:
         return 1
 
 
-def serve() -> None:
-    import datasets  # noqa: F401  (warm imports: the children inherit them)
-    import torch  # noqa: F401
-    import transformers  # noqa: F401
+WARM_IMPORTS = (
+    "datasets", "torch", "transformers", "crossner_hf.cli",
+    # transformers imports these lazily, on a command's first Trainer, TrainingArguments or model: without them
+    # each child re-imported ~5 s of modules (seqeval's scorer imports scikit-learn)
+    "transformers.trainer", "transformers.training_args", "transformers.modeling_utils",
+    "transformers.models.bert.modeling_bert", "transformers.data.data_collator", "accelerate", "seqeval.metrics",
+    "crossner_hf.training.schedules", "crossner_hf.commands.train", "crossner_hf.inference.tagger",
+)
+"""Modules the server imports before its first job, so that the forked children inherit them."""
 
-    import crossner_hf.cli  # noqa: F401
+
+def serve() -> None:
+    import importlib
+
+    for name in WARM_IMPORTS:
+        importlib.import_module(name)
 
     for line in sys.stdin:
         job = json.loads(line)

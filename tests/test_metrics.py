@@ -155,3 +155,50 @@ def test_evaluate_module_loads_offline_and_matches(tmp_path, monkeypatch):
     for g, p in zip(GOLD, PRED):
         metric.add_batch(predictions=[p], references=[g])
     assert metric.compute() == direct
+
+
+def test_scores_equal_seqevals_own_scorers_to_the_last_bit():
+    """compute_ner_metrics extracts each corpus's entities once (the strict ones read off the conlleval ones);
+    every figure must still be seqeval's."""
+    import random
+    import warnings
+
+    from seqeval.metrics import accuracy_score
+    from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
+    from seqeval.metrics.v1 import classification_report
+    from seqeval.scheme import IOB2
+
+    tags = ["O", "B-a", "I-a", "B-b", "I-b", "B-long-type", "I-long-type"]
+    rng = random.Random(0)
+    for _ in range(300):
+        gold = [[rng.choice(tags) for _ in range(rng.randint(0, 9))] for _ in range(rng.randint(1, 6))]
+        gold[0].append("B-a")  # at least one token
+        pred = [[rng.choice(tags) for _ in sentence] for sentence in gold]
+        m = compute_ner_metrics(gold, pred)
+        p, r, f, _ = precision_recall_fscore_support(gold, pred, average="micro", zero_division=0)
+        assert (m["overall_precision"], m["overall_recall"], m["overall_f1"]) == (p, r, f)
+        ps, rs, fs, ss = precision_recall_fscore_support(gold, pred, average=None, zero_division=0)
+        assert [(v["precision"], v["recall"], v["f1"], v["support"]) for _, v in sorted(m["per_type"].items())] \
+            == list(zip(ps, rs, fs, ss))
+        assert m["overall_accuracy"] == accuracy_score(gold, pred)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            report = classification_report(gold, pred, output_dict=True, zero_division=0, scheme=IOB2)
+        micro = report.pop("micro avg", {"precision": 0.0, "recall": 0.0, "f1-score": 0.0})
+        assert (m["strict_overall_precision"], m["strict_overall_recall"], m["strict_overall_f1"]) == \
+            (micro["precision"], micro["recall"], micro["f1-score"])
+        assert m["strict_per_type"] == {
+            t: {"precision": v["precision"], "recall": v["recall"], "f1": v["f1-score"], "support": v["support"]}
+            for t, v in report.items() if not t.endswith(" avg")}
+
+
+def test_tags_outside_iob2_meet_seqevals_own_strict_check():
+    from seqeval.metrics.v1 import classification_report
+    from seqeval.scheme import IOB2
+
+    gold, pred = [["B-a", "E-a", "O"]], [["S-a", "O", "O"]]
+    with pytest.raises(ValueError, match="Invalid token") as ours:
+        compute_ner_metrics(gold, pred)
+    with pytest.raises(ValueError) as theirs:
+        classification_report(gold, pred, output_dict=True, zero_division=0, scheme=IOB2)
+    assert str(ours.value) == str(theirs.value)

@@ -399,7 +399,7 @@ def prepare_split(
         label_all_subwords=label_all_subwords, label_names=label_names,
     )
     example = np.asarray(rows["example_index"], dtype=np.int64)
-    tags = dataset["ner_tags"]
+    tags = _rows(dataset["ner_tags"])
     rows = rows.add_column("word_tags", [tags[i] for i in example.tolist()])
     lengths = np.fromiter((len(ids) for ids in rows["input_ids"]), dtype=np.int64, count=len(rows))
     rows = rows.add_column("length", lengths.tolist())
@@ -418,6 +418,13 @@ def _map_batch(
     return tokenize_and_align(examples, tokenizer, indices=indices, **options)
 
 
+def _rows(column: Sequence[Any]) -> Sequence[Any]:
+    """A list, tuple or array as it is; anything else (a ``datasets`` Column) read whole into a list."""
+    import numpy as np
+
+    return column if isinstance(column, (list, tuple, np.ndarray)) else column[:]
+
+
 def stitch_word_predictions(
     per_window: Sequence[Any],
     word_ids_per_window: Sequence[Sequence[int | None]],
@@ -434,6 +441,8 @@ def stitch_word_predictions(
     window that starts earlier in the sentence). Returns one list per example of
     ``n_words_per_example`` outputs.
     """
+    # a datasets Column reads one row per index (a fraction of a millisecond each); its slice reads all at once
+    word_ids_per_window, example_index = _rows(word_ids_per_window), _rows(example_index)
     if not len(per_window) == len(word_ids_per_window) == len(example_index):
         raise ValueError(
             f"per_window ({len(per_window)}), word_ids_per_window ({len(word_ids_per_window)}) and "

@@ -144,8 +144,8 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
             raise ValueError(f"Got {len(preds)} prediction rows for an evaluation set of {len(features)} rows.")
         id2label = self.model.config.id2label
         names = [id2label[i] for i in range(len(id2label))]
-        word_ids = features["word_ids"]
-        gold = [[names[t] for t in tags] for tags in examples["ner_tags"]]
+        word_ids = features["word_ids"][:]  # one read of the column, not one per row
+        gold = [[names[t] for t in tags] for tags in examples["ner_tags"][:]]
         stitched = stitch_word_predictions(
             [row[: len(w)] for row, w in zip(preds, word_ids)], word_ids, features["example_index"],
             [len(g) for g in gold],

@@ -9,6 +9,7 @@ resamples of a 651-sentence split take milliseconds.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -21,8 +22,15 @@ from crossner_hf.data.labels import entity_spans
 
 
 
-def _entities(tags: Sequence[str]) -> set[tuple[str, int, int]]:
-    return set(entity_spans(tags))
+def _entities(tags: Sequence[str]) -> frozenset[tuple[str, int, int]]:
+    return _sentence_entities(tuple(tags))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _sentence_entities(tags: tuple[str, ...]) -> frozenset[tuple[str, int, int]]:
+    # a report scores the same sentences some twenty times (overall, per type, per bucket): each tag sequence's
+    # entities are extracted once (a bounded cache: 65,536 sentences)
+    return frozenset(entity_spans(tags))
 
 
 def sentence_counts(
@@ -72,7 +80,7 @@ def scores_with_ci(gold, pred, keep=None, *, n_boot: int = 1000, seed: int = 0) 
 
 def per_type_scores(gold, pred, *, n_boot: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
     """Scores with intervals for every type found in gold or predictions (seqeval's type set)."""
-    types = sorted({e[0] for tags in list(gold) + list(pred) for e in entity_spans(tags)})
+    types = sorted({e[0] for tags in list(gold) + list(pred) for e in _entities(tags)})
     return {t: scores_with_ci(gold, pred, lambda e, s, side, t=t: e[0] == t, n_boot=n_boot, seed=seed)
             for t in types}
 
@@ -81,7 +89,7 @@ def nervaluate_schemes(gold, pred) -> dict[str, dict[str, Any]]:
     """The four SemEval-2013 schemes (strict, exact, partial, type) computed by ``nervaluate``."""
     Evaluator = require("nervaluate", "report").Evaluator
 
-    tags = sorted({e[0] for tags in list(gold) + list(pred) for e in entity_spans(tags)})
+    tags = sorted({e[0] for tags in list(gold) + list(pred) for e in _entities(tags)})
     if not tags:
         return {}
     results = Evaluator([list(g) for g in gold], [list(p) for p in pred], tags=tags, loader="list").evaluate()
@@ -161,7 +169,7 @@ def buckets(tokens, gold, pred, train_surfaces: set[str] | None, *, n_boot: int 
 
 
 def entity_surfaces(tokens, tags) -> set[str]:
-    return {" ".join(words[a:b + 1]) for words, t in zip(tokens, tags) for _, a, b in entity_spans(t)}
+    return {" ".join(words[a:b + 1]) for words, t in zip(tokens, tags) for _, a, b in _entities(t)}
 
 
 def suspect_labels(sentences: Sequence[tuple[Sequence[str], Sequence[str], str]]) -> list[dict[str, Any]]:
