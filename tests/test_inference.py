@@ -12,7 +12,8 @@ import pytest
 from crossner_hf.data.conll import read_conll
 from crossner_hf.inference.predict import label_names, predict_tags
 from crossner_hf.modeling.heads import PROVENANCE_ATTRIBUTE, read_provenance
-from crossner_hf.data.labels import LABELS, entity_spans
+from crossner_hf.data.entities import entity_spans
+from crossner_hf.data.labels import LABELS
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.commands.train import run_train
 from crossner_hf.commands.train import TrainArguments

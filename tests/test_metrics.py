@@ -202,3 +202,19 @@ def test_tags_outside_iob2_meet_seqevals_own_strict_check():
     with pytest.raises(ValueError) as theirs:
         classification_report(gold, pred, output_dict=True, zero_division=0, scheme=IOB2)
     assert str(ours.value) == str(theirs.value)
+
+
+def test_entity_spans_read_any_scheme_as_seqeval_does():
+    """One sentence's entities (reports, confusion, plots): IOB2 read in numpy, IOBES by seqeval; both equal
+    seqeval's get_entities."""
+    import random
+
+    from seqeval.metrics.sequence_labeling import get_entities
+
+    from crossner_hf.data.entities import entity_spans
+
+    rng = random.Random(1)
+    for tags in (["O", "B-a", "I-a", "B-b", "I-b"], ["O", "B-a", "I-a", "E-a", "S-a", "S-b"]):
+        for _ in range(300):
+            sentence = [rng.choice(tags) for _ in range(rng.randint(0, 10))]
+            assert entity_spans(sentence) == get_entities(sentence)

@@ -11,6 +11,7 @@ get step limits (plot-entities a sample of entities). `bash .ci/*` lines are CI'
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -159,6 +160,10 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
     assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived
+    # the docs' two-process fine-tuning (accelerate launch, two CPU processes) is the suite's run of it: two
+    # processes ran, and the step budget counts optimisation steps, not one process's batches
+    two = json.loads((tmp_path / "outputs" / "politics-2proc" / "results.json").read_text())
+    assert two["world_size"] == 2 and two["per_seed"][0]["global_step"] == 2
     assert ran == len([c for c in readme_commands() if not c.startswith(("bash ", "export "))])
     # the README's Python example runs too, in the same folder (it tags with the model the commands trained)
     for block in readme_python_blocks():

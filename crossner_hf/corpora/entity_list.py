@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.data.labels import entity_spans
+from crossner_hf.data.entities import entity_spans
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def save_entity_list(entities: Mapping[str, str], path: str | Path) -> Path:
 def iter_spans(tokens: Sequence[str], tags: Sequence[str]) -> Iterator[tuple[str, str]]:
     """``(surface, type)`` of each BIO entity span; tokens joined by single spaces.
 
-    Spans are :func:`crossner_hf.data.labels.entity_spans` (seqeval's reading: an ``I-`` tag
+    Spans are :func:`crossner_hf.data.entities.entity_spans` (seqeval's reading: an ``I-`` tag
     after ``O`` or after another type starts a new span).
     """
     if len(tokens) != len(tags):

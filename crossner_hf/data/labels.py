@@ -195,18 +195,3 @@ def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequen
                 repaired += 1
         out.append(tag)
     return out, repaired
-
-
-def entity_spans(tags: Sequence[str]) -> list[tuple[str, int, int]]:
-    """Entities ``(type, first_word, last_word)`` (inclusive) in the conlleval reading of ``tags``.
-
-    seqeval's ``get_entities`` (an ``I-x`` after ``O`` or another type opens an entity),
-    so entities here are the ones the metric counts.
-
-    Example:
-        >>> entity_spans(["B-person", "I-person", "O", "I-location"])
-        [('person', 0, 1), ('location', 3, 3)]
-    """
-    from seqeval.metrics.sequence_labeling import get_entities
-
-    return [(etype, first, last) for etype, first, last in get_entities(list(tags))]

@@ -47,7 +47,7 @@ import numpy as np
 
 from crossner_hf.extras import require
 from crossner_hf.evaluation.hierarchy import ENTITY_KINDS, NO_ENTITY, Confusion, coarse_type, entity_confusion
-from crossner_hf.data.labels import entity_spans
+from crossner_hf.data.entities import entity_spans
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase

@@ -1,5 +1,5 @@
-"""Entity-level validation scores of a large tagging corpus, in numpy: the IOB2 scheme of a label list, entities
-of flat tag-id arrays, micro precision / recall / F1 (the conlleval convention, equal to
+"""Entity-level validation scores of a large tagging corpus, in numpy (entities from
+:mod:`crossner_hf.data.entities`): micro precision / recall / F1 (the conlleval convention, equal to
 :func:`crossner_hf.evaluation.metrics.compute_ner_metrics`), and the ``Trainer`` hooks that use them (NER-BERT
 pre-training scores 315 categories at every evaluation, where building tag strings word by word is slow).
 """
@@ -12,61 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from crossner_hf.data.entities import extract_entities, iob2_scheme
 from crossner_hf.data.tokenization import IGNORE_INDEX
-
-
-def iob2_scheme(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Per label id: prefix (0 = O, 1 = B, 2 = I) and type index; and the type names in first-seen order.
-
-    Example:
-        >>> prefix, types, type_names = iob2_scheme(["O", "B-person", "I-person", "B-city"])
-        >>> prefix.tolist(), types.tolist(), type_names
-        ([0, 1, 2, 1], [-1, 0, 0, 1], ['person', 'city'])
-    """
-    prefix = np.zeros(len(names), dtype=np.int8)
-    types = np.full(len(names), -1, dtype=np.int64)
-    type_names: list[str] = []
-    index: dict[str, int] = {}
-    for i, name in enumerate(names):
-        if name == "O":
-            continue
-        if len(name) < 3 or name[:2] not in ("B-", "I-"):
-            raise ValueError(
-                f"Label {name!r} is not IOB2: the tag feature's ClassLabel names must be 'O', 'B-<type>' or "
-                "'I-<type>' (convert IOBES/BILOU data to IOB2 first)."
-            )
-        prefix[i] = 1 if name[0] == "B" else 2
-        types[i] = index.setdefault(name[2:], len(index))
-        if types[i] == len(type_names):
-            type_names.append(name[2:])
-    return prefix, types, type_names
-
-
-def extract_entities(
-    ids: np.ndarray, sentence_ids: np.ndarray, prefix: np.ndarray, types: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Entities ``(starts, ends, types)`` (inclusive word positions) of a flat tag-id sequence.
-
-    The conlleval reading that seqeval's default mode uses: an entity starts at ``B-x``, at
-    an ``I-x`` after ``O``, after another type or at a sentence start, and continues
-    over the ``I-x`` that follow. ``sentence_ids`` (one per word, equal within a
-    sentence, consecutive words of a sentence adjacent) keeps entities inside sentences.
-    """
-    p, t = prefix[ids], types[ids]
-    inside = p != 0
-    new_sentence = np.ones(len(ids), dtype=bool)
-    new_sentence[1:] = sentence_ids[1:] != sentence_ids[:-1]
-    prev_inside = np.zeros(len(ids), dtype=bool)
-    prev_inside[1:] = inside[:-1]
-    prev_type = np.full(len(ids), -1, dtype=t.dtype)
-    prev_type[1:] = t[:-1]
-    start = inside & ((p == 1) | ~prev_inside | (prev_type != t) | new_sentence)
-    # an entity ends where the next word does not continue it (every inside word either starts or continues one)
-    continues_next = np.zeros(len(ids), dtype=bool)
-    continues_next[:-1] = inside[1:] & ~start[1:]
-    end = inside & ~continues_next
-    starts, ends = np.flatnonzero(start), np.flatnonzero(end)
-    return starts, ends, t[starts]
 
 
 def entity_scores(

@@ -8,7 +8,7 @@ report and the NER-BERT confusion command); :func:`entity_confusion` matches gol
 predicted entities and counts, per gold type, what was predicted, with ``"no entity"`` for
 missed and spurious entities.
 
-Matching, per sentence (entities from :func:`crossner_hf.data.labels.entity_spans`, the
+Matching, per sentence (entities from :func:`crossner_hf.data.entities.entity_spans`, the
 conlleval reading): a gold entity with a predicted entity on exactly its words is *correct*
 (same type) or a *wrong type*; else, one overlapping its words (the first by position) makes
 it a *wrong boundary* (any type); else it is *missed*. A predicted entity matched to no gold
@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from crossner_hf.data.labels import entity_spans
+from crossner_hf.data.entities import entity_spans
 
 NO_ENTITY = "no entity"
 """Row/column of the confusion matrix for missed (gold, no prediction) and spurious entities."""

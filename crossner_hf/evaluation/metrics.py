@@ -2,11 +2,11 @@
 
 The paper scores with ``conlleval``: micro precision/recall/F1 over entities, where an
 ``I-x`` after ``O`` (or after a different type) opens a new entity. ``seqeval`` in its
-default mode follows exactly that convention, so the entities are seqeval's rather than a
-re-implementation's (extracted once per corpus and mode; the counting and seqeval's division follow here, equal
-to seqeval's scorers to the last bit, which ``tests/test_metrics.py`` checks). Strict IOB2 figures (an ``I-x`` that
-does not continue a ``B-x``/``I-x`` run is not an entity) are reported alongside under
-``strict_`` keys, because they are what most Hub model cards quote.
+default mode follows exactly that convention. Entities are read once per corpus by
+:func:`crossner_hf.data.entities.corpus_entities` and counted here with seqeval's own division, so every
+figure equals seqeval's scorers to the last bit (``tests/test_metrics.py`` checks it on random tags). Strict
+IOB2 figures (an ``I-x`` that does not continue a ``B-x``/``I-x`` run is not an entity) are reported
+alongside under ``strict_`` keys, because they are what most Hub model cards quote.
 
 The same metric ships as an ``evaluate`` module at :data:`EVALUATE_MODULE_PATH`.
 
@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from crossner_hf.data.entities import corpus_entities
 
 
 EVALUATE_MODULE_PATH: str = str(Path(__file__).resolve().parent / "seqeval_metric" / "seqeval_crossner.py")
@@ -102,37 +104,6 @@ def _scores(gold: set[tuple], pred: set[tuple], types: list[str]) -> tuple[dict[
     return {"precision": float(mp[0]), "recall": float(mr[0]), "f1": float(mf[0])}, per_type
 
 
-def _entities(corpus: list[list[str]]) -> tuple[set[tuple[str, int, int]], set[tuple[str, int, int, int]]]:
-    """seqeval's entities of a corpus in both modes.
-
-    - default (conlleval) mode: ``(type, start, end)`` over the sentences joined with an ``O`` between them, as
-      seqeval's own scorer extracts them;
-    - strict IOB2 mode: ``(type, sentence, start, end)`` as ``seqeval.scheme.Entities`` gives them; an ``I-x``
-      that does not continue a ``B-x``/``I-x`` run is no entity.
-
-    On IOB2 tags the strict entities are exactly the conlleval ones that open with a ``B-`` tag (seqeval builds
-    them token object by token object, the slowest part of scoring), so they are read off those; other tag
-    schemes go through seqeval's ``Entities`` (``tests/test_metrics.py`` checks both against seqeval).
-    """
-    from seqeval.metrics.sequence_labeling import get_entities
-
-    conlleval = set(get_entities(corpus))
-    if not all(t == "O" or t[:2] in ("B-", "I-") for t in {t for sentence in corpus for t in sentence}):
-        from seqeval.scheme import IOB2, Entities
-
-        return conlleval, {(e.tag, e.sent_id, e.start, e.end) for s in Entities(corpus, IOB2).entities for e in s}
-    sentence_of, offset_of, first_tag = [], [], []
-    for k, sentence in enumerate(corpus):  # flat positions as get_entities counts them (one O after each sentence)
-        offset = len(sentence_of)
-        sentence_of.extend([k] * (len(sentence) + 1))
-        offset_of.extend([offset] * (len(sentence) + 1))
-        first_tag.extend(sentence)
-        first_tag.append("O")
-    strict = {(t, sentence_of[a], a - offset_of[a], b - offset_of[a] + 1) for t, a, b in conlleval
-              if first_tag[a].startswith("B-")}
-    return conlleval, strict
-
-
 def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict[str, Any]:
     """Entity-level scores of ``pred`` against ``gold`` (both: one tag list per sentence).
 
@@ -150,27 +121,27 @@ def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
     Raises ``ValueError`` if the corpora differ in length (naming the sentence index and
     both lengths), if a tag is not a string, or if there is no token at all.
     """
-    from seqeval.metrics import accuracy_score
-
     gold_l, pred_l = _check_inputs(gold, pred)
-    # each corpus's entities are extracted once per mode (seqeval's scorers re-extract them for every average,
+    # each corpus's entities are read once for both modes (seqeval's scorers re-extract them for every average,
     # which made scoring a random model's 650 test sentences take seconds)
-    (gold_entities, gold_strict), (pred_entities, pred_strict) = _entities(gold_l), _entities(pred_l)
+    (gold_entities, gold_strict), (pred_entities, pred_strict) = corpus_entities(gold_l), corpus_entities(pred_l)
     overall, per_type = _scores(gold_entities, pred_entities, sorted({e[0] for e in gold_entities | pred_entities}))
+    n_tokens = sum(len(s) for s in gold_l)
     strict_overall, strict_per_type = _scores(gold_strict, pred_strict,
                                               sorted({e[0] for e in gold_strict | pred_strict}))
     return {
         "overall_precision": overall["precision"],
         "overall_recall": overall["recall"],
         "overall_f1": overall["f1"],
-        "overall_accuracy": float(accuracy_score(gold_l, pred_l)),
+        # seqeval's accuracy_score: correct tokens over all tokens
+        "overall_accuracy": sum(g == p for gs, ps in zip(gold_l, pred_l) for g, p in zip(gs, ps)) / n_tokens,
         "per_type": per_type,
         "strict_overall_precision": strict_overall["precision"],
         "strict_overall_recall": strict_overall["recall"],
         "strict_overall_f1": strict_overall["f1"],
         "strict_per_type": strict_per_type,
         "n_sentences": len(gold_l),
-        "n_tokens": sum(len(s) for s in gold_l),
+        "n_tokens": n_tokens,
         "n_gold_entities": len(gold_entities),
         "n_pred_entities": len(pred_entities),
     }

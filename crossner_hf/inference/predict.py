@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crossner_hf.modeling.decoding import decode
-from crossner_hf.data.labels import entity_spans
+from crossner_hf.data.entities import entity_spans
 from crossner_hf.modeling.heads import excluded_labels, model_decoding
 from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
 
@@ -326,7 +326,7 @@ def entities_from_tags(
 ) -> list[dict[str, Any]]:
     """Entities (``entity_group``, ``score``, ``word``, ``start``, ``end``) from per-word tags.
 
-    Entities follow the conlleval reading of the tags (:func:`crossner_hf.data.labels.entity_spans`);
+    Entities follow the conlleval reading of the tags (:func:`crossner_hf.data.entities.entity_spans`);
     character offsets come from the words' ``spans`` in ``text``. ``score`` is the mean
     probability of the chosen tag over the entity's words (1.0 without ``word_scores``).
     """

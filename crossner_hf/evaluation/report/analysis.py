@@ -1,6 +1,6 @@
 """The numbers of the evaluation report, computed from gold and predicted tags (no HTML here).
 
-Everything is entity-level in the conlleval reading (:func:`crossner_hf.data.labels.entity_spans`),
+Everything is entity-level in the conlleval reading (:func:`crossner_hf.data.entities.entity_spans`),
 so the overall figures equal :func:`crossner_hf.evaluation.metrics.compute_ner_metrics`. Confidence
 intervals are percentile bootstraps over sentences (``n_boot`` resamples, seeded),
 computed from per-sentence true-positive / predicted / gold counts with NumPy, so 1,000
@@ -18,7 +18,7 @@ import numpy as np
 
 from crossner_hf.extras import require
 from crossner_hf.evaluation.hierarchy import NO_ENTITY, coarse_type, entity_confusion, has_hierarchy, to_coarse_tags
-from crossner_hf.data.labels import entity_spans
+from crossner_hf.data.entities import entity_spans
 
 
 
