@@ -1,6 +1,6 @@
 """The data layer: CrossNER's labels and files, CoNLL reading, target datasets, words, tokenisation, MLM collators, dataset statistics.
 
-Modules: ``labels`` (label lists, domains, merged ids), ``conll`` (reading CoNLL files with
+Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading CoNLL files with
 errors that name file and line), ``target`` (CrossNER domains, CoNLL folders and any
 ``load_dataset`` source as a target dataset), ``words`` (sentence and word splitting),
 ``tokenization`` (sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1,
