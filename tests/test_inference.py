@@ -142,7 +142,7 @@ def test_pipeline_on_raw_text_splits_punctuation_off_entities(trained):
         assert not e["word"].endswith((",", "."))
 
 
-def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path):
+def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path, capsys):
     out, _ = trained
     lines = "Obama visited Berlin, Germany.\n\nThe Senate met.\n"
     res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(out)],
@@ -162,18 +162,21 @@ def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path):
     for r in records:
         assert r["entities"] == [{**e, "score": round(e["score"], 4)} for e in tagger(r["text"])]
 
+    # the rest through the same crossner_hf.cli.main in this interpreter (the process above was the command as
+    # typed; an interpreter start per case adds nothing)
+    from crossner_hf.cli import main
+
     # pre-tokenised input to CoNLL output: one block per line, words as given
-    res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(out), "--pretokenized",
-                          "--format", "conll", "Obama visited Berlin , Germany ."],
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert [line.split("\t")[0] for line in res.stdout.strip().splitlines()] == "Obama visited Berlin , Germany .".split()
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out), "--pretokenized", "--format", "conll",
+                 "Obama visited Berlin , Germany ."]) == 0
+    printed = capsys.readouterr().out
+    assert [line.split("\t")[0] for line in printed.strip().splitlines()] == "Obama visited Berlin , Germany .".split()
 
     for model, needle in ((tmp_path / "nope", "No model folder at"), (tiny_bert_dir, "no trained token-classification head")):
-        res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(model), "x"],
-                             capture_output=True, text=True, timeout=300)
-        assert res.returncode == 2
-        assert res.stderr.strip().count("\n") == 0 and needle in res.stderr and str(model) in res.stderr
+        assert main(["predict", "--model", str(model), "x"]) == 2
+        err = capsys.readouterr().err
+        assert err.strip().count("\n") == 0 and needle in err and str(model) in err
 
 
 def test_card_eval_results_equal_results_json(trained):

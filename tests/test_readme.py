@@ -124,7 +124,7 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     env = {**inherited, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "OMP_NUM_THREADS": "1", "CROSSNER_HF_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
     ran = 0
-    runner = None
+    runner, exported = None, False
     exports = [c for c in readme_commands() if c.startswith("export ")]
     assert len(exports) == 1, "the README states one export, at the top"
     for command in readme_commands():
@@ -136,15 +136,17 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
             if runner is not None:  # the warm runner holds the old environment: the next command starts a new one
                 runner.close()
                 runner = None
+            exported = True
             continue
         argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, corpus)
         if argv is None:
             continue
         push = "push" in argv or "--push_to_hub" in argv
         ours = argv[1:3] == ["-m", "crossner_hf.cli"] or argv[1].endswith(".py")
-        if push or not ours:
+        if push or not ours or not exported:
             # pushing needs the (fake) Hub online, an environment the warm runner was not started with;
-            # accelerate launch starts processes of its own
+            # accelerate launch starts processes of its own; before the README's export a warm runner would
+            # serve one command (the first --help) and then be replaced
             run_env = {**env, "HF_HUB_OFFLINE": "0", "HF_ENDPOINT": fake_hub.url, "HF_TOKEN": fake_hub.token} \
                 if push else env
             res = subprocess.run(argv, cwd=tmp_path, env=run_env, capture_output=True, text=True, timeout=900)
