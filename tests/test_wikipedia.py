@@ -8,6 +8,7 @@ from __future__ import annotations
 import bz2
 import json
 import os
+import re
 import signal
 import sys
 import time
@@ -333,8 +334,15 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
         run_typed_extract,
     )
 
+    # the sample's first 70 pages (articles 12, 303, 307 and 308 among them) in three streams: a sixth of its
+    # text, so that the Ray build and the local one-task reference built here both stay small
+    text = bz2.open(wiki["sample"]).read().decode("utf-8")
+    first, end = text.index("  <page>"), text.rindex("</mediawiki>")
+    pages = re.findall(r"  <page>.*?</page>\n", text[first:end], flags=re.DOTALL)
+    part = tmp_path / "part.xml.bz2"
+    part.write_bytes(bz2.compress((text[:first] + "".join(pages[:70]) + text[end:]).encode("utf-8")))
     dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
-    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=100)
+    make_multistream_dump(part, dump, index, pages_per_stream=25)
     work = tmp_path / "work"
     tasks = make_manifest(work, [str(dump)], [str(index)], unit_bytes=1)
     import ray
@@ -358,11 +366,17 @@ def test_ray_executor_matches_local(tmp_path, wiki, sample_corpus):
     def rows(folder):
         return [row for path in sorted(folder.glob("*.parquet")) for row in pq.read_table(path).to_pylist()]
 
-    local = rows(sample_corpus.parent / "out.work" / "nerbert" / "typed")
-    assert len(tasks) == 3 and len(local) > 1000 and rows(work / "nerbert" / "typed") == local
-    local_work = tmp_path / "local"
-    local_tasks = make_manifest(local_work, [str(wiki["sample"])])
     one = ExecutorOptions(workers=1)
+    typed_work = tmp_path / "local-typed"
+    typed_tasks = make_manifest(typed_work, [str(part)])
+    run_redirects(typed_work, typed_tasks, options=one)
+    build_redirects(typed_work, stage="stage0")
+    run_typed_extract(typed_work, typed_tasks, sample_corpus.parent / "out.work" / "dbpedia_types.sqlite",
+                      nltk_data=str(wiki["nltk"]), options=one)
+    local = rows(typed_work / "nerbert" / "typed")
+    assert len(tasks) == 3 and len(typed_tasks) == 1 and len(local) > 300 and rows(work / "nerbert" / "typed") == local
+    local_work = tmp_path / "local"
+    local_tasks = make_manifest(local_work, [str(part)])
     run_page_index(local_work, local_tasks, options=one)
     build_redirects(local_work, stage="index")
     (local_work / "domain" / "some-articles").mkdir(parents=True)
