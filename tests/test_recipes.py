@@ -68,7 +68,7 @@ def _corpus(crossner_data_dir, path):
 
 
 @pytest.mark.slow
-def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, crossner_data_dir):
+def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, crossner_data_dir, monkeypatch):
     corpus = _corpus(crossner_data_dir, tmp_path / "politics.txt")
     dapt_out = tmp_path / "dapt"
     _run([*ACCELERATE_2CPU, str(ROOT / "trainer_recipes" / "dapt.py"),
@@ -85,9 +85,14 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
     card = ModelCard.load(dapt_out / "README.md")
     assert "| optimisation steps | 4 (" in card.text and "| masking | span-adjacent |" in card.text
     assert card.data.base_model is None and "masking-span-adjacent" in card.data.tags  # a local random BERT
-    # the adapted encoder plugs straight into the fine-tuning recipe
-    _run([sys.executable, str(ROOT / "trainer_recipes" / "finetune.py"),
-          *_finetune_flags(dapt_out, tmp_path / "ner")], env, tmp_path)
+    # the adapted encoder plugs straight into fine-tuning (`crossner-hf train`, here through cli.main in this
+    # interpreter: the recipe script as a process is test_finetune_recipe_with_yaml_config's)
+    from crossner_hf.cli import main
+
+    for name in ("CROSSNER_DATA_DIR", "CROSSNER_HF_CACHE"):
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", *_finetune_flags(dapt_out, tmp_path / "ner")]) == 0
     # the folder by name: a published results.json carries no local path
     assert json.loads((tmp_path / "ner" / "results.json").read_text())["model_name_or_path"] == dapt_out.name
 
