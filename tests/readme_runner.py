@@ -5,7 +5,8 @@ transformers, datasets, the ``crossner_hf`` CLI) and then, for each JSON job on 
 (``{"argv": [...], "cwd": ..., "stdout": path, "stderr": path}``), forks a child that runs the
 command as ``python -m crossner_hf.cli`` or ``python SCRIPT`` would (``sys.argv`` set, ``__main__``),
 with its output in the files, and answers ``{"rc": exit code}``. Each command still runs in a process
-of its own, as typed; what is saved is ~3.5 s of interpreter start and imports per command.
+of its own, as typed; what is saved is the interpreter start and the imports of :data:`WARM_IMPORTS`
+(about 8 s per training command).
 Commands needing another environment (a push to the fake Hub) are run by the test as plain subprocesses.
 :class:`WarmRunner` is the tests' side: it starts this file and sends it the jobs (the README commands, and
 every script's ``--help`` in ``tests/test_commands.py``).
