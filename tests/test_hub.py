@@ -109,17 +109,16 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
     assert (tmp_path / "ai" / "model.safetensors").stat().st_mode & 0o044 == 0o044
     # the pushed repo loads back from the endpoint (fresh cache) and tags exactly as the local folder
     # as the card's usage snippet says: Tagger.from_pretrained on the repo id
+    # (one interpreter for both: each model is opened by Tagger.from_pretrained on its own)
     script = ("import json, sys; from crossner_hf import Tagger; "
               "text = 'The Senate of France met in Paris with Angela Merkel.'; "
-              "tagged = Tagger.from_pretrained(sys.argv[1]).tag_texts([text])[0]['entities']; "
-              "print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in tagged]))")
-    tagged = []
-    for model in ("user/ai-ner", str(tmp_path / "ai")):
-        res = subprocess.run([sys.executable, "-c", script, model], capture_output=True, text=True, timeout=120,
-                             env=_env(HF_HOME=str(tmp_path / "hf-home"), HF_HUB_DISABLE_XET="0"))
-        assert res.returncode == 0, res.stderr[-2000:]
-        tagged.append(res.stdout)
-    assert tagged[0] == tagged[1] and tagged[0].startswith("[")
+              "[print(json.dumps([[e['entity_group'], e['start'], e['end']] for e in "
+              "Tagger.from_pretrained(m).tag_texts([text])[0]['entities']])) for m in sys.argv[1:]]")
+    res = subprocess.run([sys.executable, "-c", script, "user/ai-ner", str(tmp_path / "ai")], capture_output=True,
+                         text=True, timeout=120, env=_env(HF_HOME=str(tmp_path / "hf-home"), HF_HUB_DISABLE_XET="0"))
+    assert res.returncode == 0, res.stderr[-2000:]
+    tagged = res.stdout.splitlines()
+    assert len(tagged) == 2 and tagged[0] == tagged[1] and tagged[0].startswith("[")
     assert any(m == "GET" and p.startswith("/user/ai-ner/resolve/") and p.endswith("/model.safetensors")
                for m, p in fake_hub.requests), [r for r in fake_hub.requests if r[0] in ("GET", "HEAD")]  # from the server
 
