@@ -81,6 +81,7 @@ RENAMED: dict[str, tuple[str, str]] = {
     "crossner_hf.training.rnn.recipes.BiLSTMCRFArguments": ("crossner_hf.commands.bilstm_crf", "BiLSTMCRFArguments"),
     "crossner_hf.training.rnn.recipes.CDLMArguments": ("crossner_hf.commands.cdlm", "CDLMArguments"),
     "crossner_hf.training.rnn.multicell.MultiCellArguments": ("crossner_hf.commands.multicell", "MultiCellArguments"),
+    "crossner_hf.data.labels.entity_spans": ("crossner_hf.data.entities", "entity_spans"),
 }
 """``module.old_name`` -> (module, new name) of the object it now is."""
 
