@@ -1,0 +1,83 @@
+"""crossner_hf.data.target and its neighbours: the one labeled loader, the one home of seeded draws
+(crossner_hf.data.sampling), and the draws every seed made before they moved there."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from crossner_hf.data.sampling import draw_rows, few_shot_target, share
+from crossner_hf.data.target import TargetData, load_target
+
+# The indices each workflow drew on main 612c7ef (before the draws moved to data/sampling.py), from a 40-row toy
+# target / corpus whose row i holds i. They must never change: every figure of the README and docs that uses
+# few-shot or a corpus share was measured on these draws.
+PINNED_FINETUNE_FEW_SHOT_7_SEED_555 = [0, 27, 35, 25, 15, 22, 13]
+PINNED_FINETUNE_FRACTION_025_SEED_1 = [9, 23, 17, 28, 0, 7, 6, 22, 15, 16]
+PINNED_RNN_FEW_SHOT_5_SEED_9 = [22, 34, 21, 2, 31]
+PINNED_RNN_TEXT_SHARE_025_SEED_3 = [0, 4, 8, 15, 23, 30, 34, 36, 37, 38]
+PINNED_DAPT_SHARE_025_SEED_42 = [32, 7, 39, 18, 4, 37, 16, 5, 25, 28]
+
+
+@pytest.fixture(scope="module")
+def toy() -> TargetData:
+    from datasets import Dataset, DatasetDict
+
+    rows = {"id": [str(i) for i in range(40)], "tokens": [[f"w{i}"] for i in range(40)], "ner_tags": [[0]] * 40}
+    return TargetData("toy", ["O"], DatasetDict({s: Dataset.from_dict(rows) for s in ("train", "validation", "test")}))
+
+
+def _ids(target) -> list[int]:
+    return [int(i) for i in target["train"]["id"]]
+
+
+def test_the_few_shot_draws_are_the_ones_each_seed_made_before(toy):
+    assert _ids(few_shot_target(toy, 555, few_shot=7)) == PINNED_FINETUNE_FEW_SHOT_7_SEED_555
+    assert _ids(few_shot_target(toy, 1, fraction=0.25)) == PINNED_FINETUNE_FRACTION_025_SEED_1
+    assert _ids(few_shot_target(toy, 9, few_shot=5)) == PINNED_RNN_FEW_SHOT_5_SEED_9
+    assert few_shot_target(toy, 9) is toy  # no setting: the target as it is
+    assert [int(i) for i in draw_rows(toy["train"], 100, 555)["id"]][:7] == PINNED_FINETUNE_FEW_SHOT_7_SEED_555
+
+
+def test_the_workflows_draw_through_the_one_home(toy):
+    """Fine-tuning's seed_target and the RNN recipes' training_target give the pinned draws (they call data/)."""
+    from crossner_hf.training.rnn.recipes import RNNTaggerConfig
+    from crossner_hf.training.schedules import seed_target
+    from crossner_hf.training.training_args import FinetuneConfig
+
+    out = tempfile.mkdtemp()
+    assert [int(i) for i in seed_target(FinetuneConfig(output_dir=out, few_shot=7), 555, toy)["train"]["id"]] \
+        == PINNED_FINETUNE_FEW_SHOT_7_SEED_555
+    assert [int(i) for i in seed_target(FinetuneConfig(output_dir=out, few_shot_fraction=0.25), 1, toy)["train"]
+            ["id"]] == PINNED_FINETUNE_FRACTION_025_SEED_1
+    assert _ids(RNNTaggerConfig(output_dir=out, few_shot=5, seed=9).training_target(toy)) \
+        == PINNED_RNN_FEW_SHOT_5_SEED_9
+
+
+def test_corpus_shares_are_the_ones_each_seed_drew_before():
+    from datasets import Dataset
+
+    assert share(list(range(40)), 0.25, 3, "--source_text_fraction") == PINNED_RNN_TEXT_SHARE_025_SEED_3
+    corpus = Dataset.from_dict({"text": [str(i) for i in range(40)]})
+    assert [int(t) for t in share(corpus, 0.25, 42)["text"]] == PINNED_DAPT_SHARE_025_SEED_42
+    # nested: the smaller share is inside the larger one of the same seed
+    assert set(share(list(range(40)), 0.1, 3)) <= set(share(list(range(40)), 0.25, 3))
+    assert share(corpus, 1.0, 42) is corpus
+    with pytest.raises(ValueError, match=r"--target_text_fraction 1.5: give a share in \(0, 1\]"):
+        share([1, 2], 1.5, 0, "--target_text_fraction")
+
+
+def test_too_many_few_shot_sentences_is_one_line(toy):
+    with pytest.raises(ValueError, match="--few_shot 41: toy train has 40 sentences; give 1 to that many"):
+        few_shot_target(toy, 0, few_shot=41)
+
+
+def test_load_target_takes_a_datasetdict_with_dev_named_dev():
+    from datasets import Dataset, DatasetDict
+
+    rows = {"words": [["Ada", "wrote"]], "labels": [["B-x_person", "O"]]}
+    data = DatasetDict({s: Dataset.from_dict(rows) for s in ("train", "dev", "test")})
+    target = load_target(data, name="mine")
+    assert target.name == "mine" and target.labels == ["O", "B-x_person", "I-x_person"]
+    assert len(target["validation"]) == 1 and target.source is None
