@@ -10,7 +10,7 @@ before these functions moved here (``tests/test_target.py`` pins the drawn indic
 - :func:`share` — a fraction of a text corpus, nested: under one seed a smaller share is a prefix of the same
   draw's larger one (the 10% corpus is inside the 25% one). A ``Dataset`` (DAPT's corpus) is drawn with
   :func:`draw_rows` and keeps the draw's order; a list (the RNN recipes' language-model text) is drawn with
-  ``random.Random(seed)`` and keeps the texts' own order.
+  :func:`draw_texts` (``random.Random(seed)``) and keeps the texts' own order.
 
 Example:
     >>> share(list(range(8)), 0.5, seed=3, flag="--target_text_fraction")
@@ -68,5 +68,13 @@ def share(texts: Any, fraction: float, seed: int, flag: str = "--corpus_fraction
     if hasattr(texts, "shuffle"):  # a datasets.Dataset: DAPT's corpus
         logger.info("%s %g: %d of the corpus's %d texts", flag, fraction, keep, len(texts))
         return draw_rows(texts, keep, seed)
-    chosen = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:keep])
+    return draw_texts(texts, keep, seed)
+
+
+def draw_texts(texts: list, n: int, seed: int) -> list:
+    """``n`` of the list ``texts`` drawn with ``random.Random(seed)``, kept in their order (all of them when ``n``
+    is their number or more); the first ``n`` of one permutation, so the draws of one seed are nested."""
+    if n >= len(texts):
+        return texts
+    chosen = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:n])
     return [texts[i] for i in chosen]

@@ -141,12 +141,10 @@ def _corpus_dataset(corpus: Any, num_proc: int | None):
 
 
 def _share(texts, fraction: float, seed: int):
-    if fraction < 1:
-        # the same seed draws nested subsets: the first 10% of this shuffle also opens the 25% subset
-        keep = max(1, round(fraction * len(texts)))
-        texts = texts.shuffle(seed=seed).select(range(keep))
-        logger.info("--corpus_fraction %g: %d of the corpus's texts", fraction, keep)
-    return texts
+    """``fraction`` of the corpus drawn with ``seed``, nested (:func:`crossner_hf.data.sampling.share`)."""
+    from crossner_hf.data.sampling import share
+
+    return share(texts, fraction, seed, "--corpus_fraction")
 
 
 def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any = None, eval_corpus: Any = None,

@@ -48,6 +48,7 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy
 
+from crossner_hf.data.sampling import draw_rows
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
@@ -90,7 +91,7 @@ def source_in_target_space(
         source = load_target(SOURCE_DOMAIN, data_dir=source)
     rows = source[split]
     if subsample is not None:
-        rows = rows.shuffle(seed=seed).select(range(min(subsample, len(rows))))
+        rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.sampling: the one home of draws
     target_labels = labels_for(target) if isinstance(target, str) else list(target)
     names = map_tags_by_name(list(source.labels), target_labels)
     remap = [target_labels.index(n) for n in names]
@@ -104,16 +105,11 @@ def source_in_target_space(
 
 def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
     """The target's splits for one seed, ``train`` subsampled by ``few_shot`` / ``few_shot_fraction`` under
-    that seed."""
-    data = DatasetDict(dict(target.dataset))
-    keep = config.few_shot
-    if config.few_shot_fraction is not None:
-        keep = max(1, round(config.few_shot_fraction * len(data["train"])))
-    if keep is not None:
-        if keep > len(data["train"]):
-            raise ValueError(f"--few_shot {keep}: {target.name} train has only {len(data['train'])} sentences.")
-        data["train"] = data["train"].shuffle(seed=seed).select(range(keep))
-    return data
+    that seed (:func:`crossner_hf.data.sampling.few_shot_target`, the one home of draws)."""
+    from crossner_hf.data.sampling import few_shot_target
+
+    return DatasetDict(dict(few_shot_target(target, seed, few_shot=config.few_shot,
+                                            fraction=config.few_shot_fraction).dataset))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ import torch
 
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
 from crossner_hf.data.target import TargetData
+from crossner_hf.data.sampling import draw_rows
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
@@ -141,7 +142,7 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
     source = _source(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
-        src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
+        src_train = draw_rows(src_train, args.source_subsample, args.seed)  # the one home of draws
     source_ner, target_ner = examples_of(src_train), examples_of(target["train"])
     words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
     vocab, vectors = vocab_and_vectors(args, words, [])  # NCRF++'s uniform random vectors without GloVe

@@ -26,6 +26,7 @@ import torch
 
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
+from crossner_hf.data.sampling import draw_rows, few_shot_target, share
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
@@ -96,19 +97,9 @@ class RNNTaggerConfig(WorkflowConfig):
     rmsprop_learning_rate: float = field(default=1e-3, metadata={"help": "RMSprop learning rate (zero-shot start)."})
 
     def training_target(self, target: TargetData) -> TargetData:
-        """``target`` with its train split cut to ``few_shot`` sentences drawn with ``seed`` (unchanged without)."""
-        import dataclasses
-
-        from datasets import DatasetDict
-
-        if self.few_shot is None:
-            return target
-        train = target["train"]
-        if not 0 < self.few_shot <= len(train):
-            raise ValueError(f"--few_shot {self.few_shot}: {target.name} train has {len(train)} sentences; give "
-                             "1 to that many.")
-        data = DatasetDict({**target.dataset, "train": train.shuffle(seed=self.seed).select(range(self.few_shot))})
-        return dataclasses.replace(target, dataset=data)
+        """``target`` with its train split cut to ``few_shot`` sentences drawn with ``seed`` (unchanged without):
+        :func:`crossner_hf.data.sampling.few_shot_target`, the one home of draws."""
+        return few_shot_target(target, self.seed, few_shot=self.few_shot)
 
     def _fill(self, defaults: dict[str, Any]) -> None:
         for name, value in defaults.items():
@@ -395,16 +386,8 @@ def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, sou
 
 
 def _share(texts: list, fraction: float, seed: int, flag: str) -> list:
-    """``fraction`` of ``texts`` drawn with ``seed`` (in their order); nested: a smaller share is a prefix of the
-    same draw's larger one."""
-    import random
-
-    if not 0 < fraction <= 1:
-        raise ValueError(f"{flag} {fraction}: give a share in (0, 1], e.g. 0.25.")
-    if fraction == 1:
-        return texts
-    keep = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:max(1, round(fraction * len(texts)))])
-    return [texts[i] for i in keep]
+    """``fraction`` of ``texts`` drawn with ``seed``: :func:`crossner_hf.data.sampling.share`, the one home of draws."""
+    return share(texts, fraction, seed, flag)
 
 
 def train_cdlm(target: TargetData, config: CDLMTrainingConfig | None = None, *, source: TargetData | None = None,
@@ -427,7 +410,7 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     source = _source(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
-        src_train = src_train.shuffle(seed=args.seed).select(range(min(args.source_subsample, len(src_train))))
+        src_train = draw_rows(src_train, args.source_subsample, args.seed)  # the one home of draws
     source_ner = examples_of(src_train)
     source_text = sentences_as_examples(given_source_text) if given_source_text else [
         Example(e.tokens, None) for e in source_ner]
