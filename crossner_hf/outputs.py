@@ -214,19 +214,6 @@ def check_run_identity(folder: str | Path, settings: dict, *, resume: bool, over
         tmp.write_text(json.dumps(settings, indent=1, sort_keys=True), encoding="utf-8")
 
 
-class ResultsRecord:
-    """What the typed results of a run share (``RNNResult``, ``NERBERTResult``): ``result["key"]`` and ``"key" in
-    result`` read the whole ``results.json`` (``self.results``), as the dicts the 0.1 runners returned did."""
-
-    results: dict[str, Any]
-
-    def __getitem__(self, key: str) -> Any:
-        return self.results[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.results
-
-
 @contextmanager
 def claimed_output_dir(folder: str | Path, settings: dict, *, resume: bool, overwrite: bool,
                        stale: tuple[str, ...] = (), main: bool = True) -> Iterator[None]:

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "crossner_hf"
 
 LAYERS = [
-    "base",         # _lazy, _moved, extras, outputs, arguments, encoders, citations: no package imports
+    "base",         # _lazy, _moved, extras, outputs, results, arguments, encoders, citations: no package imports
     "data",         # labels, CoNLL, target datasets, words, tokenisation, collators, statistics
     "modeling",     # encoders, decoding, provenance, the RNN models
     "inference",    # the one Tagger and its transformer / RNN implementations
@@ -25,12 +25,13 @@ LAYERS = [
     "training",     # Trainer subclasses, schedules, DAPT, NER-BERT, the RNN loop and recipes
     "testing",      # tiny models and files for tests and smoke runs
     "reproduce",    # the papers' grids and tables (runs commands as processes, never imports them)
+    "adapt",        # which method for a user's domain: the candidates as a grid, the choice on dev, the evidence
     "commands",     # flags -> library calls
     "cli",
 ]
 """The layers, lowest first."""
 
-BASE = {"_lazy", "_moved", "extras", "outputs", "arguments", "encoders", "citations"}
+BASE = {"_lazy", "_moved", "extras", "outputs", "results", "arguments", "encoders", "citations"}
 
 
 def _modules() -> dict[str, Path]:

@@ -132,7 +132,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     # --- Python -----------------------------------------------------------------------------------------------
     target = load_target(str(mydata))
     result = finetune(tiny_bert_dir, target, FinetuneConfig(output_dir=str(tmp_path / "py"), **TRAIN))
-    assert isinstance(result, ScheduleResult) and result.domain == "mydata"
+    assert isinstance(result, ScheduleResult) and result.dataset == "mydata"
     tagger = Tagger.from_pretrained(result.output_dir)
     words = tagger.tag([["Hinton", "works", "at", "Google", "."]])
     assert len(words[0]) == 5
@@ -489,7 +489,7 @@ def test_nerbert_pretraining_takes_a_model_a_corpus_and_its_config(tiny_bert_dir
                            max_steps=2, eval_steps=2, save_steps=2, logging_steps=2, use_cpu=True, disable_tqdm=True,
                            seed=7, dataloader_pin_memory=False)
     result = pretrain_nerbert(tiny_bert_dir, corpus, config)
-    assert isinstance(result, NERBERTResult) and result.global_step == 2 and 0 <= result.best_validation_f1 <= 1
+    assert isinstance(result, NERBERTResult) and result.global_step == 2 and 0 <= result.dev_f1 <= 1
     assert result.results["corpus"]["path"] is None and result.results["corpus"]["train_sentences"] == 24
     assert (tmp_path / "nb" / "config.json").is_file() and not hasattr(config, "dataset_name")
     with pytest.raises(ValueError, match="no validation split"):

@@ -271,7 +271,7 @@ def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_
     result = finetune(tiny_bert_dir, target, config)
     assert isinstance(result, ScheduleResult) and result.seeds == [3] and result.best_seed == 3
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert result.test_f1 == saved["test_overall_f1_mean"] and result.domain == "people-places"
+    assert result.test_f1 == saved["test_overall_f1_mean"] and result.dataset == "people-places"
     assert result.output_dir == tmp_path / "out" and saved["labels"] == names
     tagger = Tagger.from_pretrained(result.output_dir)
     assert tagger.labels == names and len(tagger.tag([["Obama", "visited", "Germany"]])[0]) == 3

@@ -203,32 +203,30 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
     """The cell's score from its result file, or None when it has none.
 
     Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
-    for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: those of
-    the RNN recipes' overall scores, CDLM's Table 4); the silhouette (-1..1, overall or of
+    for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: the overall ones,
+    CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1, overall or of
     ``category``) for ``plot-entities``. A category the run did not score gives None.
     """
     path = cell.folder(out) / cell.result_file
     if not cell.score or not path.is_file():
         return None
     from crossner_hf.outputs import read_json
+    from crossner_hf.results import read_results
 
-    results = read_json(path)
-    if "silhouette" in results:  # crossner-hf plot-entities
-        scores = results["silhouette"]
+    raw = read_json(path)
+    if "silhouette" in raw:  # crossner-hf plot-entities: not a workflow's results
+        scores = raw["silhouette"]
         return scores["overall"] if category is None else scores["per_category"].get(category)
-    if "test_overall_f1_mean" in results:  # crossner-hf train (one or more seeds)
-        if category is None:
-            return 100 * results["test_overall_f1_mean"]
-        per_seed = [s["test"]["per_type"].get(category, {}).get("f1") for s in results["per_seed"]]
+    result = read_results(path)  # any schema this version reads: the shared keys say where the scores are
+    test = result["test"] or {}
+    if category is None:
+        return 100 * (result.test_f1 if metric == "f1" else test[f"overall_{metric}"])
+    if result["workflow"] == "finetune":  # the mean over the seeds that scored the type
+        per_seed = [s["test"]["per_type"].get(category, {}).get("f1") for s in result["per_seed"]]
         per_seed = [f for f in per_seed if f is not None]
         return 100 * sum(per_seed) / len(per_seed) if per_seed else None
-    test = results.get("test") or {}
-    if "overall_f1" in test:  # bilstm-crf / cdlm / multicell
-        if category is None:
-            return 100 * test[f"overall_{metric}"]
-        f1 = test.get("per_type", {}).get(category, {}).get("f1")
-        return None if f1 is None else 100 * f1
-    raise ValueError(f"{path}: no score found (expected test_overall_f1_mean, test.overall_f1 or silhouette).")
+    f1 = test.get("per_type", {}).get(category, {}).get("f1")
+    return None if f1 is None else 100 * f1
 
 
 def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | None:

@@ -31,6 +31,7 @@ from crossner_hf.encoders import resolve_model_path
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -104,15 +105,24 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
 
 
 
-@dataclass(frozen=True)
-class DAPTResult:
-    """What :func:`adapt_encoder` gives back: where the adapted encoder is, and ``dapt_results.json``'s content."""
+class DAPTResult(WorkflowResult):
+    """What :func:`adapt_encoder` gives back: where the adapted encoder is (``output_dir``), ``global_step``,
+    ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``dapt_results.json``'s content
+    (``results``). ``dev_f1`` / ``test_f1`` are ``None``: masked-LM training scores no entities."""
 
-    output_dir: Path
-    global_step: int
-    train_loss: float
-    perplexity: float | None
-    results: dict[str, Any]
+    workflow = "dapt"
+
+    @property
+    def global_step(self) -> int:
+        return self.results["global_step"]
+
+    @property
+    def train_loss(self) -> float:
+        return self.results["train_loss"]
+
+    @property
+    def perplexity(self) -> float | None:
+        return self.results.get("perplexity")
 
 
 def _corpus_dataset(corpus: Any, num_proc: int | None):
@@ -252,6 +262,10 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
         metrics = trainer.evaluate()
         results["eval_loss"] = metrics["eval_loss"]
         results["perplexity"] = math.exp(min(metrics["eval_loss"], 50))
+    results = {**shared_record(
+        "dapt", model=name, dataset={"name": corpus_name, "level": results["corpus_level"]}, seeds=[config.seed],
+        dev=None if evaluation is None else {"loss": results["eval_loss"], "perplexity": results["perplexity"]},
+        test=None, seconds=results["seconds"]), **results}
     out = Path(config.output_dir)
     if config.process_index == 0:
         from crossner_hf.publishing.cards import write_dapt_model_card
@@ -264,7 +278,7 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
             write_dapt_model_card(stage, results)
         push_run_output(config, out)
     trainer.accelerator.wait_for_everyone()
-    return DAPTResult(out, results["global_step"], results["train_loss"], results.get("perplexity"), results)
+    return DAPTResult(out, results)
 
 
 from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning

@@ -23,7 +23,7 @@ to its provenance record (:mod:`crossner_hf.modeling.heads`; what fine-tuning ca
 Example:
     >>> corpus = load_corpus("nerbert_corpus", "all")                                  # doctest: +SKIP
     >>> result = pretrain_nerbert("bert-base-cased", corpus, NERBERTConfig(output_dir="out"))  # doctest: +SKIP
-    >>> result.best_validation_f1                                                       # doctest: +SKIP
+    >>> result.dev_f1                                                                   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
-from crossner_hf.outputs import ResultsRecord, portable
+from crossner_hf.outputs import portable
+from crossner_hf.results import WorkflowResult, old_name, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -380,16 +381,24 @@ def _validation_of_saved_model(trainer: Trainer, args: NERBERTConfig) -> dict[st
     return {"step": step, **{k: entry[f"eval_{k}"] for k in keys}}
 
 
-@dataclass(frozen=True)
-class NERBERTResult(ResultsRecord):
-    """What NER-BERT pre-training gives back: the kept model's folder, its validation entity F1 (a fraction) at the
-    kept step, and the whole ``results.json`` (``results``)."""
+class NERBERTResult(WorkflowResult):
+    """What NER-BERT pre-training gives back: the kept model's folder, ``dev_f1`` its validation entity F1 (a
+    fraction) at the kept step ``best_step``, ``global_step``, and the whole ``results.json`` (``results``)."""
 
-    output_dir: Path
-    best_validation_f1: float
-    best_step: int
-    global_step: int
-    results: dict[str, Any]
+    workflow = "nerbert"
+
+    @property
+    def best_step(self) -> int:
+        return self.results["best_validation"]["step"]
+
+    @property
+    def global_step(self) -> int:
+        return self.results["global_step"]
+
+    @property
+    def best_validation_f1(self) -> float:
+        old_name(self, "best_validation_f1", "dev_f1")
+        return self.dev_f1
 
 
 def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,
@@ -408,8 +417,7 @@ def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,
                             overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
                             main=config.process_index == 0):
         results = _pretrain(model, corpus, config, callbacks)
-    return NERBERTResult(Path(config.output_dir), results["best_validation"]["f1"], results["best_validation"]["step"],
-                         results["global_step"], results)
+    return NERBERTResult(Path(config.output_dir), results)
 
 
 def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
@@ -426,6 +434,9 @@ def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
     train_seconds = time.perf_counter() - train_started
     best = _validation_of_saved_model(trainer, args)
     results: dict[str, Any] = {
+        **shared_record("nerbert", model=model, dataset={"name": corpus.name, "config": corpus.config},
+                        seeds=[args.seed], dev={"overall_f1": best["f1"], "step": best["step"]}, test=None,
+                        seconds=0.0),  # seconds: set below, once the run is over
         "kind": "nerbert", "model_name_or_path": str(model),
         "corpus": {
             "path": corpus.name, "config": corpus.config,
@@ -446,8 +457,8 @@ def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
         **{k: getattr(args, k) for k in ("per_device_train_batch_size", "gradient_accumulation_steps", "world_size",
                                          "learning_rate", "max_seq_length", "label_all_subwords")},
         "train_loss": output.training_loss, "train_seconds": train_seconds,
-        "seconds": time.perf_counter() - started,
     }
+    results["seconds"] = time.perf_counter() - started
     repo_id = hub_repo_id(args)
     # the provenance fine-tuning runs and their cards read (kept in every model fine-tuned from this one)
     record_pretraining(trainer.model, {

@@ -52,10 +52,13 @@ from crossner_hf.data.sampling import draw_rows
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
-from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name, with_source_tags
+from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, read_json
+from crossner_hf.results import WorkflowResult, old_name, shared_record
+from crossner_hf.training.cadence import dev_cadence
 from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
+from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
 
@@ -77,13 +80,14 @@ def prepare_split(dataset, tokenizer, args: FinetuneConfig, *, for_eval: bool = 
 
 def source_in_target_space(
     target: str | Sequence[str], source: TargetData | str | Path | None = None, subsample: int | None = None,
-    seed: int = 0, split: str = "train",
+    seed: int = 0, split: str = "train", label_map: dict[str, str] | None = None,
 ):
     """A split (train by default) of the source domain, CoNLL-2003, with its tags re-encoded as ids of the
     ``target`` label list (by name; a CrossNER domain's name or the list itself).
 
     ``source``: the source as a :class:`TargetData`, or the folder holding the CrossNER files (``None``:
-    ``$CROSSNER_DATA_DIR``). ``subsample`` keeps that many sentences, drawn with ``seed``.
+    ``$CROSSNER_DATA_DIR``). ``subsample`` keeps that many sentences, drawn with ``seed``. ``label_map`` renames
+    source types into target ones first (``{"person": "x_person"}``, :mod:`crossner_hf.training.label_map`).
     """
     from datasets import ClassLabel, List
 
@@ -93,7 +97,7 @@ def source_in_target_space(
     if subsample is not None:
         rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.sampling: the one home of draws
     target_labels = labels_for(target) if isinstance(target, str) else list(target)
-    names = map_tags_by_name(list(source.labels), target_labels)
+    names = map_tags_by_name(map_source_labels(list(source.labels), label_map), target_labels)
     remap = [target_labels.index(n) for n in names]
     features = rows.features.copy()
     features["ner_tags"] = List(ClassLabel(names=target_labels))
@@ -167,7 +171,8 @@ def _source_rows(args: FinetuneConfig, source: TargetData, tokenizer, seed: int,
     """CoNLL-2003 train in the target label space, tokenised (pretrain-finetune and joint)."""
     with args.main_process_first(desc="source data"):
         return prepare_split(
-            source_in_target_space(labels, source, args.source_subsample, seed), tokenizer, args
+            source_in_target_space(labels, source, args.source_subsample, seed, label_map=args.source_label_map),
+            tokenizer, args
         )
 
 
@@ -223,8 +228,11 @@ def _target_trainer(args, source: TargetData | None, seed, seed_dir: Path, model
 
 
 def head_labels(config: FinetuneConfig, target: TargetData) -> list[str]:
-    """The model head's tags: the target's, plus CoNLL-2003's missing ones when a schedule trains on it."""
-    return list(target.labels) if config.schedule == "direct" else with_source_tags(target.labels)
+    """The model head's tags: the target's, plus CoNLL-2003's missing ones (after ``source_label_map``) when a
+    schedule trains on it."""
+    if config.schedule == "direct":
+        return list(target.labels)
+    return head_labels_with_source(target.labels, labels_for(SOURCE_DOMAIN), config.source_label_map)
 
 
 def run_seed(
@@ -301,19 +309,27 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
     test_f1 = [r["test"]["overall_f1"] for r in per_seed]
     dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
     best = max(range(len(per_seed)), key=lambda i: dev_f1[i])
+    test_mean = statistics.fmean(test_f1)
+    test_std = statistics.stdev(test_f1) if len(test_f1) > 1 else None
+    means = _test_means(config.decoding, per_seed)
+    shared = shared_record(
+        "finetune", model=inputs.model_name, dataset=inputs.target.record(), seeds=[r["seed"] for r in per_seed],
+        dev={"overall_f1": statistics.fmean(dev_f1), "overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None},
+        test={"overall_f1": test_mean, "overall_f1_std": test_std,
+              **{f"overall_{m}": means[config.decoding][m] for m in ("precision", "recall")}},
+        seconds=sum(r["total_seconds"] for r in per_seed))
     return {
+        **shared,
         "domain": inputs.target.name,
-        "dataset": inputs.target.record(),
         "schedule": config.schedule,
         "model_name_or_path": inputs.model_name,
         "labels": head_labels(config, inputs.target),
-        "seeds": [r["seed"] for r in per_seed],
-        "test_overall_f1_mean": statistics.fmean(test_f1),
-        "test_overall_f1_std": statistics.stdev(test_f1) if len(test_f1) > 1 else None,
+        "test_overall_f1_mean": test_mean,
+        "test_overall_f1_std": test_std,
         "dev_overall_f1_mean": statistics.fmean(dev_f1),
         "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None,
         "decoding": config.decoding,
-        "test_mean": _test_means(config.decoding, per_seed),
+        "test_mean": means,
         "best_seed": per_seed[best]["seed"],
         "world_size": config.world_size,
         "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
@@ -398,28 +414,35 @@ def _finetune(model, target, config, tokenizer, source, callbacks) -> ScheduleRe
     return ScheduleResult.from_results(out, results)
 
 
-@dataclass(frozen=True)
-class ScheduleResult:
-    """What a schedule run gives back: where the kept model is and its scores (fractions, not percent).
+class ScheduleResult(WorkflowResult):
+    """What :func:`finetune` gives back: where the kept model is and its scores (fractions, not percent):
+    ``dev_f1`` / ``test_f1`` the means over seeds, ``test_f1_std``, ``best_seed``, ``schedule``.
 
     ``results`` is the whole ``results.json`` (per seed, per type, timings, the configuration).
     """
 
-    output_dir: Path
-    domain: str
-    schedule: str
-    seeds: list[int]
-    best_seed: int
-    test_f1: float
-    test_f1_std: float | None
-    dev_f1: float
-    results: dict[str, Any]
+    workflow = "finetune"
+
+    @property
+    def schedule(self) -> str:
+        return self.results["schedule"]
+
+    @property
+    def best_seed(self) -> int:
+        return self.results["best_seed"]
+
+    @property
+    def test_f1_std(self) -> float | None:
+        return self.results.get("test_overall_f1_std")
+
+    @property
+    def domain(self) -> str | None:
+        old_name(self, "domain", "dataset")
+        return self.dataset
 
     @classmethod
     def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
-        return cls(Path(output_dir), results["domain"], results["schedule"], list(results["seeds"]),
-                   results["best_seed"], results["test_overall_f1_mean"], results["test_overall_f1_std"],
-                   results["dev_overall_f1_mean"], results)
+        return cls(Path(output_dir), results)
 
 
 def format_results(results: dict[str, Any]) -> str:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
-from crossner_hf.outputs import ResultsRecord
+from crossner_hf.results import WorkflowResult, old_name, shared_record
 from crossner_hf.training.rnn.loop import Example, evaluate, write_results
 
 
@@ -21,23 +21,25 @@ def examples_of(dataset, with_tags: bool = True) -> list[Example]:
     return [Example(list(t), list(y) if with_tags else None) for t, y in zip(dataset["tokens"], dataset["ner_tags"])]
 
 
-@dataclass(frozen=True)
-class RNNResult(ResultsRecord):
-    """What an RNN runner gives back: where the kept model is, its scores (fractions, not percent) and the whole
-    ``results.json`` (``results``: per-type test scores, history, the configuration, the dataset)."""
+class RNNResult(WorkflowResult):
+    """What an RNN runner gives back: where the kept model is, its scores (fractions, not percent: ``dev_f1`` the
+    best dev F1, at ``best_epoch``; ``test_f1``), ``model`` the architecture, and the whole ``results.json``
+    (``results``: per-type test scores, history, the configuration, the dataset)."""
 
-    output_dir: Path
-    model: str
-    dataset: str
-    test_f1: float
-    best_dev_f1: float
-    best_epoch: int
-    results: dict[str, Any]
+    workflow = "rnn"
+
+    @property
+    def best_epoch(self) -> int:
+        return self.results["best_epoch"]
+
+    @property
+    def best_dev_f1(self) -> float:
+        old_name(self, "best_dev_f1", "dev_f1")
+        return self.dev_f1
 
     @classmethod
     def of(cls, output_dir: str | Path, results: dict[str, Any]) -> "RNNResult":
-        return cls(Path(output_dir), results["model"], results["dataset"]["name"], results["test"]["overall_f1"],
-                   results["best_dev_f1"], results["best_epoch"], results)
+        return cls(Path(output_dir), results)
 
 
 def sentences_as_examples(texts: Sequence[str] | Sequence[Sequence[str]]) -> list[Example]:
@@ -106,12 +108,15 @@ def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, star
     # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
     best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
         {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
+    seconds = time.perf_counter() - started
     results = {
+        **shared_record("rnn", model=extra["model"], dataset=extra["dataset"], seeds=[args.seed],
+                        dev={"overall_f1": state.best_f1, "epoch": state.best_epoch},
+                        test={k: v for k, v in test_scores.items() if k != "predictions"}, seconds=seconds),
         # the dataset's name under args.domain, where cards and readers of 0.1 results look for it
         "args": {**asdict(args), "domain": extra["dataset"]["name"]}, "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
-        "steps": state.global_step,
-        "test": {k: v for k, v in test_scores.items() if k != "predictions"}, "history": state.history,
-        "total_seconds": time.perf_counter() - started, **extra,
+        "steps": state.global_step, "history": state.history,
+        "total_seconds": seconds, **extra,
     }
     from crossner_hf.publishing.cards import write_rnn_model_card
     from crossner_hf.outputs import staged_outputs

@@ -1,0 +1,208 @@
+"""What every workflow gives back and writes: one result base, one versioned ``results.json`` schema, one reader.
+
+Every runner (``finetune``, ``adapt_encoder``, ``pretrain_nerbert``, ``train_bilstm_crf``, ``train_cdlm``,
+``train_multicell``) returns a subclass of :class:`WorkflowResult` and writes a results file whose top level
+carries :data:`SCHEMA` and the :data:`SHARED_KEYS`:
+
+- ``schema``: ``"crossner_hf.results/1"``; ``workflow``: ``finetune``, ``dapt``, ``nerbert`` or ``rnn``;
+- ``model``: what was trained: the pretrained start the run was given (a name or folder), or for the RNN
+  workflows, which start from scratch, the architecture (``bilstm-crf``, ``coach``, ``cdlm``, ``multicell``);
+- ``dataset``: ``{"name": ..., ...}`` (a DAPT or NER-BERT run: its corpus);
+- ``seeds``: the seeds run; ``seconds``: the wall time of the whole run;
+- ``dev`` / ``test``: ``{"overall_f1": ..., ...}`` (fractions; the mean over seeds where there are several), or
+  ``None`` where the workflow does not score that split (DAPT has no F1; NER-BERT has no test split).
+
+The workflow's own keys stay beside them. :func:`read_results` reads a folder's file, this schema or the three
+older ones (``train``'s ``config`` + ``domain``; the RNN recipes' ``args`` with ``domain``; DAPT's and NER-BERT's
+``corpus``), and gives the same :class:`WorkflowResult`.
+
+Example:
+    >>> r = WorkflowResult("out", {"schema": SCHEMA, "workflow": "rnn", "model": "bilstm-crf",
+    ...                            "dataset": {"name": "music"}, "seeds": [1], "dev": {"overall_f1": 0.5},
+    ...                            "test": {"overall_f1": 0.25}, "seconds": 3.0})
+    >>> print(r)
+    WorkflowResult(rnn bilstm-crf on music: dev F1 50.00, test F1 25.00, out)
+    >>> r["seeds"], r.test_f1
+    ([1], 0.25)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+logger = logging.getLogger(__name__)
+
+SCHEMA = "crossner_hf.results/1"
+"""The version of the ``results.json`` layout; a reader of a later one refuses it in one line."""
+
+SHARED_KEYS = ("schema", "workflow", "model", "dataset", "seeds", "dev", "test", "seconds")
+"""The top-level keys every workflow's results file carries."""
+
+RESULT_FILES = ("results.json", "dapt_results.json")
+"""The results file of a finished folder (DAPT's keeps its 0.1 name, which its readers and cards look for)."""
+
+
+def shared_record(workflow: str, *, model: Any, dataset: Mapping[str, Any] | str | None, seeds: list[int],
+                  dev: Mapping[str, Any] | None, test: Mapping[str, Any] | None, seconds: float) -> dict[str, Any]:
+    """The :data:`SHARED_KEYS` of a results file, to be merged at its top level (``{**shared_record(...), ...}``)."""
+    if isinstance(dataset, str) or dataset is None:
+        dataset = {"name": dataset}
+    return {"schema": SCHEMA, "workflow": workflow, "model": None if model is None else str(model),
+            "dataset": dict(dataset), "seeds": [int(s) for s in seeds], "dev": None if dev is None else dict(dev),
+            "test": None if test is None else dict(test), "seconds": seconds}
+
+
+def upgrade(results: dict[str, Any], where: str = "results") -> dict[str, Any]:
+    """``results`` with the :data:`SHARED_KEYS`: a file of this schema as it is, one of the older three (written
+    before the schema) with the keys read off what it holds; the old keys stay."""
+    schema = results.get("schema")
+    if schema == SCHEMA:
+        return results
+    if schema is not None:
+        raise ValueError(f"{where}: results schema {schema!r} is newer than this crossner_hf reads ({SCHEMA}); "
+                         "upgrade crossner_hf to read it.")
+    if "test_overall_f1_mean" in results:  # `train` (finetune), 0.1: config + domain
+        means = (results.get("test_mean") or {}).get(results.get("decoding")) or {}
+        shared = shared_record(
+            "finetune", model=results.get("model_name_or_path"),
+            dataset=results.get("dataset") if isinstance(results.get("dataset"), dict) else results.get("domain"),
+            seeds=results.get("seeds", []), seconds=results.get("total_seconds", 0.0),
+            dev={"overall_f1": results.get("dev_overall_f1_mean"), "overall_f1_std": results.get("dev_overall_f1_std")},
+            test={"overall_f1": results["test_overall_f1_mean"], "overall_f1_std": results.get("test_overall_f1_std"),
+                  **{f"overall_{m}": means[m] for m in ("precision", "recall") if m in means}})
+    elif "args" in results or isinstance(results.get("test"), dict):  # the RNN recipes, 0.1: args + domain, test
+        args = results.get("args") or {}
+        dataset = results.get("dataset") if isinstance(results.get("dataset"), dict) else args.get("domain")
+        shared = shared_record(
+            "rnn", model=results.get("model"), dataset=dataset, seeds=[args["seed"]] if "seed" in args else [],
+            dev={"overall_f1": results.get("best_dev_f1"), "epoch": results.get("best_epoch")},
+            test=results.get("test"), seconds=results.get("total_seconds", 0.0))
+    elif results.get("kind") == "nerbert":  # NER-BERT pre-training: corpus, best_validation
+        corpus = results.get("corpus") or {}
+        best = results.get("best_validation") or {}
+        shared = shared_record(
+            "nerbert", model=results.get("model_name_or_path"),
+            dataset={"name": corpus.get("path"), "config": corpus.get("config")}, seeds=[],
+            dev={"overall_f1": best.get("f1"), "step": best.get("step")}, test=None,
+            seconds=results.get("seconds", 0.0))
+    elif "corpus" in results:  # DAPT: corpus, corpus_level
+        shared = shared_record(
+            "dapt", model=results.get("model_name_or_path"),
+            dataset={"name": results["corpus"], "level": results.get("corpus_level")}, seeds=[],
+            dev=None, test=None, seconds=results.get("seconds", 0.0))
+    else:
+        raise ValueError(f"{where}: not a crossner_hf results file (no 'schema', 'test_overall_f1_mean', 'args' "
+                         "or 'corpus' key); pass the folder a crossner_hf run wrote.")
+    # the shared keys first; where an old file already had one of the names (RNN `test`, `dataset`), its value
+    # is what the shared key was read from, so the merge keeps it
+    return {**shared, **{k: v for k, v in results.items() if k not in shared}}
+
+
+def results_file(folder: str | Path) -> Path:
+    """The results file of ``folder`` (or ``folder`` itself when it is a file)."""
+    path = Path(folder)
+    if path.is_file():
+        return path
+    for name in RESULT_FILES:
+        if (path / name).is_file():
+            return path / name
+    raise FileNotFoundError(f"{path}: no {' or '.join(RESULT_FILES)}; pass the output folder of a finished "
+                            "crossner_hf run (a folder with a README.md).")
+
+
+@dataclass(frozen=True, repr=False)
+class WorkflowResult:
+    """What a run gives back: its folder and its results file's content, in the shared schema.
+
+    ``dev_f1`` / ``test_f1`` are fractions (the mean over seeds where there are several), ``None`` where the
+    workflow does not score that split. ``result["key"]`` and ``"key" in result`` read ``results``.
+    """
+
+    output_dir: Path
+    results: dict[str, Any]
+
+    workflow: ClassVar[str | None] = None
+    """The ``workflow`` value of the subclass's results (``None``: any)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "output_dir", Path(self.output_dir))
+        object.__setattr__(self, "results", upgrade(dict(self.results), str(self.output_dir)))
+
+    @classmethod
+    def read(cls, folder: str | Path) -> "WorkflowResult":
+        """The result a finished run left in ``folder`` (any schema this version reads)."""
+        from crossner_hf.outputs import read_json
+
+        path = results_file(folder)
+        raw = read_json(path, "rerun the workflow that wrote it")
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: not a results record (a JSON object); rerun the workflow that wrote it.")
+        result = cls(path.parent, upgrade(raw, str(path)))
+        if cls.workflow is not None and result.results["workflow"] != cls.workflow:
+            raise ValueError(f"{path}: a {result.results['workflow']} run's results, not {cls.workflow}; read it "
+                             "with read_results.")
+        return result
+
+    # ------------------------------------------------------------------ the shared keys
+
+    @property
+    def dataset(self) -> str | None:
+        """The dataset's (a DAPT or NER-BERT run: the corpus's) name."""
+        return (self.results.get("dataset") or {}).get("name")
+
+    @property
+    def model(self) -> str | None:
+        return self.results.get("model")
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.results.get("seeds") or [])
+
+    @property
+    def seconds(self) -> float:
+        return self.results.get("seconds", 0.0)
+
+    @property
+    def dev_f1(self) -> float | None:
+        return (self.results.get("dev") or {}).get("overall_f1")
+
+    @property
+    def test_f1(self) -> float | None:
+        return (self.results.get("test") or {}).get("overall_f1")
+
+    # ------------------------------------------------------------------ dict access and a summary
+
+    def __getitem__(self, key: str) -> Any:
+        return self.results[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.results
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.results.get(key, default)
+
+    def __str__(self) -> str:
+        scores = [f"{name} F1 {100 * value:.2f}" for name, value in (("dev", self.dev_f1), ("test", self.test_f1))
+                  if value is not None]
+        what = " ".join(str(x) for x in (self.results.get("workflow"), self.model) if x)
+        on = f" on {self.dataset}" if self.dataset else ""
+        return f"{type(self).__name__}({what}{on}: {', '.join([*scores, str(self.output_dir)])})"
+
+    __repr__ = __str__
+
+
+def read_results(folder: str | Path) -> WorkflowResult:
+    """The result a finished run left in ``folder`` (its ``results.json`` or ``dapt_results.json``, of this schema
+    or an older one), with the shared keys; the workflow's own keys through ``result["key"]``."""
+    return WorkflowResult.read(folder)
+
+
+def old_name(result: WorkflowResult, old: str, new: str) -> None:
+    """The one old-name warning for a renamed result attribute."""
+    from crossner_hf._moved import warn_renamed
+
+    warn_renamed(f"{type(result).__name__}.{old}", f"{type(result).__name__}.{new}", stacklevel=4)
