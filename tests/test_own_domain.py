@@ -43,7 +43,7 @@ def test_jsonl_with_string_tags_and_other_column_names_loads(mydata):
     assert [len(target[s]) for s in ("train", "validation", "test")] == [200, 541, 651]
     with pytest.raises(ValueError, match="--label_column_name"):
         load_target(str(mydata), label_column="tags")
-    with pytest.raises(ValueError, match="are not BIO"):  # columns swapped: one line naming the fix, no TypeError
+    with pytest.raises(ValueError, match="not BIO: `"):  # columns swapped: one line naming the fix, no TypeError
         load_target(str(mydata), text_column="labels", label_column="words")
 
 
@@ -59,7 +59,7 @@ def test_one_orphan_rule_and_message_for_every_source(crossner_data_dir, tmp_pat
         load_target(str(conll))
     tail = "use 'B-lab', or read it as 'B-lab' as conlleval does with strict=False (--strict false)."
     assert str(from_jsonl.value).endswith(tail) and str(from_conll.value).endswith(tail)
-    assert "train row 0, word 0" in str(from_jsonl.value)
+    assert "orphans/train.jsonl:1, word 1" in str(from_jsonl.value)  # file:line and word, 1-based
     with caplog.at_level(logging.WARNING):
         repaired = load_target(str(jsonl), strict=False)
     assert repaired["train"].features["ner_tags"].feature.int2str(repaired["train"][0]["ner_tags"][0]) == "B-lab"

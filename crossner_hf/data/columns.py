@@ -11,7 +11,13 @@ features (``id``, ``tokens``, ``ner_tags`` as a ``ClassLabel``):
 - **tags**: a ``Sequence(ClassLabel)`` keeps its names in id order; string tags give the list
   ``O``, then ``B-``/``I-`` of each entity type in the order the types first appear in train, then validation,
   then test (the order :func:`crossner_hf.data.target.conll_folder_labels` uses for CoNLL folders), so every run
-  on the data builds the same head; BIO tags are required;
+  on the data builds the same head; BIO tags are required (``not BIO: `x_lang` at js/train.jsonl:2; tags are O,
+  B-type, I-type``);
+- **cells**: a list, or (a CSV cell) a string holding a JSON list or a Python-literal list as pandas' ``to_csv``
+  writes one (``"['Popular', 'approaches']"``), read with ``json.loads`` / ``ast.literal_eval`` (literals only);
+  anything else is one line saying what a cell must hold;
+- **places**: every message names where the row is: ``file:line`` (1-based) for files, ``SPLIT row N`` (1-based)
+  for data in memory;
 - **orphan** ``I-x`` tags (after ``O`` or another type): the one rule of :func:`crossner_hf.data.labels.orphan_rule`:
   ``strict=True`` (the default everywhere, ``--strict true``) refuses them naming the split, row and word;
   ``strict=False`` reads them as ``B-x``, as conlleval does, and says how many it repaired.
@@ -29,8 +35,10 @@ Example:
 
 from __future__ import annotations
 
+import ast
+import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from crossner_hf.data.labels import labels_for, orphan_rule
@@ -84,20 +92,40 @@ def _class_names(feature: Any) -> list[str] | None:
     return list(names) if names is not None else None
 
 
-def _tag_strings(dataset: Any, label_column: str, names: list[str] | None, where: str) -> list[list[str]]:
-    rows = dataset[label_column]
-    out = []
-    for i, row in enumerate(rows):
-        if row is None:
-            raise ValueError(f"{where} row {i}: no {label_column!r} value; every row needs its tags.")
-        if names is not None:
-            out.append([names[t] for t in row])
-        elif all(isinstance(t, str) for t in row):
-            out.append(list(row))
-        else:
-            raise ValueError(f"{where} row {i}: the {label_column!r} tags are {type(row[0]).__name__}s without "
-                             "names; give string tags (B-person) or a Sequence(ClassLabel) column.")
-    return out
+CELL_EXAMPLE = "['Popular', 'approaches'] as pandas' to_csv writes it, or [\"Popular\", \"approaches\"] as JSON"
+
+
+def cell_list(value: Any, *, place: str, column: str, what: str, named: bool) -> list:
+    """The list a cell holds: a list as it is, or a string holding a JSON or Python-literal list (a CSV cell, as
+    pandas' ``to_csv`` writes a list). Anything else is a one-line ``ValueError`` saying what a cell must hold;
+    ``named``: the column was named by the user, so the message does not suggest naming another one."""
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            try:
+                parsed = ast.literal_eval(value.strip())  # literals only: never runs code
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                parsed = None
+        if isinstance(parsed, list):
+            return parsed
+    shown = repr(value) if len(repr(value)) <= 48 else repr(value)[:45] + "..."
+    hint = "" if named else (f"; if {column!r} is not the {what} column, name it with "
+                             f"{'--text_column_name' if what == 'words' else '--label_column_name'}")
+    raise ValueError(f"{place}: the {column!r} cell holds {shown} ({type(value).__name__}); a cell must hold a list "
+                     f"of {what}: {CELL_EXAMPLE}{hint}.")
+
+
+def is_bio(tag: str) -> bool:
+    """``O``, ``B-type`` or ``I-type``."""
+    return tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)
+
+
+def not_bio_message(tag: str, place: str) -> str:
+    """The one message for a tag outside the BIO scheme, naming where it is."""
+    return f"not BIO: `{tag}` at {place}; tags are O, B-type, I-type (convert IOBES or other schemes to BIO first)"
 
 
 def string_tag_list(tag_rows: Sequence[Sequence[str]]) -> list[str]:
@@ -111,67 +139,125 @@ def string_tag_list(tag_rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def check_bio(labels: Sequence[str], where: str) -> None:
-    bad = [t for t in labels if t != "O" and (t[:2] not in ("B-", "I-") or len(t) < 3)]
-    if bad or not labels or "O" not in labels:
-        raise ValueError(f"{where}: tags {list(bad or labels)[:6]} are not BIO; use O, B-<type> and I-<type> "
-                         "(convert IOBES or other schemes to BIO first).")
+    """A ``ClassLabel``'s names (or any tag list) are BIO with ``O`` among them; a one-line ``ValueError`` else."""
+    bad = [t for t in labels if not is_bio(t)]
+    if bad:
+        raise ValueError(not_bio_message(bad[0], where))
+    if not labels or "O" not in labels:
+        raise ValueError(f"{where}: the tags {list(labels)[:6]} have no O; tags are O, B-type, I-type.")
+
+
+def row_place(source: str, split: str) -> Callable[[int], str]:
+    """Where row ``i`` of a split is, for data with no file lines (a ``DatasetDict`` in memory): 1-based."""
+    return lambda i: f"{source} {split} row {i + 1}"
+
+
+class _Collector:
+    """Raise the first problem (loading), or keep every one and skip its row (``problems`` given: checking)."""
+
+    def __init__(self, problems: list[str] | None):
+        self.problems = problems
+
+    def __call__(self, message: str) -> None:
+        if self.problems is None:
+            raise ValueError(message)
+        self.problems.append(message)
+
+
+def _row(i: int, words_cell: Any, tags_cell: Any, names: list[str] | None, *, place: str, text: str, label: str,
+         named: tuple[bool, bool], problem: _Collector) -> tuple[list[str], list[str]] | None:
+    """One row's words and string tags, or ``None`` (after saying why) when it cannot be read."""
+    try:
+        if words_cell is None:
+            raise ValueError(f"{place}: no {text!r} value; every row needs its words.")
+        words = cell_list(words_cell, place=place, column=text, what="words", named=named[0])
+        if not all(isinstance(w, str) for w in words):
+            raise ValueError(f"{place}: the {text!r} cell holds {type(next(w for w in words if not isinstance(w, str))).__name__}"
+                             f"s; a cell must hold a list of words: {CELL_EXAMPLE}.")
+        if tags_cell is None:
+            raise ValueError(f"{place}: no {label!r} value; every row needs its tags.")
+        tags = cell_list(tags_cell, place=place, column=label, what="tags", named=named[1])
+        if names is not None:
+            tags = [names[t] for t in tags]
+        elif not all(isinstance(t, str) for t in tags):
+            raise ValueError(f"{place}: the {label!r} tags are {type(tags[0]).__name__}s without names; give string "
+                             "tags (B-person) or a Sequence(ClassLabel) column.")
+        bad = next((t for t in tags if not is_bio(t)), None)
+        if bad is not None:
+            raise ValueError(not_bio_message(bad, place))
+        if len(words) != len(tags):
+            raise ValueError(f"{place}: {len(words)} words but {len(tags)} tags; give one tag per word.")
+    except ValueError as err:
+        problem(str(err))
+        return None
+    return words, tags
 
 
 def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str | None = None,
-                     label_column: str | None = None, strict: bool = True) -> tuple[list[str], Any]:
+                     label_column: str | None = None, strict: bool = True,
+                     places: Mapping[str, Callable[[int], str]] | None = None,
+                     problems: list[str] | None = None) -> tuple[list[str], Any]:
     """``(labels, DatasetDict)`` with this project's features from ``splits`` (see the module docstring).
 
     ``splits`` maps ``train`` / ``validation`` / ``test`` to ``datasets.Dataset`` objects (others are ignored).
-    ``source`` names the data in messages.
+    ``source`` names the data in messages; ``places[split](i)`` says where row ``i`` is (``js/train.jsonl:2``;
+    default ``SOURCE SPLIT row i+1``). Without ``problems`` the first problem raises a one-line ``ValueError``;
+    with a list, every problem is appended to it (the data check) and the rows without one are kept.
     """
     from datasets import Dataset, DatasetDict
 
+    problem = _Collector(problems)
     missing = [s for s in SPLITS if s not in splits]
     if missing:
-        raise ValueError(f"{source} lacks the splits {', '.join(missing)} (it has {sorted(splits)}); name them "
-                         "train, validation (or dev / valid) and test.")
+        problem(f"{source} lacks the splits {', '.join(missing)} (it has {sorted(splits)}); name them train, "
+                "validation (or dev / valid) and test.")
+    present = [s for s in SPLITS if s in splits]
     words: dict[str, list[list[str]]] = {}
     tags: dict[str, list[list[str]]] = {}
+    rows: dict[str, list[int]] = {}  # each kept row's index in its split, for its place in messages
     class_names: list[str] | None = None
-    for split in SPLITS:
+    for split in present:
         ds = splits[split]
-        where = f"{source} {split}"
-        text, label = find_columns(ds.column_names, text_column, label_column, where=where)
+        place = (places or {}).get(split) or row_place(source, split)
+        text, label = find_columns(ds.column_names, text_column, label_column, where=f"{source} {split}")
         names = _class_names(ds.features[label])
-        if split == "train":
+        if split == present[0]:
             class_names = names
-        words[split] = []
-        for i, row in enumerate(ds[text]):
-            if row is None:
-                raise ValueError(f"{where} row {i}: no {text!r} value; every row needs its words.")
-            if not isinstance(row, (list, tuple)) or not all(isinstance(w, str) for w in row):
-                raise ValueError(f"{where} row {i}: the {text!r} column must hold a list of words (str); name the "
-                                 "words column with --text_column_name (text_column= in Python).")
-            words[split].append(list(row))
-        tags[split] = _tag_strings(ds, label, names, where)
-        for i, (w, t) in enumerate(zip(words[split], tags[split])):
-            if len(w) != len(t):
-                raise ValueError(f"{where} row {i}: {len(w)} words but {len(t)} tags.")
+            if names is not None:
+                check_bio(names, f"{source} {split} (its ClassLabel names)")
+                if names[0] != "O":
+                    raise ValueError(f"{source}: its ClassLabel names start with {names[0]!r}; 'O' must be id 0.")
+        words[split], tags[split], rows[split] = [], [], []
+        for i, (w, t) in enumerate(zip(ds[text], ds[label])):
+            row = _row(i, w, t, names, place=place(i), text=text, label=label,
+                       named=(text_column is not None, label_column is not None), problem=problem)
+            if row is not None:
+                words[split].append(row[0])
+                tags[split].append(row[1])
+                rows[split].append(i)
     labels = class_names if class_names is not None else string_tag_list(
-        [row for split in SPLITS for row in tags[split]])
-    check_bio(labels, source)
-    if class_names is not None and labels[0] != "O":
-        raise ValueError(f"{source}: its ClassLabel names start with {labels[0]!r}; 'O' must be id 0.")
+        [row for split in present for row in tags[split]])
     index = {t: i for i, t in enumerate(labels)}
     out = {}
     repaired = 0
-    for split in SPLITS:
-        ids = []
+    for split in present:
+        ids, kept = [], []
+        place = (places or {}).get(split) or row_place(source, split)
         for i, row in enumerate(tags[split]):
-            fixed, n = orphan_rule(row, strict=strict, where=f"{source} {split} row {i}", tokens=words[split][i])
+            try:
+                fixed, n = orphan_rule(row, strict=strict, where=place(rows[split][i]), tokens=words[split][i])
+                unknown = [t for t in fixed if t not in index]
+                if unknown:
+                    raise ValueError(f"{place(rows[split][i])}: tags {unknown} are not in the train split's tag list {labels}; "
+                                     "use the same tags in every split.")
+            except ValueError as err:
+                problem(str(err))
+                continue
             repaired += n
-            unknown = [t for t in fixed if t not in index]
-            if unknown:
-                raise ValueError(f"{source} {split} row {i}: tags {unknown} are not in the train split's tag list "
-                                 f"{labels}; use the same tags in every split.")
             ids.append([index[t] for t in fixed])
-        out[split] = Dataset.from_dict({"id": [str(i) for i in range(len(ids))], "tokens": words[split],
-                                        "ner_tags": ids}, features=features_for(labels))
+            kept.append(words[split][i])
+        out[split] = Dataset.from_dict({"id": [str(i) for i in range(len(ids))], "tokens": kept, "ner_tags": ids},
+                                       features=features_for(labels))
     if repaired:
         logger.warning("%s: repaired %d orphan I- tag(s) to B- (strict=False).", source, repaired)
     return labels, DatasetDict(out)

@@ -181,7 +181,7 @@ def orphan_message(tag: str, previous: str, token: str | None = None) -> str:
 def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequence[str] | None = None
                 ) -> tuple[list[str], int]:
     """The one rule for orphan ``I-x`` tags (after ``O``, at the start, or after another type): ``strict`` raises a
-    ``ValueError`` naming ``where`` and the word; otherwise they become ``B-x``. Returns the tags and the count
+    ``ValueError`` naming ``where`` and the word (1-based); otherwise they become ``B-x``. Returns the tags and the count
     repaired (the caller says how many, once)."""
     out, repaired = [], 0
     for i, tag in enumerate(tags):
@@ -189,7 +189,7 @@ def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequen
             previous = out[-1] if out else "O"
             if not continues(previous, tag):
                 if strict:
-                    raise ValueError(f"{where}, word {i}: " + orphan_message(tag, previous,
+                    raise ValueError(f"{where}, word {i + 1}: " + orphan_message(tag, previous,
                                                                              tokens[i] if tokens else None))
                 tag = "B-" + tag_type(tag)
                 repaired += 1

@@ -1,4 +1,4 @@
-"""Where the CrossNER files come from, and ``load_crossner``.
+"""The one labeled-data loader, :func:`load_target`, and where the CrossNER files come from.
 
 The raw files are found, in order: an explicit ``data_dir`` argument, the environment
 variable ``CROSSNER_DATA_DIR``, or a download of the upstream files pinned to commit
@@ -12,9 +12,9 @@ schema, so a warm load memory-maps the cache instead of re-parsing and a changed
 noticed.
 
 Example:
-    >>> ds = load_crossner("politics", data_dir="../shared/data/crossner")  # doctest: +SKIP
-    >>> ds["train"].features["ner_tags"].feature.names[:3]                # doctest: +SKIP
-    ['O', 'B-country', 'B-politician']
+    >>> politics = load_target("politics", data_dir="../shared/data/crossner")  # doctest: +SKIP
+    >>> politics.labels[:3], len(politics["train"])                            # doctest: +SKIP
+    (['O', 'B-country', 'B-politician'], 200)
 """
 
 from __future__ import annotations
@@ -167,16 +167,18 @@ def build_split(path: Path, config: str | Sequence[str], strict: bool = True):
 
 
 def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bool = True):
-    """Load one CrossNER config as a ``DatasetDict`` with ``train``/``validation``/``test``.
+    """A thin wrapper kept for 0.1 code: ``load_target(config, data_dir=data_dir, strict=strict).dataset``.
 
-    Args:
-        config: ``conll2003``, ``politics``, ``science``, ``music``, ``literature`` or ``ai``.
-        data_dir: a folder with ``<config>/{train,dev,test}.txt``; defaults to
-            ``$CROSSNER_DATA_DIR``, then to a pinned, checksummed download.
-        strict: passed to :func:`crossner_hf.read_conll` (orphan ``I-`` tags raise).
-
-    The result is cached as Arrow; the cache key hashes the files, so edits are noticed.
+    :func:`load_target` is the one labeled-data loader (it also gives the tag list and the name); this returns
+    only its ``DatasetDict`` of ``train`` / ``validation`` / ``test`` for a CrossNER config (``conll2003``,
+    ``politics``, ``science``, ``music``, ``literature``, ``ai``).
     """
+    return load_target(config, data_dir=data_dir, strict=strict).dataset
+
+
+def _crossner(config: str, data_dir: str | Path | None, strict: bool):
+    """A CrossNER config's splits from ``data_dir``, ``$CROSSNER_DATA_DIR`` or the pinned download, cached as
+    Arrow (the cache key hashes the files, so edits are noticed)."""
     folder = resolve_data_dir(config, data_dir)
     return _parsed(folder, config, labels_for(config), strict)
 
@@ -249,9 +251,12 @@ def conll_folder_labels(folder: str | Path) -> list[str]:
 
 
 def load_conll_folder(folder: str | Path, *, strict: bool = True):
-    """Load a user's CoNLL folder (``train.txt``, ``dev.txt``, ``test.txt``) as a ``DatasetDict`` with
-    ``train``/``validation``/``test``, its labels from :func:`conll_folder_labels`; cached like
-    :func:`load_crossner`."""
+    """A thin wrapper kept for 0.1 code: ``load_target(folder, strict=strict).dataset`` for a user's CoNLL folder
+    (``train.txt``, ``dev.txt``, ``test.txt``; labels from :func:`conll_folder_labels`)."""
+    return load_target(check_conll_folder(folder), strict=strict).dataset
+
+
+def _conll_folder(folder: str | Path, strict: bool):
     path = check_conll_folder(folder)
     return _parsed(path, path.name, conll_folder_labels(path), strict)
 
@@ -278,14 +283,20 @@ def target_name(source: str | Path) -> str:
     return path.resolve().name if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
 
 
-def _load_splits(source: str | Path) -> dict[str, Any]:
-    """``load_dataset(source)``'s train / validation / test (``dev`` and ``valid`` accepted for validation).
+def _load_splits(source: str | Path, problems: list[str] | None = None
+                 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """``(splits, places, files)``: the train / validation / test of ``source`` (``dev`` and ``valid`` accepted for
+    validation), where each row sits (:class:`crossner_hf.data.files.Places`) and the files of each split.
 
-    ``source`` is a folder ``load_dataset`` opens (JSON Lines, CSV, Parquet or Arrow files named by split) or a
-    Hub id. A name that is neither an existing path nor reachable on the Hub is one line saying both.
+    ``source`` is a local folder of JSON Lines / CSV / Parquet files (read by :func:`crossner_hf.data.files.
+    read_folder`: every malformed line one line naming ``file:line``), another folder ``load_dataset`` opens, or
+    a Hub id. A name that is neither an existing path nor reachable on the Hub is one line saying both.
+    ``problems``: as :func:`crossner_hf.data.files.read_folder` takes it.
     """
     from datasets import load_dataset
+    from datasets.exceptions import DatasetGenerationError
 
+    from crossner_hf.data.files import read_folder
     from crossner_hf.encoders import hub_offline
 
     path = Path(str(source)).expanduser()
@@ -296,28 +307,49 @@ def _load_splits(source: str | Path) -> dict[str, Any]:
         raise FileNotFoundError(f"--dataset_dir {source}: no such folder or file ({path.resolve()}), {why}; pass a "
                                 "CrossNER domain, a CoNLL folder, or a folder of train/validation/test files "
                                 "(JSON Lines, CSV, Parquet).")
-    try:
-        loaded = load_dataset(str(path) if path.exists() else str(source))
-    except (FileNotFoundError, ConnectionError, ValueError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        where = "the folder" if path.exists() else "no such local folder, and the Hub"
-        raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset ({first[:200]}).") \
-            from None
+    read = read_folder(path, str(source), problems) if path.is_dir() else None
+    if read is not None:
+        loaded, places, files = read
+    else:
+        try:
+            loaded = load_dataset(str(path) if path.exists() else str(source))
+        except (FileNotFoundError, ConnectionError, ValueError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            where = "the folder" if path.exists() else "no such local folder, and the Hub"
+            raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset "
+                                    f"({first[:200]}).") from None
+        except DatasetGenerationError as err:  # a broken file of a folder read as it is: one line, not 90
+            cause = err.__cause__ or err.__context__ or err
+            raise ValueError(f"--dataset_dir {source}: could not be read ({' '.join(str(cause).split())[:200]})."
+                             ) from None
+        places, files = {}, {}
     splits = {}
     for split, aliases in SPLIT_ALIASES.items():
         found = next((a for a in aliases if a in loaded), None)
         if found is None:
-            raise ValueError(f"--dataset_dir {source}: load_dataset gives the splits {list(loaded)}; a {split} split "
-                             f"is needed (a file or split named {' or '.join(aliases)}).")
+            if problems is not None and any(a in files for a in aliases):
+                continue  # its files were unreadable: said in problems
+            message = (f"--dataset_dir {source}: it gives the splits {list(loaded)}; a {split} split is needed (a "
+                       f"file or split named {' or '.join(aliases)}).")
+            if problems is None:
+                raise ValueError(message)
+            problems.append(message)
+            continue
         splits[split] = loaded[found]
-    return splits
+        if found in places:
+            places[split] = places.pop(found)
+        if found in files:
+            files[split] = files.pop(found)
+    return splits, places, files
 
 
-def _normalized(source: str | Path, text_column: str | None, label_column: str | None, strict: bool):
+def _normalized(source: str | Path, text_column: str | None, label_column: str | None, strict: bool,
+                problems: list[str] | None = None):
     from crossner_hf.data.columns import normalize_splits
 
-    return normalize_splits(_load_splits(source), source=str(source), text_column=text_column,
-                            label_column=label_column, strict=strict)
+    splits, places, _ = _load_splits(source, problems)
+    return normalize_splits(splits, source=str(source), text_column=text_column, label_column=label_column,
+                            strict=strict, places=places, problems=problems)
 
 
 def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
@@ -347,15 +379,10 @@ def target_labels_of(source: str | Path, *, text_column: str | None = None, labe
 
 def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True,
                         text_column: str | None = None, label_column: str | None = None):
-    """A target as a ``DatasetDict`` with ``train``/``validation``/``test`` and this project's features: a
-    CrossNER domain (:func:`load_crossner` from ``data_dir``), a CoNLL folder (:func:`load_conll_folder`) or any
-    token-classification dataset ``load_dataset`` opens, its columns found and tags read as
-    :func:`crossner_hf.data.columns.normalize_splits` says. ``strict``: the one rule for orphan ``I-`` tags."""
-    if str(source) in CONFIGS:
-        return load_crossner(str(source), data_dir, strict=strict)
-    if is_conll_folder(source):
-        return load_conll_folder(source, strict=strict)
-    return _normalized(source, text_column, label_column, strict)[1]
+    """A thin wrapper: ``load_target(source, ...).dataset`` (the ``DatasetDict`` alone; :func:`load_target` is the
+    one labeled-data loader)."""
+    return load_target(source, data_dir=data_dir, strict=strict, text_column=text_column,
+                       label_column=label_column).dataset
 
 
 @dataclass(frozen=True)
@@ -388,11 +415,16 @@ class TargetData:
 def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None, name: str | None = None,
                 text_column: str | None = None, label_column: str | None = None, strict: bool = True
                 ) -> TargetData:
-    """A target from a CrossNER domain name (``politics``), a CoNLL folder, any token-classification
-    dataset ``load_dataset`` opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files), or a
-    ``DatasetDict`` already in memory. Columns are found as ``run_ner.py`` finds them (``text_column`` /
-    ``label_column`` to name them), tags may be strings or ``ClassLabel``, and ``strict`` is the one rule for
-    orphan ``I-`` tags (:mod:`crossner_hf.data.columns`).
+    """The one labeled-data loader: a target from a CrossNER domain name (``politics``; ``data_dir`` or
+    ``$CROSSNER_DATA_DIR`` holds the files), a CoNLL folder, any token-classification dataset ``load_dataset``
+    opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files; CSV cells may hold lists as pandas
+    writes them), or a ``DatasetDict`` already in memory. Columns are found as ``run_ner.py`` finds them
+    (``text_column`` / ``label_column`` to name them), tags may be strings or ``ClassLabel``, and ``strict`` is
+    the one rule for orphan ``I-`` tags (:mod:`crossner_hf.data.columns`). A malformed file is one ``ValueError``
+    line naming ``file:line``; :func:`crossner_hf.data.check.check_dataset` lists every problem at once.
+
+    ``load_crossner``, ``load_conll_folder`` and ``load_target_dataset`` are thin wrappers returning this
+    target's ``.dataset``.
 
     >>> from crossner_hf.data.target import load_target
     >>> politics = load_target("politics")           # doctest: +SKIP
@@ -409,8 +441,12 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
         labels, dataset = normalize_splits(splits, source=name or "the DatasetDict", text_column=text_column,
                                            label_column=label_column, strict=strict)
         return TargetData(name or "custom", labels, dataset)
-    dataset = load_target_dataset(source, data_dir=data_dir, strict=strict, text_column=text_column,
-                                  label_column=label_column)
+    if str(source) in CONFIGS:
+        dataset = _crossner(str(source), data_dir, strict)
+    elif is_conll_folder(source):
+        dataset = _conll_folder(source, strict)
+    else:
+        labels, dataset = _normalized(source, text_column, label_column, strict)
     labels = list(dataset["train"].features["ner_tags"].feature.names)  # set from the source's tag list there
     if str(source) in CONFIGS:
         return TargetData(name or str(source), labels, dataset, "crossner")

@@ -1,0 +1,252 @@
+"""A local folder of JSON Lines / CSV / Parquet files as splits, each malformed line named ``file:line``.
+
+``datasets.load_dataset`` reads such a folder, but a truncated JSON line or an unbalanced CSV quote ends there in a
+``DatasetGenerationError`` traceback with the file and row only in a log line. :func:`read_folder` first finds
+which files hold which split (``datasets``' own patterns: ``train.jsonl``, ``dev.csv``, ``test-00001.parquet``,
+...), reads each file's structure itself, and names every problem as an editor wants it:
+
+- JSON Lines (``.jsonl``, ``.json``): a line that is not one complete JSON object,
+  ``js/train.jsonl:2: not a complete JSON object (...)``; a ``.json`` file may also hold one JSON array of rows;
+- CSV (``.csv``): a quote opened and never closed (``data/train.csv:3``, the line where the row starts), a row
+  with more or fewer cells than the header, bytes that are not UTF-8;
+- Parquet (``.parquet``): a file pyarrow cannot open.
+
+Each split also gets its row places (:class:`Places`): row ``i`` is ``js/train.jsonl:2`` (1-based line; blank
+lines skipped as ``datasets`` skips them; a CSV row's first line, the header being line 1) or, where a file has no
+lines (Parquet, Arrow, a JSON array), ``data/train.parquet row 2``.
+
+Example:
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "train.jsonl").write_text('{"tokens": ["Ada"], "ner_tags": ["B-person"]}\\n{"tokens": ["Ad')
+    >>> rows, problems = scan_file(folder / "train.jsonl", "js/train.jsonl")
+    >>> problems[0][:44]
+    'js/train.jsonl:2: not a complete JSON object'
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}
+"""File suffix -> the ``datasets`` builder that reads it; other folders go to ``load_dataset`` as they are."""
+
+JSON_EXAMPLE = '{"tokens": ["Ada", "Lovelace"], "ner_tags": ["B-person", "I-person"]}'
+
+
+@dataclass
+class FileRows:
+    """One file's rows: the name shown in messages and, for files with lines, each row's 1-based line."""
+
+    shown: str
+    lines: list[int] | None
+    count: int | None  # rows in the file (None: unknown until datasets reads it)
+
+
+class Places:
+    """``places(i)`` is where row ``i`` of a split sits: ``js/train.jsonl:2`` or ``data/train.parquet row 2``."""
+
+    def __init__(self, files: list[FileRows], fallback: str):
+        self.files = files
+        self.fallback = fallback
+        self.starts: list[int] = []
+        total = 0
+        for f in files:
+            self.starts.append(total)
+            total += f.count or 0
+        self.total = total if all(f.count is not None for f in files) else None
+
+    def __call__(self, i: int) -> str:
+        if self.total is None or not 0 <= i < self.total:
+            return f"{self.fallback} row {i + 1}"
+        k = bisect.bisect_right(self.starts, i) - 1
+        f, local = self.files[k], i - self.starts[k]
+        return f"{f.shown}:{f.lines[local]}" if f.lines is not None else f"{f.shown} row {local + 1}"
+
+
+def split_files(folder: Path) -> dict[str, list[Path]] | None:
+    """``{split: files}`` of a local folder by ``datasets``' patterns (``dev`` and ``valid`` are ``validation``);
+    ``None`` when the folder is not plain files of one format this module reads (a dataset card with
+    ``configs:``, Arrow from ``save_to_disk``, other suffixes): ``load_dataset`` then reads it as it is."""
+    from datasets.data_files import DataFilesDict, get_data_patterns
+    from datasets.exceptions import DataFilesNotFoundError
+
+    readme = folder / "README.md"
+    if readme.is_file() and "configs:" in readme.read_text(encoding="utf-8", errors="replace"):
+        return None
+    if (folder / "dataset_dict.json").is_file():
+        return None
+    try:
+        found = DataFilesDict.from_patterns(get_data_patterns(str(folder)), base_path=str(folder))
+    except (FileNotFoundError, DataFilesNotFoundError, ValueError):
+        return None
+    out = {str(split): [Path(p) for p in files] for split, files in found.items()}
+    suffixes = {p.suffix.lower() for files in out.values() for p in files}
+    if not out or not suffixes <= set(BUILDERS) or len({BUILDERS[s] for s in suffixes}) != 1:
+        return None
+    return out
+
+
+def _scan_jsonl(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
+    problems, lines = [], []
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as err:
+            msg = getattr(err, "msg", str(err))
+            column = getattr(err, "colno", None)
+            problems.append(f"{shown}:{number}: not a complete JSON object ({msg}{f': column {column}' if column else ''}"
+                            f"); each line holds one object, e.g. {JSON_EXAMPLE}")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"{shown}:{number}: a JSON {type(row).__name__}, not an object; each line holds one "
+                            f"object, e.g. {JSON_EXAMPLE}")
+            continue
+        lines.append(number)
+    return FileRows(shown, lines, len(lines)), problems
+
+
+def _scan_json(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
+    try:
+        whole = json.loads(text)
+    except ValueError:
+        return _scan_jsonl(path, shown, text)  # JSON Lines under a .json name
+    if isinstance(whole, list):
+        if all(isinstance(row, dict) for row in whole):
+            return FileRows(shown, None, len(whole)), []
+        return FileRows(shown, None, 0), [f"{shown}: a JSON array whose items are not all objects; give one object "
+                                          f"per row, e.g. [{JSON_EXAMPLE}]"]
+    return _scan_jsonl(path, shown, text)  # one object on one line is one row of JSON Lines
+
+
+def _scan_csv(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    lines: list[int] = []
+    problems: list[str] = []
+    header: list[str] | None = None
+    start = 1
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            why = ("a quoted cell opened on this line is never closed (an unbalanced \"); close it, and write a quote "
+                   "inside a cell as \"\"" if "end of data" in str(err) else
+                   f"{err}; a quote inside a cell is written \"\" and a quoted cell ends at a comma or line end")
+            problems.append(f"{shown}:{start}: {why}")
+            break  # past an unbalanced quote the rest of the file cannot be split into rows
+        if not record:
+            continue  # a blank line: pandas skips it too
+        if header is None:
+            header = record
+            continue
+        if len(record) != len(header):
+            problems.append(f"{shown}:{start}: {len(record)} cells where the header has {len(header)} "
+                            f"({', '.join(header)}); quote a cell that holds a comma")
+            continue
+        lines.append(start)
+    if header is None and not problems:
+        problems.append(f"{shown}:1: no header line; a CSV file starts with its column names, e.g. tokens,ner_tags")
+    return FileRows(shown, lines, len(lines)), problems
+
+
+def _scan_parquet(path: Path, shown: str) -> tuple[FileRows, list[str]]:
+    import pyarrow
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+    except (pyarrow.ArrowException, OSError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        return FileRows(shown, None, 0), [f"{shown}: not a readable Parquet file ({first}); write it again with "
+                                          "DataFrame.to_parquet or Dataset.to_parquet"]
+    return FileRows(shown, None, rows), []
+
+
+def scan_file(path: Path, shown: str) -> tuple[FileRows, list[str]]:
+    """One file's rows and every problem in it (``shown``: the file as messages name it)."""
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return _scan_parquet(path, shown)
+    if suffix == ".arrow":
+        return FileRows(shown, None, None), []
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        return FileRows(shown, None, 0), [f"{shown}:{line}: bytes {data[err.start:err.end]!r} are not UTF-8 "
+                                          f"({err.reason}); save the file as UTF-8"]
+    if suffix == ".csv":
+        return _scan_csv(path, shown, text)
+    if suffix == ".json":
+        return _scan_json(path, shown, text)
+    return _scan_jsonl(path, shown, text)
+
+
+def read_folder(folder: Path, shown_root: str, problems: list[str] | None = None
+                ) -> tuple[dict[str, Any], dict[str, Places], dict[str, list[str]]] | None:
+    """``(splits, places, files)`` of a local folder of JSON Lines / CSV / Parquet files, or ``None`` when
+    :func:`split_files` leaves it to ``load_dataset``. ``shown_root`` is the folder as the user named it.
+
+    Without ``problems`` the first problem raises a one-line ``ValueError``; with a list, every problem is
+    appended and the files without one are still read (the data check)."""
+    folder = folder.resolve()
+    files = split_files(folder)
+    if files is None:
+        return None
+    places: dict[str, Places] = {}
+    readable: dict[str, list[Path]] = {}
+    for split, paths in files.items():
+        scanned = []
+        for path in paths:
+            shown = str(Path(shown_root) / path.relative_to(folder))
+            rows, found = scan_file(path, shown)
+            if found and problems is None:
+                raise ValueError(found[0] + ".")
+            if found:
+                problems.extend(found)
+                continue
+            scanned.append(rows)
+            readable.setdefault(split, []).append(path)
+        places[split] = Places(scanned, f"{shown_root} {split}")
+    builder = BUILDERS[next(p.suffix.lower() for ps in files.values() for p in ps)]
+    splits = _load(builder, readable, shown_root) if readable else {}
+    for split, data in splits.items():
+        if places[split].total is not None and places[split].total != len(data):
+            logger.debug("%s %s: %d rows read, %d counted; places fall back to row numbers", shown_root, split,
+                         len(data), places[split].total)
+            places[split] = Places([], f"{shown_root} {split}")
+    return splits, places, {split: [str(Path(shown_root) / p.relative_to(folder)) for p in ps]
+                            for split, ps in files.items()}
+
+
+def _load(builder: str, files: Mapping[str, list[Path]], shown_root: str) -> dict[str, Any]:
+    """``load_dataset(builder, data_files=files)``, a failure one line (the scan catches what it can name first)."""
+    import pyarrow
+    from datasets import load_dataset
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        loaded = load_dataset(builder, data_files={split: [str(p) for p in paths] for split, paths in files.items()})
+    except (DatasetGenerationError, pyarrow.ArrowException, ValueError, OSError) as err:
+        cause = err.__cause__ or err.__context__ or err
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        raise ValueError(f"{shown_root}: the {builder} files could not be read ({first[:200]}); check that every "
+                         "row has the same columns with the same kinds of values.") from None
+    return dict(loaded)
