@@ -95,12 +95,13 @@ class Preset:
         unknown = set(overrides) - names
         if unknown:
             raise ValueError(f"{config_class.__name__} has no field {sorted(unknown)}; check the names.")
-        return config_class(**{k: v for k, v in self.values.items() if k in names}, **overrides)
+        # the overrides win over the preset's values, as flags win over --config on the command line
+        return config_class(**{**{k: v for k, v in self.values.items() if k in names}, **overrides})
 
 
 def load_preset(name: str | Path) -> Preset:
-    """A packaged preset by name (``paper/crossner_direct``, ``politics_direct_minilm``) or a YAML file of one;
-    the values are the ones ``--config`` gives the command."""
+    """A packaged preset by name (``paper/crossner_direct``, ``minilm``, ``politics_direct_minilm``) or a YAML file
+    of one; the values are the ones ``--config`` gives the command (``extends:`` resolved)."""
     values = load_yaml_config(name)
     path = Path(name) if Path(name).is_file() else preset_path(str(name))
     first = path.read_text(encoding="utf-8").splitlines()[:1] if path is not None else []
@@ -108,7 +109,10 @@ def load_preset(name: str | Path) -> Preset:
     return Preset(str(name), values, command)
 
 
-def load_yaml_config(path: str | Path) -> dict[str, Any]:
+def load_yaml_config(path: str | Path, _extending: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The flag values of a YAML file or packaged preset; ``extends: NAME`` (a file beside it or a packaged preset)
+    supplies values the file does not set, so an encoder's settings live in one preset (``minilm``) that a
+    domain's preset (``politics_direct_minilm``) builds on."""
     path = Path(path)
     if not path.is_file():
         packaged = preset_path(str(path))
@@ -125,7 +129,19 @@ def load_yaml_config(path: str | Path) -> dict[str, Any]:
         raise ValueError(f"--config {path}: not valid YAML ({where}{problem}); fix the file.") from None
     if not isinstance(data, dict):
         raise ValueError(f"--config {path}: expected a mapping of flag names to values.")
-    return data
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    if not isinstance(base, str) or not base:
+        raise ValueError(f"--config {path}: extends: {base!r} must name one preset or YAML file.")
+    beside = [c for c in (path.parent / base, path.parent / f"{base}.yaml") if c.is_file()]
+    parent = beside[0] if beside else preset_path(base)
+    if parent is None:
+        raise FileNotFoundError(f"--config {path}: extends: {base} is neither a file beside it nor a packaged "
+                                "preset (e.g. minilm); fix the name.")
+    if parent.resolve() in _extending or parent.resolve() == path.resolve():
+        raise ValueError(f"--config {path}: extends: {base} leads back to itself; break the cycle.")
+    return {**load_yaml_config(parent, (*_extending, path.resolve())), **data}
 
 
 def _training_arguments(dtype: type) -> type | None:

