@@ -216,6 +216,8 @@ def select_levels(
     # decode and re-encode every nested mention (about 8x slower).
     integrated = shuffled.with_format("arrow").flatten_indices().with_format(None)
     levels = DatasetDict({"domain": annotated, "entity": entity, "task": task, "integrated": integrated})
+    for name, level in levels.items():  # each level says which it is, so DAPT's card records the level given
+        level.info.config_name = name
     logger.info(
         "Corpus levels: %s (k=%d, specialised types %s, seed %d).",
         ", ".join(f"{name} {len(ds)}" for name, ds in levels.items()), k, sorted(wanted), seed,
