@@ -31,6 +31,8 @@ COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "plot-entities": ("plot_entities", "t-SNE of gold entity representations, silhouettes per type"),
     "push": ("push", "push a finished model or dataset folder to the Hub"),
     "reproduce": ("reproduce", "run a paper's experiment as a resumable grid, our numbers beside the paper's"),
+    "adapt": ("adapt", "which method for my domain? run the papers' methods on your data, ship the best on dev"),
+    "compare": ("compare", "compare finished runs: mean ± std over seeds, the choice on dev, a paired bootstrap"),
 }
 """Subcommand name -> (module of :mod:`crossner_hf.commands`, its one line for ``crossner-hf --help``)."""
 

