@@ -3,6 +3,8 @@
 - **Module paths** (before the package was layered): ``import crossner_hf.trainer`` gives the very module
   object of ``crossner_hf.training.trainer`` (one module, so ``isinstance`` and monkeypatching agree across
   both names).
+- **Top-level names** (:data:`TOP_LEVEL`): the 0.1 facade's 55 names, cut to what a user calls; the others
+  (``crossner_hf.LABELS``, ``crossner_hf.compute_ner_metrics``, ...) are their modules' objects.
 - **Renamed attributes** (:data:`RENAMED`): ``crossner_hf.load_tagger`` is ``load_pipeline``, the
   ``CrossNERTrainingArguments`` that mixed the model, the data and the schedule is the ``train`` command's
   ``TrainArguments`` (the library's config is :class:`~crossner_hf.training.training_args.FinetuneConfig`).
@@ -61,11 +63,54 @@ MOVED = {
     "crossner_hf.schedules": "crossner_hf.training.schedules",
     "crossner_hf.dapt": "crossner_hf.training.dapt",
     "crossner_hf.nerbert": "crossner_hf.training.nerbert",
+    "crossner_hf.reproduce.executors": "crossner_hf.executors",
+    "crossner_hf.wikipedia.executors": "crossner_hf.executors",
 }
 """old module name -> the module that holds its code now."""
 
 
-RENAMED: dict[str, tuple[str, str]] = {
+TOP_LEVEL: dict[str, str] = {
+    "CONFIGS": "crossner_hf.data.labels",
+    "DOMAINS": "crossner_hf.data.labels",
+    "LABELS": "crossner_hf.data.labels",
+    "MERGED_LABELS": "crossner_hf.data.labels",
+    "SOURCE_DOMAIN": "crossner_hf.data.labels",
+    "ConllFormatError": "crossner_hf.data.conll",
+    "read_conll": "crossner_hf.data.conll",
+    "load_crossner": "crossner_hf.data.target",
+    "tokenize_dataset": "crossner_hf.data.tokenization",
+    "tokenize_and_align": "crossner_hf.data.tokenization",
+    "MASKING_CHOICES": "crossner_hf.data.masking",
+    "DataCollatorForSpanAdjacentMasking": "crossner_hf.data.masking",
+    "DataCollatorForSpanGeometricMasking": "crossner_hf.data.masking",
+    "DataCollatorForTokenMasking": "crossner_hf.data.masking",
+    "DataCollatorForWholeWordMasking": "crossner_hf.data.masking",
+    "make_mlm_collator": "crossner_hf.data.masking",
+    "span_adjacent": "crossner_hf.data.masking",
+    "Preset": "crossner_hf.arguments",
+    "compute_ner_metrics": "crossner_hf.evaluation.metrics",
+    "format_per_type_table": "crossner_hf.evaluation.metrics",
+    "EVALUATE_MODULE_PATH": "crossner_hf.evaluation.metrics",
+    "predict_tags": "crossner_hf.inference.predict",
+    "load_pipeline": "crossner_hf.inference.pipelines",
+    "CrossNERTokenClassificationPipeline": "crossner_hf.inference.pipelines",
+    "load_text_corpus": "crossner_hf.corpora",
+    "tokenize_corpus": "crossner_hf.corpora",
+    "CrossNERTrainer": "crossner_hf.training.trainer",
+    "JointTrainer": "crossner_hf.training.trainer",
+    "ScheduleResult": "crossner_hf.training.schedules",
+    "DAPTResult": "crossner_hf.training.dapt",
+    "NERBERTResult": "crossner_hf.training.nerbert",
+    "load_corpus": "crossner_hf.training.nerbert",
+    "RNNResult": "crossner_hf.training.rnn.common",
+    "ExperimentResult": "crossner_hf.reproduce.run",
+}
+"""The names ``crossner_hf`` held at its top level in 0.1 and no longer exports (0.2 keeps the facade to what a
+user calls): each still works as ``crossner_hf.NAME``, with the warning, and lives on in its module."""
+
+
+RENAMED: dict[str, tuple[str, ...]] = {
+    **{f"crossner_hf.{name}": (module, name) for name, module in TOP_LEVEL.items()},
     "crossner_hf.load_tagger": ("crossner_hf.inference.pipelines", "load_pipeline"),
     "crossner_hf.inference.pipelines.load_tagger": ("crossner_hf.inference.pipelines", "load_pipeline"),
     "crossner_hf.CrossNERTrainingArguments": ("crossner_hf.commands.train", "TrainArguments"),
@@ -82,8 +127,20 @@ RENAMED: dict[str, tuple[str, str]] = {
     "crossner_hf.training.rnn.recipes.CDLMArguments": ("crossner_hf.commands.cdlm", "CDLMArguments"),
     "crossner_hf.training.rnn.multicell.MultiCellArguments": ("crossner_hf.commands.multicell", "MultiCellArguments"),
     "crossner_hf.data.labels.entity_spans": ("crossner_hf.data.entities", "entity_spans"),
+    "crossner_hf.executors.GridExecutorOptions": ("crossner_hf.executors", "ExecutorOptions"),
+    "crossner_hf.executors.run_grid": ("crossner_hf.reproduce.grid", "run_grid"),
+    "crossner_hf.executors.quiet_user_errors": ("crossner_hf.wikipedia.dump", "quiet_user_errors"),
+    "crossner_hf.executors.submit_cells": ("crossner_hf.reproduce.grid", "_submit_cells",
+                                           "crossner_hf.executors.submit_tasks"),
+    "crossner_hf.inference.predict.tag_texts": ("crossner_hf.inference.tagger", "_tag_texts_with_model",
+                                                "Tagger.tag_texts (TransformerTagger(model, tokenizer).tag_texts)"),
+    "crossner_hf.inference.rnn_tagger.decode_sentences": ("crossner_hf.inference.rnn_tagger", "_decode_sentences",
+                                                          "RNNTagger.from_model(model, vocab, labels).tag"),
+    "crossner_hf.inference.rnn_tagger.load_rnn_tagger": ("crossner_hf.inference.rnn_tagger", "_load_rnn_tagger",
+                                                         "Tagger.from_pretrained"),
 }
-"""``module.old_name`` -> (module, new name) of the object it now is."""
+"""``module.old_name`` -> (module, new name) of the object it now is, and, where that object is a private wrapper
+kept for the old name, what to use instead."""
 
 
 def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
@@ -99,7 +156,7 @@ def renamed_attributes(module: str, fallback: Callable[[str], Any] | None = None
     def __getattr__(name: str) -> Any:
         moved = RENAMED.get(f"{module}.{name}")
         if moved is not None:
-            warn_renamed(f"{module}.{name}", f"{moved[0]}.{moved[1]}")
+            warn_renamed(f"{module}.{name}", moved[2] if len(moved) > 2 else f"{moved[0]}.{moved[1]}")
             return getattr(importlib.import_module(moved[0]), moved[1])
         if fallback is not None:
             return fallback(name)

@@ -67,20 +67,12 @@ MANIFEST = ".outputs.json"
 """The entries the last :func:`staged_outputs` put in the folder: the next one removes those it does not write."""
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_leftovers(folder: str | Path) -> list[Path]:
     """Remove the staging folders and temporary files that killed runs left in ``folder`` (their writer's pid,
     in the name, is no longer running); returns what was removed."""
     import re
+
+    from crossner_hf.executors import pid_alive
 
     folder = Path(folder)
     removed = []
@@ -89,7 +81,7 @@ def clean_leftovers(folder: str | Path) -> list[Path]:
     for entry in folder.iterdir():
         match = (re.match(rf"^{re.escape(STAGING_PREFIX)}(\d+)-", entry.name) if entry.is_dir()
                  else re.match(r"^\..+\.(\d+)-[^.]*\.tmp$", entry.name))
-        if match and int(match.group(1)) != os.getpid() and not _pid_alive(int(match.group(1))):
+        if match and int(match.group(1)) != os.getpid() and not pid_alive(int(match.group(1))):
             shutil.rmtree(entry, ignore_errors=True) if entry.is_dir() else entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed

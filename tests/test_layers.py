@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "crossner_hf"
 
 LAYERS = [
-    "base",         # _lazy, _moved, extras, outputs, results, arguments, encoders, citations: no package imports
+    "base",         # _lazy, _moved, extras, outputs, results, executors, arguments, encoders, citations
     "data",         # labels, CoNLL, target datasets, words, tokenisation, collators, statistics
     "modeling",     # encoders, decoding, provenance, the RNN models
     "inference",    # the one Tagger and its transformer / RNN implementations
@@ -31,7 +31,7 @@ LAYERS = [
 ]
 """The layers, lowest first."""
 
-BASE = {"_lazy", "_moved", "extras", "outputs", "results", "arguments", "encoders", "citations"}
+BASE = {"_lazy", "_moved", "extras", "outputs", "results", "executors", "arguments", "encoders", "citations"}
 
 
 def _modules() -> dict[str, Path]:

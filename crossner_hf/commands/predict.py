@@ -5,6 +5,7 @@ Usage:
     crossner-hf predict --model OUT --input_file news.txt --output tags.jsonl
     cat sentences.txt | crossner-hf predict --model OUT --pretokenized      # words split by spaces
     crossner-hf predict --model OUT --conll test.txt --output pred.conll    # gold + predicted columns, scores
+    crossner-hf predict --model OUT --dataset_dir mydata --split test       # any labeled source, scored
 
 Inputs come from the arguments, ``--input_file`` or standard input, one text a line. Raw
 text is split into sentences (NLTK punkt) and words the way the CrossNER files are
@@ -13,8 +14,10 @@ Output is one JSON record per input line, empty lines included (``{"text", "enti
 [{"entity_group", "score", "word", "start", "end"}]}``: the entities exactly as
 ``CrossNERTokenClassificationPipeline`` returns them, offsets into the line), or CoNLL
 (``--format conll``: ``word<TAB>tag``, a blank line after each input line). With
-``--conll FILE`` (``word<TAB>gold`` lines) the output has ``word<TAB>gold<TAB>predicted``
-columns, and the conlleval-convention scores and the per-type table go to standard error.
+``--conll FILE`` (``word<TAB>gold`` lines), or ``--dataset_dir SOURCE --split NAME`` / ``--domain NAME`` (any
+labeled source ``report`` and ``train`` read, with the same column and ``--strict`` flags), the output has
+``word<TAB>gold<TAB>predicted`` columns, and the scores go to standard error: the lines ``report`` prints
+(:meth:`crossner_hf.evaluation.scoring.Evaluation.summary`, computed by ``evaluate_tagger``), so the three agree.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
+from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +40,7 @@ FORMATS = ("jsonl", "conll")
 
 
 @dataclass
-class PredictArguments:
+class PredictArguments(EvaluationDataArguments):
     inputs: list[str] = field(
         default_factory=list,
         metadata={"positional": True, "nargs": "*", "metavar": "TEXT",
@@ -59,7 +63,8 @@ class PredictArguments:
     output: str | None = field(default=None, metadata={"help": "Write here instead of standard output."})
     format: str | None = field(
         default=None,
-        metadata={"help": "Output format (default: jsonl, or conll with --conll).", "choices": list(FORMATS)},
+        metadata={"help": "Output format (default: jsonl, or conll with --conll / --dataset_dir / --domain).",
+                  "choices": list(FORMATS)},
     )
     decoding: str | None = field(
         default=None,
@@ -76,13 +81,16 @@ class PredictArguments:
     )
 
     def __post_init__(self):
+        super().__post_init__()  # --config, the old name of --domain
         if not self.model:
             raise ValueError("predict needs --model: the output_dir of a `crossner-hf train` run or a Hub id.")
-        given = [n for n, v in (("TEXT", self.inputs), ("--input_file", self.input_file), ("--conll", self.conll)) if v]
+        given = [n for n, v in (("TEXT", self.inputs), ("--input_file", self.input_file), ("--conll", self.conll),
+                                ("--dataset_dir" if self.dataset_dir else "--domain", self.dataset_dir or self.domain))
+                 if v]
         if len(given) > 1:
             raise ValueError(f"predict: give texts in one way only (got {' and '.join(given)}).")
-        if self.conll and self.pretokenized:
-            raise ValueError("predict: --conll input is already word-split; drop --pretokenized.")
+        if given and given[0] in ("--conll", "--dataset_dir", "--domain") and self.pretokenized:
+            raise ValueError(f"predict: {given[0]} input is already word-split; drop --pretokenized.")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"--threads {self.threads}: give a positive number of CPU threads.")
 
@@ -119,8 +127,8 @@ def main(args: PredictArguments) -> int:
 
 
 def _predict(args: PredictArguments, tagger: Any, out: TextIO) -> None:
-    if args.conll:
-        _predict_conll(args, tagger, out)
+    if args.conll or args.dataset_dir or args.domain:
+        _predict_labeled(args, tagger, out)
         return
     from tqdm.auto import tqdm
 
@@ -183,26 +191,37 @@ def _predict_lines(args: PredictArguments, tagger: Any, lines: list[str], out: T
         out.write(json.dumps({"text": t["text"], "entities": entities}, ensure_ascii=False) + "\n")
 
 
-def _predict_conll(args: PredictArguments, tagger: Any, out: TextIO) -> None:
-    from crossner_hf.data.conll import read_conll
-    from crossner_hf.evaluation.metrics import compute_ner_metrics, format_per_type_table
+def _conll_target(path: str, labels: list[str]) -> Any:
+    """A one-split (``test``) :class:`~crossner_hf.data.target.TargetData` of a ``word<TAB>gold`` file."""
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, Sequence, Value
 
-    sentences = read_conll(args.conll, tagger.gold_labels, strict=False)
-    words = [s["tokens"] for s in sentences]
-    gold = [s["ner_tags"] for s in sentences]
-    pred = tagger.tag(words, batch_size=args.batch_size, progress=len(words) > 200)
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.data.target import TargetData
+
+    sentences = read_conll(path, labels, strict=False)
+    index = {name: i for i, name in enumerate(labels)}
+    features = Features({"tokens": Sequence(Value("string")), "ner_tags": Sequence(ClassLabel(names=labels))})
+    rows = {"tokens": [s["tokens"] for s in sentences],
+            "ner_tags": [[index[t] for t in s["ner_tags"]] for s in sentences]}
+    return TargetData(Path(path).name, list(labels), DatasetDict({"test": Dataset.from_dict(rows, features=features)}))
+
+
+def _predict_labeled(args: PredictArguments, tagger: Any, out: TextIO) -> None:
+    """Tag and score ``--conll FILE``, or ``--split`` of ``--dataset_dir`` / ``--domain``, through
+    ``evaluate_tagger``."""
+    from crossner_hf.evaluation.scoring import evaluate_tagger
+
+    if args.conll:
+        target, split = _conll_target(args.conll, tagger.gold_labels), "test"
+    else:
+        target, split = labeled_target(args), args.split
+    evaluation = evaluate_tagger(tagger, target, split, batch_size=args.batch_size, model_name=Path(args.model).name)
     if (args.format or "conll") == "conll":
         from crossner_hf.data.conll import write_conll
 
-        write_conll(out, [{"tokens": w, "gold": g, "pred": p} for w, g, p in zip(words, gold, pred)],
-                    columns=("tokens", "gold", "pred"))
+        write_conll(out, [{"tokens": w, "gold": g, "pred": p} for w, g, p in
+                          zip(evaluation.tokens, evaluation.gold, evaluation.pred)], columns=("tokens", "gold", "pred"))
     else:
-        for w, p in zip(words, pred):
+        for w, p in zip(evaluation.tokens, evaluation.pred):
             out.write(json.dumps({"tokens": w, "tags": p}, ensure_ascii=False) + "\n")
-    scores = compute_ner_metrics(gold, pred)
-    print(
-        f"{args.conll}: {len(sentences)} sentences; precision {100 * scores['overall_precision']:.2f}, "
-        f"recall {100 * scores['overall_recall']:.2f}, F1 {100 * scores['overall_f1']:.2f} (conlleval)",
-        file=sys.stderr,
-    )
-    print(format_per_type_table(scores), file=sys.stderr)
+    print(evaluation.summary(), file=sys.stderr)

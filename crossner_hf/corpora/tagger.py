@@ -5,8 +5,8 @@ corpus with a NER model. ``ModelMentionFinder`` is a ``MentionFn`` for ``build_c
 given a trained folder it tags through :class:`crossner_hf.inference.tagger.Tagger`, the one tagging
 path (any folder kind: a PyTorch model, its ONNX export, a BiLSTM-CRF; whole words, windows instead of
 truncation, the decoding the model records), so the corpus levels see the entities ``predict`` would
-print. A ready ``transformers`` token-classification pipeline is still accepted (its aggregation
-merges B-/I- pieces into spans). Mention types are the model's label names without ``B-``/``I-``.
+print. A loaded ``Tagger``, or a ``transformers`` token-classification pipeline (its model and tokenizer, tagged
+by the same ``Tagger``), is accepted too. Mention types are the model's label names without ``B-``/``I-``.
 
 Example:
     >>> finder = ModelMentionFinder("path/to/politics-ner-model")          # doctest: +SKIP
@@ -52,15 +52,20 @@ def _folder_fingerprint(folder: Path, min_score: float) -> str:
     return digest.hexdigest()[:32]
 
 
-def _pipeline_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float) -> str:
-    """A cache key for a pipeline's predictions: it may hold weights changed in memory since loading, so its
-    parameters themselves are hashed (about a second for BERT-base)."""
+def _memory_fingerprint(tagger: Any, min_score: float) -> str:
+    """A cache key for the predictions of a tagger handed in loaded: it may hold weights changed in memory since
+    loading, so its parameters themselves are hashed (about a second for BERT-base); an ONNX graph is its file's
+    recorded SHA-256."""
+    model = tagger.model
+    digest = hashlib.sha256()
+    digest.update(f"{type(tagger).__name__}|{tagger.decoding}|{min_score}|{tagger.labels}".encode())
+    record = getattr(model, "record", None)
+    if record is not None and not hasattr(model, "state_dict"):  # an OnnxTokenClassifier
+        digest.update(str(record.get("sha256")).encode())
+        return digest.hexdigest()[:32]
     import torch
 
-    model = pipe.model
-    digest = hashlib.sha256()
     digest.update(model.config.to_json_string().encode())
-    digest.update(f"{aggregation_strategy}|{min_score}|{model.name_or_path}".encode())
     for name, tensor in model.state_dict().items():
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
@@ -68,17 +73,18 @@ def _pipeline_fingerprint(pipe: Any, aggregation_strategy: str, min_score: float
 
 
 class ModelMentionFinder:
-    """A ``MentionFn`` that tags texts with a token-classification model.
+    """A ``MentionFn`` that tags texts with a token-classification model, through ``Tagger.tag_texts``.
 
     Args:
-        model: a local trained folder (tagged through ``Tagger``: any folder kind, its recorded decoding)
-            or a ready ``TokenClassificationPipeline`` built with an aggregation strategy.
-        batch_size: windows (a folder) or texts (a pipeline) per forward pass.
-        aggregation_strategy: the span merging of a pipeline handed in; a folder is tagged as whole
-            words by ``Tagger``, so only ``"simple"`` (the default) is accepted with one.
+        model: a local trained folder (opened by ``Tagger.from_pretrained``: any folder kind, its recorded
+            decoding), a loaded ``Tagger``, or a ``transformers`` token-classification pipeline (its model and
+            tokenizer are tagged by a ``TransformerTagger``: whole words, the model's decoding).
+        batch_size: windows per forward pass.
+        aggregation_strategy: kept for pipelines built with one; the tagger always gives whole-word entities, so
+            only ``"simple"`` (the default) is accepted.
         min_score: drop spans whose score (the mean probability of their tags) is below this.
-        stride: a pipeline's window overlap for texts beyond the model's length (a folder is always windowed).
-        device: torch device of a folder's model or the pipeline's (default CPU).
+        stride: the window overlap in tokens for texts beyond the model's length (default 32).
+        device: torch device of a folder's model (default CPU).
         threads: CPU threads of an ONNX folder's runtime.
     """
 
@@ -95,36 +101,37 @@ class ModelMentionFinder:
     ) -> None:
         from transformers import TokenClassificationPipeline
 
-        self.pipeline, self.tagger = None, None
-        if isinstance(model, (str, Path)):
-            if aggregation_strategy != "simple":
-                raise ValueError(f"ModelMentionFinder: aggregation_strategy={aggregation_strategy!r} applies to a "
-                                 "pipeline handed in; a folder is tagged as whole words by Tagger.")
-            self.tagger = _load_tagger(model, device, threads)
-            self.name = str(model)
-        elif isinstance(model, TokenClassificationPipeline):
-            self.pipeline = model
-            self.name = str(model.model.name_or_path)
-        else:
-            raise ValueError(
-                f"ModelMentionFinder: model must be a local folder or a token-classification "
-                f"pipeline, got {type(model).__name__}."
-            )
+        from crossner_hf.inference.tagger import Tagger, TransformerTagger
+
+        if str(getattr(aggregation_strategy, "value", aggregation_strategy)).lower() != "simple":
+            raise ValueError(f"ModelMentionFinder: aggregation_strategy={aggregation_strategy!r}: the tagger gives "
+                             "whole-word entities (like 'simple'); drop the argument.")
         if batch_size < 1:
             raise ValueError(f"ModelMentionFinder: batch_size={batch_size} must be at least 1.")
+        if isinstance(model, (str, Path)):
+            self.tagger = _load_tagger(model, device, threads)
+            self.name = str(model)
+            self.fingerprint = _folder_fingerprint(Path(model), min_score)
+        elif isinstance(model, (Tagger, TokenClassificationPipeline)):
+            self.tagger = (TransformerTagger(model.model, model.tokenizer)
+                           if isinstance(model, TokenClassificationPipeline) else model)
+            self.name = str(getattr(self.tagger.model, "name_or_path", type(self.tagger).__name__))
+            self.fingerprint = _memory_fingerprint(self.tagger, min_score)
+        else:
+            raise ValueError(
+                f"ModelMentionFinder: model must be a local folder, a Tagger or a token-classification "
+                f"pipeline, got {type(model).__name__}."
+            )
+        if stride is not None and isinstance(self.tagger, TransformerTagger):
+            self.tagger.stride = stride
         self.batch_size = batch_size
         self.min_score = min_score
-        self.stride = stride
-        self.aggregation_strategy = aggregation_strategy
-        self.fingerprint = (_folder_fingerprint(Path(model), min_score) if self.tagger is not None
-                            else _pipeline_fingerprint(self.pipeline, aggregation_strategy, min_score))
 
     @property
     def entity_types(self) -> list[str]:
         """The types this model can predict: its labels without ``B-``/``I-``, first-seen order."""
-        labels = self.tagger.labels if self.tagger is not None else self.pipeline.model.config.id2label.values()
         types: list[str] = []
-        for label in labels:
+        for label in self.tagger.labels:
             name = _strip_prefix(label)
             if name != "O" and name not in types:
                 types.append(name)
@@ -137,41 +144,22 @@ class ModelMentionFinder:
         texts = list(texts)
         if not texts:
             return []
-        # Empty strings make the pipeline fail; they have no mentions anyway.
-        todo = [i for i, text in enumerate(texts) if text.strip()]
-        if self.tagger is not None:
-            tagged = self.tagger.tag_texts([texts[i] for i in todo], batch_size=self.batch_size) if todo else []
-            outputs = [t["entities"] for t in tagged]
-        else:
-            kwargs: dict[str, Any] = {"batch_size": self.batch_size}
-            if self.stride is not None:
-                kwargs["stride"] = self.stride
-            outputs = self.pipeline([texts[i] for i in todo], **kwargs) if todo else []
+        todo = [i for i, text in enumerate(texts) if text.strip()]  # empty texts have no mentions
+        tagged = self.tagger.tag_texts([texts[i] for i in todo], batch_size=self.batch_size) if todo else []
         found: list[list[EntityMention]] = [[] for _ in texts]
-        for i, spans in zip(todo, outputs, strict=True):
-            found[i] = self._to_mentions(texts[i], spans)
+        for i, record in zip(todo, tagged, strict=True):
+            found[i] = self._to_mentions(texts[i], record["entities"])
         return found
 
     def _to_mentions(self, text: str, spans: list[dict[str, Any]]) -> list[EntityMention]:
         mentions = []
         for span in spans:
-            start, end = span.get("start"), span.get("end")
-            if start is None or end is None:
-                raise ValueError(
-                    "The token-classification pipeline gave no character offsets; it needs a "
-                    "fast tokenizer (offset mapping). Save the model with a fast tokenizer."
-                )
-            if span.get("score", 1.0) < self.min_score:
+            start, end = span["start"], span["end"]
+            if span["score"] < self.min_score:
                 continue
-            label = span.get("entity_group") or span.get("entity", "")
-            etype = _strip_prefix(label)
-            surface = text[start:end]
-            # Offsets can take in a leading space of a word piece; the mention is the word.
-            stripped = surface.lstrip()
-            start += len(surface) - len(stripped)
-            surface = stripped.rstrip()
-            if surface and etype and etype != "O":
-                mentions.append(EntityMention(int(start), int(start) + len(surface), surface, etype))
+            etype = _strip_prefix(span["entity_group"])
+            if etype and etype != "O":  # the tagger's entities start and end on words: no spaces to trim
+                mentions.append(EntityMention(int(start), int(end), text[start:end], etype))
         mentions.sort(key=lambda m: (m.start, -m.end))
         return mentions
 
@@ -192,5 +180,5 @@ def find_mentions_with_model(
 
 
 def _strip_prefix(label: str) -> str:
-    # pipeline labels may be entity groups ("person") or tags ("B-person"); types are what we keep
+    # labels are tags ("B-person"), entity groups are types ("person"); types are what we keep
     return (tag_type(label) or "O") if label[:2] in ("B-", "I-") or label == "O" else label

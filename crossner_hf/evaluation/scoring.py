@@ -1,6 +1,7 @@
 """A tagger scored on a labeled split, in one call: :func:`evaluate_tagger` -> :class:`Evaluation`.
 
-The numbers are the ones ``crossner-hf predict --conll`` prints and ``train`` records (:func:`compute_ner_metrics`,
+The numbers are the ones ``crossner-hf predict --conll`` / ``--dataset_dir`` and ``report`` print
+(:meth:`Evaluation.summary`) and ``train`` records (:func:`compute_ner_metrics`,
 seqeval's strict entity matching through conlleval); the same object writes the HTML report ``crossner-hf
 report`` writes and gives the confusion table ``crossner-hf confusion`` writes, so Python and the commands
 agree to the digit. Any :class:`~crossner_hf.inference.tagger.Tagger` (PyTorch, ONNX, RNN) and any target
@@ -57,8 +58,14 @@ class Evaluation:
         return self.metrics["per_type"]
 
     def format(self) -> str:
-        """The per-type table ``predict --conll`` prints."""
+        """The per-type table of :meth:`summary`."""
         return format_per_type_table(self.metrics)
+
+    def summary(self) -> str:
+        """The scores ``predict --conll`` / ``--dataset_dir`` and ``report`` print: one overall line (percent,
+        conlleval) and the per-type table."""
+        return (f"{self.dataset} {self.split}: {len(self.gold)} sentences; precision {100 * self.precision:.2f}, "
+                f"recall {100 * self.recall:.2f}, F1 {100 * self.f1:.2f} (conlleval)\n{self.format()}")
 
     def confusion(self) -> Any:
         """The entity-level :class:`~crossner_hf.evaluation.entity_analysis.ConfusionTable` (``confusion``'s)."""

@@ -1,13 +1,14 @@
 """The inference layer: one ``Tagger`` for every trained folder, with the model's own decoding.
 
-Modules: ``tagger`` (``Tagger.from_pretrained``: a transformer or RNN folder), ``predict``
-(word-level scores over sliding windows, decoding, entities), ``pipelines`` (the
-``transformers`` pipeline class), ``rnn_tagger`` (the BiLSTM-CRF / CDLM / Coach
-implementation). Imports ``data`` and ``modeling``."""
+Modules: ``tagger`` (``Tagger``, the one door: ``from_pretrained``, ``tag``, ``tag_texts``; the transformer
+kind, PyTorch or ONNX), ``predict`` (word-level scores over sliding windows, decoding, entities), ``pipelines``
+(the ``transformers`` pipeline class, over ``Tagger``), ``rnn_tagger`` (the BiLSTM-CRF / CDLM / Coach / multi-cell
+kind), ``onnx_runtime`` (exported folders). Imports ``data`` and ``modeling``."""
 
 from __future__ import annotations
 
 from crossner_hf._lazy import lazy_attributes
+from crossner_hf.inference import rnn_tagger  # noqa: F401 - a Tagger kind registers itself when defined
 
 _LAZY = {
     "label_names": "crossner_hf.inference.predict",

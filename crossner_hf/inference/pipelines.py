@@ -3,16 +3,17 @@
 The standard ``TokenClassificationPipeline`` with ``aggregation_strategy="simple"`` labels
 sub-words one by one (so ``Berlin,`` can become one entity with its comma), decodes by
 argmax (so ``I-x`` may follow ``O``), and truncates inputs beyond the model's maximum
-length. :class:`CrossNERTokenClassificationPipeline` instead
+length. :class:`CrossNERTokenClassificationPipeline` is the same interface over the one tagging path,
+:meth:`crossner_hf.inference.tagger.Tagger.tag_texts` (a :class:`~crossner_hf.inference.tagger.TransformerTagger`
+over the pipeline's model and tokenizer), so it
 
 1. splits raw text into sentences and words as the CrossNER files do, or takes word lists
-   (``is_split_into_words=True``), through :func:`crossner_hf.inference.predict.split_input`;
+   (``is_split_into_words=True``);
 2. runs every window of every sentence (long sentences are windowed with overlap and
-   stitched, :mod:`crossner_hf.data.tokenization`), one chunk per window, so batching works;
-3. scores each word at its first sub-word, decodes each sentence with the model's
+   stitched, :mod:`crossner_hf.data.tokenization`), length-sorted in batches of ``batch_size`` windows;
+3. scores each word at its first sub-word and decodes each sentence with the model's
    recorded decoding (its provenance record, :mod:`crossner_hf.modeling.heads`; BIO-constrained Viterbi for models
-   trained by crossner_hf) or the ``decoding=`` argument, through
-   :func:`crossner_hf.inference.predict.decode_entities`, the step every predictor shares;
+   trained by crossner_hf) or the ``decoding=`` argument;
 4. returns entities like ``aggregation_strategy="simple"``: ``entity_group``, ``score``
    (mean probability of the chosen tags), ``word`` and character ``start``/``end``.
 
@@ -29,12 +30,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 from transformers import TokenClassificationPipeline
 
-from crossner_hf.inference.predict import decode_entities, label_names, split_input
-from crossner_hf.modeling.heads import excluded_labels, model_decoding
-from crossner_hf.data.tokenization import resolve_max_length, stitch_word_predictions, tokenize_and_align
+from crossner_hf.modeling.heads import model_decoding
 
 
 class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
@@ -54,7 +52,7 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
         ignore_labels: list[str] | None = None,
         aggregation_strategy: Any = None,
         offset_mapping: Any = None,
-        is_split_into_words: bool = False,
+        is_split_into_words: bool | None = None,
         stride: int | None = None,
         delimiter: str | None = None,
         decoding: str | None = None,
@@ -70,95 +68,65 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
             )
         if offset_mapping is not None:
             raise ValueError("offset_mapping is not supported: pass words with is_split_into_words=True instead.")
-        preprocess = {
-            "is_split_into_words": is_split_into_words,
-            "delimiter": " " if delimiter is None else delimiter,
-            "stride": 32 if stride is None else stride,
-            "max_length": max_length,
-            "nltk_data": nltk_data,
-        }
-        postprocess = {"decoding": model_decoding(self.model, decoding), "ignore_labels": ignore_labels or []}
+        # only what was given: the call's arguments override the ones the pipeline was built with
+        given = {"is_split_into_words": is_split_into_words, "delimiter": delimiter, "stride": stride,
+                 "max_length": max_length, "nltk_data": nltk_data}
+        preprocess = {k: v for k, v in given.items() if v is not None}
+        postprocess: dict[str, Any] = {} if ignore_labels is None else {"ignore_labels": ignore_labels}
+        if decoding is not None:
+            postprocess["decoding"] = model_decoding(self.model, decoding)
         return preprocess, {}, postprocess
 
-    def __call__(self, inputs, **kwargs):
-        # Overridden so one word list gives one list of entities, as one string does
-        # (the parent wraps a single pre-tokenised input in an outer list).
-        single = bool(kwargs.get("is_split_into_words")) and isinstance(inputs, list) and all(
-            isinstance(w, str) for w in inputs)
-        out = super().__call__(inputs, **kwargs)
-        return out[0] if single and isinstance(out, list) and len(out) == 1 and isinstance(out[0], list) else out
+    def __call__(self, inputs: Any, **kwargs: Any) -> Any:
+        """Entities of one input (a string, or a word list with ``is_split_into_words=True``) or of a list of
+        them (one list of entities per input), through ``Tagger.tag_texts``; ``batch_size``: windows per forward
+        pass (default 32)."""
+        from crossner_hf.inference.tagger import TransformerTagger
 
-    def preprocess(self, sentence, **params):  # noqa: D401 - the parent's name for one input
-        import torch
-
-        if params["is_split_into_words"] and not isinstance(sentence, list):
-            raise ValueError("With is_split_into_words=True each input must be a list of words (str).")
-        if not params["is_split_into_words"] and not isinstance(sentence, str):
-            raise ValueError("Inputs must be strings (or word lists with is_split_into_words=True).")
-        text, sentences = split_input(sentence, delimiter=params["delimiter"], nltk_data=params["nltk_data"])
-        words = [[w for w, _ in sent] for sent in sentences]
-        length = resolve_max_length(self.tokenizer, params["max_length"], self.model)
-        enc = tokenize_and_align({"tokens": words}, self.tokenizer, max_length=length, stride=params["stride"])
-        context = {"text": text, "spans": [[span for _, span in sent] for sent in sentences],
-                   "n_words": [len(w) for w in words]}
-        n_rows = len(enc["input_ids"])
-        if n_rows == 0:  # nothing to tag: one specials-only chunk keeps batching and bookkeeping uniform
-            empty = self.tokenizer("", return_tensors="pt")
-            yield {**{k: v for k, v in empty.items() if k in self.tokenizer.model_input_names},
-                   "row": None, "context": context, "is_last": True}
-            return
-        for r in range(n_rows):
-            chunk = {
-                "input_ids": torch.tensor([enc["input_ids"][r]]),
-                "attention_mask": torch.tensor([enc["attention_mask"][r]]),
-                "row": {"word_ids": enc["word_ids"][r], "example_index": enc["example_index"][r],
-                        "n_tokens": len(enc["input_ids"][r])},
-                "context": context if r == n_rows - 1 else None,
-                "is_last": r == n_rows - 1,
-            }
-            if "token_type_ids" in enc:
-                chunk["token_type_ids"] = torch.tensor([enc["token_type_ids"][r]])
-            yield chunk
-
-    def _forward(self, model_inputs):
-        import torch
-
-        row, context, is_last = model_inputs.pop("row"), model_inputs.pop("context"), model_inputs.pop("is_last")
-        logits = self.model(**model_inputs).logits
-        return {"scores": torch.log_softmax(logits.float(), dim=-1), "row": row, "context": context,
-                "is_last": is_last}
-
-    def postprocess(self, all_outputs, decoding: str = "argmax", ignore_labels: list[str] | None = None):
-        context = next(o["context"] for o in all_outputs if o["context"] is not None)
-        rows = [o for o in all_outputs if o["row"] is not None]
-        names = label_names(self.model)
-        per_window = [o["scores"][0, : o["row"]["n_tokens"]].cpu().numpy() for o in rows]
-        stitched = stitch_word_predictions(
-            per_window, [o["row"]["word_ids"] for o in rows], [o["row"]["example_index"] for o in rows],
-            context["n_words"],
-        )
-        scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
-        _, entities = decode_entities(scores, names, decoding, context["spans"], context["text"],
-                                      excluded_labels(self.model))
-        skip = set(ignore_labels or ())
-        return [e for e in entities if e["entity_group"] not in skip]
+        batch_size = kwargs.pop("batch_size", None) or getattr(self, "_batch_size", None) or 32
+        for ignored in ("num_workers",):  # the parent's DataLoader options: the tagger batches by itself
+            kwargs.pop(ignored, None)
+        preprocess, _, postprocess = self._sanitize_parameters(**kwargs)
+        preprocess = {"is_split_into_words": False, "delimiter": " ", "stride": 32, "max_length": None,
+                      "nltk_data": None, **self._preprocess_params, **preprocess}
+        postprocess = {"decoding": model_decoding(self.model), "ignore_labels": [], **self._postprocess_params,
+                       **postprocess}
+        words = preprocess["is_split_into_words"]
+        single = isinstance(inputs, str) or (words and isinstance(inputs, list)
+                                             and all(isinstance(w, str) for w in inputs))
+        items = [inputs] if single else list(inputs)
+        for item in items:
+            if words and not isinstance(item, list):
+                raise ValueError("With is_split_into_words=True each input must be a list of words (str).")
+            if not words and not isinstance(item, str):
+                raise ValueError("Inputs must be strings (or word lists with is_split_into_words=True).")
+        tagger = TransformerTagger(self.model, self.tokenizer, postprocess["decoding"],
+                                   max_length=preprocess["max_length"], stride=preprocess["stride"])
+        skip = set(postprocess["ignore_labels"])
+        tagged = tagger.tag_texts(items, delimiter=preprocess["delimiter"], nltk_data=preprocess["nltk_data"],
+                                  batch_size=int(batch_size), progress=False)
+        out = [[e for e in t["entities"] if e["entity_group"] not in skip] for t in tagged]
+        return out[0] if single else out
 
 
 def load_pipeline(model: str, *, device: str | int | None = None, **kwargs: Any) -> CrossNERTokenClassificationPipeline:
     """``pipeline("token-classification", model=..., pipeline_class=CrossNERTokenClassificationPipeline)``: the
-    ``transformers`` pipeline of a model of ours, for code built around pipelines (``Tagger`` is the library's
-    tagging path; ``load_tagger``, this function's old name, warns until its removal).
+    ``transformers`` pipeline of a model of ours, for code built around pipelines (it tags through ``Tagger``, the
+    library's one tagging path; ``load_tagger``, this function's old name, warns until its removal).
 
-    ``model`` is a folder or Hub id (checked by :func:`crossner_hf.inference.predict.load_token_classifier`);
-    other keyword arguments go to ``transformers.pipeline``.
+    ``model`` is a PyTorch folder or Hub id, opened by ``Tagger.from_pretrained`` (one-line errors for a missing
+    folder or an untrained head); other keyword arguments go to ``transformers.pipeline``.
     """
     from transformers import pipeline
 
-    from crossner_hf.inference.predict import load_token_classifier
+    from crossner_hf.inference.tagger import Tagger, TransformerTagger
 
-    loaded, tokenizer = load_token_classifier(model)
+    tagger = Tagger.from_pretrained(model)
+    if not isinstance(tagger, TransformerTagger) or tagger.runtime != "pytorch":
+        raise ValueError(f"{model} is a {tagger.runtime} {type(tagger).__name__} folder, which a transformers "
+                         "pipeline cannot run; use Tagger.from_pretrained(folder).tag_texts(texts).")
     return pipeline(
-        "token-classification", model=loaded, tokenizer=tokenizer, device=device,
+        "token-classification", model=tagger.model, tokenizer=tagger.tokenizer, device=device,
         pipeline_class=CrossNERTokenClassificationPipeline, **kwargs,
     )
 

@@ -204,6 +204,12 @@ def run_windows(
     return [np.asarray(s, dtype=np.float32).reshape(len(s), width) for s in stitched]
 
 
+def decode_tags(scores: Sequence[np.ndarray], names: Sequence[str], decoding: str, excluded: Sequence[str] = ()
+                ) -> list[list[str]]:
+    """Tags of every sentence's per-word log-probabilities, decoded with ``decoding`` (never an ``excluded`` label)."""
+    return [[names[i] for i in ids] for ids in decode(scores, names, decoding, excluded)]
+
+
 def predict_tags(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
@@ -212,15 +218,15 @@ def predict_tags(
     decoding: str | None = None,
     **kwargs: Any,
 ) -> list[list[str]]:
-    """One predicted tag per word for every sentence.
+    """One predicted tag per word for every sentence, for a loaded model and tokenizer: a thin wrapper of
+    :class:`~crossner_hf.inference.tagger.TransformerTagger`'s scoring and decoding (the one tagging path; use
+    ``Tagger.from_pretrained(folder).tag(sentences)`` for a folder).
 
     ``decoding`` defaults to the one the model records (:func:`model_decoding`): the
     decoding its reported F1 used. Other keyword arguments go to :func:`predict_word_scores`.
     """
-    names = label_names(model)
     scores = predict_word_scores(model, tokenizer, sentences, **kwargs)
-    chosen = model_decoding(model, decoding)
-    return [[names[i] for i in ids] for ids in decode(scores, names, chosen, excluded_labels(model))]
+    return decode_tags(scores, label_names(model), model_decoding(model, decoding), excluded_labels(model))
 
 
 def check_word_lists(sentences: Sequence[Sequence[str]], where: str = "Tagger.tag") -> None:
@@ -248,7 +254,8 @@ def split_input(
       into the string as given;
     - a string: sentences (NLTK punkt) and CrossNER-style words (:mod:`crossner_hf.data.words`).
 
-    The one home of this step for :func:`tag_texts`, the pipeline class and ``crossner-hf predict``.
+    The one home of this step for :meth:`~crossner_hf.inference.tagger.Tagger.tag_texts` (``crossner-hf predict``,
+    the pipeline class).
     """
     from crossner_hf.data.words import join_words, split_sentences
 
@@ -286,37 +293,6 @@ def decode_entities(
     return all_tags, entities
 
 
-def tag_texts(
-    model: PreTrainedModel,
-    tokenizer: PreTrainedTokenizerBase,
-    inputs: Sequence[str | Sequence[str]],
-    *,
-    pretokenized: bool = False,
-    delimiter: str = " ",
-    decoding: str | None = None,
-    nltk_data: str | None = None,
-    **kwargs: Any,
-) -> list[dict[str, Any]]:
-    """Tag many inputs in one length-sorted batched run: ``{"text", "words", "tags", "entities"}`` per input.
-
-    ``words`` are ``(word, start, end)`` and ``tags`` one per word (sentences concatenated);
-    ``entities`` as the pipeline returns them. Keyword arguments go to :func:`predict_word_scores`.
-    """
-    split = [split_input(item, pretokenized=pretokenized, delimiter=delimiter, nltk_data=nltk_data)
-             for item in inputs]
-    sentences = [[w for w, _ in sent] for _, sents in split for sent in sents]
-    scores = iter(predict_word_scores(model, tokenizer, sentences, **kwargs))
-    names, chosen = label_names(model), model_decoding(model, decoding)
-    out = []
-    for text, sents in split:
-        own = [next(scores) for _ in sents]
-        tags, entities = decode_entities(own, names, chosen, [[span for _, span in s] for s in sents], text,
-                                         excluded_labels(model))
-        out.append({"text": text, "words": [(w, a, b) for sent in sents for w, (a, b) in sent],
-                    "tags": [t for sent_tags in tags for t in sent_tags], "entities": entities})
-    return out
-
-
 def entities_from_tags(
     tags: Sequence[str],
     spans: Sequence[tuple[int, int]],
@@ -340,3 +316,8 @@ def entities_from_tags(
             score = 1.0
         out.append({"entity_group": etype, "score": score, "word": text[start:end], "start": start, "end": end})
     return out
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - the old module-level tag_texts, with its warning
+
+__getattr__ = renamed_attributes(__name__)

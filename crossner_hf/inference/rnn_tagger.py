@@ -2,8 +2,9 @@
 
 The recipe records in ``config.json`` how the model tags (``tagging``: the label names of the
 predicted ids and the decode arguments: a CDLM tags the target with theta(target, NER) and, in
-zero-shot mode, the source CRF). ``crossner-hf predict`` uses :func:`load_rnn_tagger` for these
-folders, so raw text, pre-split words and ``--conll`` files work as with transformer models.
+zero-shot mode, the source CRF). :class:`RNNTagger` is the :class:`~crossner_hf.inference.tagger.Tagger` of
+these folders (``Tagger.from_pretrained`` opens them), so raw text, pre-split words and ``--conll`` files work
+as with transformer models, and the recipes score dev and test through it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from crossner_hf.inference.tagger import Tagger
 
 RNN_MODEL_TYPES = ("crossner_bilstm_crf", "crossner_cdlm", "crossner_coach", "crossner_multicell")
 
@@ -29,89 +32,101 @@ def is_rnn_folder(path: str | Path) -> bool:
     return isinstance(raw, dict) and raw.get("model_type") in RNN_MODEL_TYPES
 
 
-class RNNTagger:
-    """A loaded RNN tagger: ``tag(sentences) -> tags`` (Viterbi, the recorded labels and decode arguments).
+class RNNTagger(Tagger):
+    """A loaded RNN tagger: Viterbi over its CRF with the labels and decode arguments the recipe recorded.
 
-    A :class:`crossner_hf.inference.tagger.Tagger` (registered there as a virtual subclass, so this module,
-    which the training loop imports, does not import that one): ``Tagger.from_pretrained`` returns it for a
-    BiLSTM-CRF or CDLM folder."""
+    ``Tagger.from_pretrained`` returns it for a BiLSTM-CRF / CDLM / Coach / multi-cell folder
+    (:meth:`from_folder`); the recipes' evaluation wraps the model in training in one (:meth:`from_model`), so
+    dev and test F1 are computed by the tagging path ``predict`` uses."""
 
     decoding = "crf-viterbi"
     runtime = "pytorch"
 
-    def __init__(self, folder: str | Path, device: str | None = None):
+    def __init__(self, model: Any, vocab: Any, labels: Sequence[str], decode_kwargs: dict[str, Any] | None = None,
+                 gold_labels: Sequence[str] | None = None):
+        self.model, self.vocab = model, vocab
+        self.labels = list(labels)
+        self.decode_kwargs: dict[str, Any] = dict(decode_kwargs or {})
+        # the tags a gold file for this model holds (zero-shot CDLM: the target's, while it predicts the source's)
+        self.gold_labels = list(gold_labels or self.labels)
+
+    @classmethod
+    def opens(cls, path: str | Path) -> bool:
+        return is_rnn_folder(path)
+
+    @classmethod
+    def from_folder(cls, path: str | Path, *, device: str | None = None, decoding: str | None = None,
+                    threads: int | None = None) -> RNNTagger:
         from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
         from crossner_hf.modeling.rnn.cdlm import CDLMForTokenClassification
         from crossner_hf.modeling.rnn.coach import CoachForTokenClassification
         from crossner_hf.modeling.rnn.multicell import MultiCellForTokenClassification
         from crossner_hf.modeling.rnn.vocab import WordCharVocab
 
-        folder = Path(folder).expanduser()
+        if decoding is not None:
+            raise ValueError(f"--decoding {decoding}: {path} is a BiLSTM-CRF / CDLM folder, which decodes with its "
+                             "CRF's Viterbi path; drop --decoding.")
+        folder = Path(path).expanduser()
         model_type = json.loads((folder / "config.json").read_text(encoding="utf-8"))["model_type"]
-        cls = {"crossner_cdlm": CDLMForTokenClassification, "crossner_coach": CoachForTokenClassification,
-               "crossner_multicell": MultiCellForTokenClassification}.get(
+        model_class = {"crossner_cdlm": CDLMForTokenClassification, "crossner_coach": CoachForTokenClassification,
+                       "crossner_multicell": MultiCellForTokenClassification}.get(
             model_type, BiLSTMCRFForTokenClassification)
-        self.model = cls.from_pretrained(folder).eval()
+        model = model_class.from_pretrained(folder).eval()
         if device is not None:
-            self.model.to(device)
-        self.vocab = WordCharVocab.load(folder)
-        tagging = getattr(self.model.config, "tagging", None) or {}
-        self.labels = list(tagging.get("labels") or [self.model.config.id2label[i]
-                                                    for i in range(self.model.config.num_labels)])
-        self.decode_kwargs: dict[str, Any] = dict(tagging.get("decode") or {})
-        # the tags a gold file for this model holds (zero-shot CDLM: the target's, while it predicts the source's)
-        self.gold_labels = list(tagging.get("gold_labels") or self.labels)
+            model.to(device)
+        return cls.from_model(model, WordCharVocab.load(folder))
 
-    def tag(self, sentences: Sequence[Sequence[str]], batch_size: int = 64, progress: bool = False
-            ) -> list[list[str]]:
-        from crossner_hf.inference.predict import check_word_lists
+    @classmethod
+    def from_model(cls, model: Any, vocab: Any, labels: Sequence[str] | None = None,
+                   decode_kwargs: dict[str, Any] | None = None) -> RNNTagger:
+        """The tagger of a model in memory: ``labels`` / ``decode_kwargs`` default to what its config records
+        (``tagging``: the label names of the predicted ids, the decode arguments, the gold labels)."""
+        tagging = getattr(model.config, "tagging", None) or {}
+        labels = list(labels if labels is not None else (
+            tagging.get("labels") or [model.config.id2label[i] for i in range(model.config.num_labels)]))
+        kwargs = dict(decode_kwargs if decode_kwargs is not None else (tagging.get("decode") or {}))
+        return cls(model, vocab, labels, kwargs, tagging.get("gold_labels"))
 
-        check_word_lists(sentences)
-        return decode_sentences(self.model, self.vocab, sentences, self.labels, self.decode_kwargs, batch_size)
+    def tag_with_scores(self, sentences: Sequence[Sequence[str]], *, batch_size: int = 64, progress: bool = False
+                        ) -> tuple[list[list[str]], None]:
+        """Viterbi tags for word lists, batched by length; no per-word probabilities (a CRF's path has none)."""
+        import torch
 
-    def tag_texts(self, inputs: Sequence[str | Sequence[str]], *, pretokenized: bool = False,
-                  nltk_data: str | None = None, batch_size: int = 64) -> list[dict[str, Any]]:
-        """``{"text", "words", "tags", "entities"}`` per input, as :func:`crossner_hf.inference.predict.tag_texts` gives
-        them (entities in the pipeline shape; ``score`` 1.0: a CRF's Viterbi path has no per-word probability)."""
-        from crossner_hf.inference.predict import entities_from_tags, split_input
-
-        split = [split_input(item, pretokenized=pretokenized, nltk_data=nltk_data) for item in inputs]
-        tags = iter(self.tag([[w for w, _ in sent] for _, sents in split for sent in sents], batch_size))
-        out = []
-        for text, sents in split:
-            record = {"text": text, "words": [], "tags": [], "entities": []}
-            for sent in sents:
-                sent_tags = next(tags)
-                record["words"] += [(w, a, b) for w, (a, b) in sent]
-                record["tags"] += sent_tags
-                record["entities"] += entities_from_tags(sent_tags, [span for _, span in sent], text)
-            out.append(record)
-        return out
-
-
-def decode_sentences(model, vocab, sentences: Sequence[Sequence[str]], label_names: Sequence[str],
-                     decode_kwargs: dict[str, Any] | None = None, batch_size: int = 64) -> list[list[str]]:
-    """Viterbi tags for word lists, batched by length (the one decoding loop of evaluation and prediction)."""
-    import torch
-
-    was_training = model.training
-    model.eval()
-    device = next(model.parameters()).device
-    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
-    pred: list[list[str]] = [[] for _ in sentences]
-    with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = [i for i in order[start:start + batch_size] if len(sentences[i])]
-            if not idx:
-                continue
-            words, chars, mask = vocab.encode([list(sentences[i]) for i in idx])
-            inputs = {"word_ids": words.to(device), "char_ids": chars.to(device), "attention_mask": mask.to(device)}
-            inputs.update(model.extra_inputs([list(sentences[i]) for i in idx], device))
-            for i, ids in zip(idx, model.decode(**inputs, **(decode_kwargs or {}))):
-                pred[i] = [label_names[t] for t in ids]
-    model.train(was_training)
-    return pred
+        model = self.model
+        was_training = model.training
+        model.eval()
+        device = next(model.parameters()).device
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        pred: list[list[str]] = [[] for _ in sentences]
+        try:
+            with torch.no_grad():
+                for start in range(0, len(order), batch_size):
+                    idx = [i for i in order[start:start + batch_size] if len(sentences[i])]
+                    if not idx:
+                        continue
+                    batch = [list(sentences[i]) for i in idx]
+                    words, chars, mask = self.vocab.encode(batch)
+                    inputs = {"word_ids": words.to(device), "char_ids": chars.to(device),
+                              "attention_mask": mask.to(device)}
+                    inputs.update(model.extra_inputs(batch, device))
+                    for i, ids in zip(idx, model.decode(**inputs, **self.decode_kwargs)):
+                        pred[i] = [self.labels[t] for t in ids]
+        finally:
+            model.train(was_training)  # the recipes evaluate mid-training: the model goes back as it came
+        return pred, None
 
 
-def load_rnn_tagger(folder: str | Path, device: str | None = None) -> RNNTagger:
-    return RNNTagger(folder, device)
+def _decode_sentences(model: Any, vocab: Any, sentences: Sequence[Sequence[str]], label_names: Sequence[str],
+                      decode_kwargs: dict[str, Any] | None = None, batch_size: int = 64) -> list[list[str]]:
+    """The old ``decode_sentences`` (warns through :mod:`crossner_hf._moved`): ``RNNTagger.from_model(...).tag``."""
+    return RNNTagger.from_model(model, vocab, label_names, decode_kwargs or {}).tag(sentences, batch_size)
+
+
+def _load_rnn_tagger(folder: str | Path, device: str | None = None) -> RNNTagger:
+    """The old ``load_rnn_tagger`` (warns through :mod:`crossner_hf._moved`): ``Tagger.from_pretrained(folder)``."""
+    return RNNTagger.from_folder(folder, device=device)
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - decode_sentences, load_rnn_tagger, with their warning
+
+__getattr__ = renamed_attributes(__name__)

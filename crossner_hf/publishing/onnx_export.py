@@ -135,39 +135,47 @@ def quantize_int8(source: str | Path, target: str | Path) -> dict[str, Any]:
     return {**INT8_SETTINGS, "nodes_kept_fp32": keep}
 
 
-def _default_eval_source(model_dir: Path) -> str | None:
-    """The dataset a trained folder's ``results.json`` names: its CrossNER domain or Hub id (local files are not
-    recorded, being no path to publish: pass ``--dataset_dir`` for them)."""
+def _default_eval_source(model_dir: Path) -> tuple[str | None, str]:
+    """The dataset a trained folder's ``results.json`` names (its CrossNER domain or Hub id; local files are not
+    recorded, being no path to publish: pass ``--dataset_dir`` for them), or None and why there is none."""
     results = model_dir / "results.json"
     if not results.is_file():
-        return None
+        return None, f"{model_dir} has no results.json, so it names no dataset"
     try:
         data = json.loads(results.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError):
-        logger.warning("%s is not valid JSON; no default evaluation dataset.", results)
-        return None
+        return None, f"{results} is not valid JSON, so it names no dataset"
     dataset = data.get("dataset")
     if isinstance(dataset, dict):  # where the run's data came from: CrossNER, a Hub id, or local files (None)
-        return data.get("domain") if dataset.get("source") == "crossner" else dataset.get("source")
+        if dataset.get("source") == "crossner":
+            return data.get("domain") or dataset.get("name"), ""
+        if dataset.get("source"):
+            return str(dataset["source"]), ""
+        return None, (f"{results} names the dataset {dataset.get('name')!r}, local files whose path it does not "
+                      "record")
     config = data.get("config") or {}  # a results.json from before the dataset record
-    return config.get("dataset_dir") or data.get("domain")
+    source = config.get("dataset_dir") or data.get("domain")
+    return (str(source), "") if source else (None, f"{results} names no dataset")
 
 
-def evaluate_folder(folder: str | Path, source: str | Path, split: str, *, reference: Any = None,
+def evaluate_folder(folder: str | Path, source: str | Path | Any, split: str, *, reference: Any = None,
                     data_dir: str | Path | None = None, threads: int | None = None, batch_size: int = 32
                     ) -> dict[str, Any]:
     """Score the tagger of ``folder`` on ``split`` of ``source`` (and ``reference``, a PyTorch tagger, beside it).
+    ``source``: what :func:`~crossner_hf.data.target.load_target` opens, or a ``TargetData`` it gave (the export
+    command's data flags: columns and ``--strict`` as every command reads them).
 
     Returns ``{"dataset", "split", "sentences", "decoding", "precision", "recall", "f1", "seconds"}`` plus
     ``"pytorch_f1"`` and ``"tags_identical"`` (every word's tag equal) when ``reference`` is given.
     """
-    from crossner_hf.data.target import load_target_dataset, target_name
+    from crossner_hf.data.target import TargetData, load_target
     from crossner_hf.evaluation.metrics import compute_ner_metrics
     from crossner_hf.inference.tagger import Tagger
 
-    data = load_target_dataset(source, data_dir=data_dir, strict=False)
+    target = source if isinstance(source, TargetData) else load_target(source, data_dir=data_dir, strict=False)
+    data = target.dataset
     if split not in data:
-        raise ValueError(f"--split {split}: {source} has the splits {', '.join(data)}; choose one of them.")
+        raise ValueError(f"--split {split}: {target.name} has the splits {', '.join(data)}; choose one of them.")
     names = data[split].features["ner_tags"].feature.names
     words = list(data[split]["tokens"])
     gold = [[names[i] for i in row] for row in data[split]["ner_tags"]]
@@ -177,7 +185,7 @@ def evaluate_folder(folder: str | Path, source: str | Path, split: str, *, refer
     seconds = time.perf_counter() - start
     scores = compute_ner_metrics(gold, pred)
     out: dict[str, Any] = {
-        "dataset": target_name(source), "split": split, "sentences": len(words), "decoding": tagger.decoding,
+        "dataset": target.name, "split": split, "sentences": len(words), "decoding": tagger.decoding,
         "precision": round(scores["overall_precision"], 6), "recall": round(scores["overall_recall"], 6),
         "f1": round(scores["overall_f1"], 6), "seconds": round(seconds, 3),
     }
@@ -241,7 +249,7 @@ def export_onnx(
         _save_config(torch_model.config, stage, record)
         tokenizer.save_pretrained(stage)
         evaluation = None
-        source = eval_source if eval_source is not None else _default_eval_source(source_dir)
+        source, why_none = (eval_source, "") if eval_source is not None else _default_eval_source(source_dir)
         if evaluate and source is not None:
             reference = TransformerTagger(torch_model, tokenizer)
             evaluation = evaluate_folder(stage, source, eval_split, reference=reference, data_dir=data_dir,
@@ -249,8 +257,8 @@ def export_onnx(
             record["evaluation"] = evaluation
             _save_config(torch_model.config, stage, record)
         elif evaluate:
-            logger.warning("%s names no dataset (no results.json); the card will say the F1 was not measured: "
-                           "pass --dataset_dir to measure it.", source_dir)
+            logger.warning("%s; the card will say the F1 was not measured: pass --dataset_dir to measure it.",
+                           why_none)
         from crossner_hf.publishing.cards import write_onnx_model_card
 
         write_onnx_model_card(stage, record, source_dir)

@@ -23,6 +23,10 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crossner_hf.executors import ExecutorOptions
 
 logger = logging.getLogger(__name__)
 
@@ -122,13 +126,9 @@ def _still_running(marker: Path) -> bool:
         return False
     if owner.get("host") != socket.gethostname():
         return True
-    try:
-        os.kill(int(owner["pid"]), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
+    from crossner_hf.executors import pid_alive
+
+    return pid_alive(int(owner["pid"]))
 
 
 def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
@@ -140,6 +140,29 @@ def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
             own = "blocked"
         status[cell.name] = own
     return status
+
+
+def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | None = None) -> dict[str, str]:
+    """Run every cell that is not done on ``options.executor`` (:mod:`crossner_hf.executors`: local, Ray, Slurm),
+    dependencies first; returns each cell's final status."""
+    from functools import partial
+
+    from crossner_hf.executors import ExecutorOptions, run_tasks
+
+    return run_tasks(topological(cells), options or ExecutorOptions(), run=partial(run_cell, out=str(out)),
+                     status=partial(cell_status, out=out), log_dir=Path(out) / "slurm")
+
+
+def _submit_cells(executor: Any, cells: list[Cell], out: str | Path, options: ExecutorOptions,
+                  status: dict[str, str]) -> dict[str, Any]:
+    """The old ``submit_cells`` (warns through :mod:`crossner_hf._moved`): :func:`crossner_hf.executors.submit_tasks`
+    over the cells."""
+    from functools import partial
+
+    from crossner_hf.executors import submit_tasks
+
+    return submit_tasks(executor, list(cells), options, status, run=partial(run_cell, out=str(out)),
+                        status=partial(cell_status, out=out))
 
 
 def status_table(cells: Iterable[Cell], out: str | Path) -> str:

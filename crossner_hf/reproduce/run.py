@@ -1,4 +1,4 @@
-"""Running an experiment: ``run_experiment(plan(...), out, GridExecutorOptions(...)) -> ExperimentResult`` runs
+"""Running an experiment: ``run_experiment(plan(...), out, ExecutorOptions(...)) -> ExperimentResult`` runs
 the grid's cells on the chosen executor and writes the table and the figure; :func:`dry_run_text` describes a
 plan without running it. The ``reproduce`` command translates its flags into these calls."""
 
@@ -9,9 +9,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.experiments import Plan
-from crossner_hf.reproduce.grid import grid_status, topological
+from crossner_hf.reproduce.grid import grid_status, run_grid, topological
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class ExperimentResult:
         return [name for name, state in self.status.items() if state == "failed"]
 
 
-def run_experiment(grid: Plan, output_dir: str | Path, executor: GridExecutorOptions | None = None, *,
+def run_experiment(grid: Plan, output_dir: str | Path, executor: ExecutorOptions | None = None, *,
                    run: bool = True) -> ExperimentResult:
     """Run ``grid``'s cells (those not done; ``run=False`` only reads what is done) on ``executor`` (default:
     local, one after another), then write ``table.md`` / ``table.csv`` (ours beside the paper's) and the figure.
@@ -75,7 +75,7 @@ def run_experiment(grid: Plan, output_dir: str | Path, executor: GridExecutorOpt
             from crossner_hf.testing import make_tiny_bert
 
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
-        run_grid(grid.cells, out, executor or GridExecutorOptions())
+        run_grid(grid.cells, out, executor or ExecutorOptions())
     md, csv_path = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model,
                                 notes=grid.notes, unplanned=grid.unplanned)
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.wikipedia.executors import EXECUTORS
+from crossner_hf.executors import EXECUTORS
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +127,8 @@ def dump_date(args: WikipediaSourceArguments) -> str:
 
 def _work_setup(args: WikipediaSourceArguments):
     """The work folder, NLTK data, executor options, manifest tasks and types-DB path of a build."""
-    from crossner_hf.wikipedia.pipeline import ExecutorOptions, make_manifest
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.wikipedia.pipeline import make_manifest
 
     work = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
     options = ExecutorOptions(executor=args.executor, workers=args.workers, slurm_partition=args.slurm_partition,

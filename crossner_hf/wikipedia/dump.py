@@ -59,6 +59,28 @@ class DumpError(ValueError):
         return (type(self), (self.path, self.pages_read, self.problem))
 
 
+def _drop_user_error_tracebacks(record: dict) -> None:
+    """loguru patcher: a :class:`DumpError` is logged by datatrove as its one-line message, no traceback.
+
+    datatrove's executor logs every failing task with ``logger.exception`` (a 100-line traceback with
+    variable dumps on the console and in the task log) before re-raising; for a cut or corrupt dump
+    the message already names the file, the pages read and the fix, which the command prints last.
+    Other errors (bugs) keep their tracebacks.
+    """
+    exception = record["exception"]
+    if exception is not None and isinstance(exception.value, DumpError):
+        record["exception"] = None
+
+
+def quiet_user_errors() -> None:
+    """Log a :class:`DumpError` in a datatrove task as its one line (see :func:`_drop_user_error_tracebacks`)."""
+    # a patcher is global to loguru and survives datatrove's per-task sink changes; installed in the
+    # main process and again in each worker (forkserver workers import this module afresh)
+    from datatrove.utils.logging import logger as task_logger  # loguru: console and each task's log
+
+    task_logger.configure(patcher=_drop_user_error_tracebacks)
+
+
 @dataclass(slots=True)
 class Page:
     """One ``<page>`` of a dump. ``wikitext`` is ``""`` for pages the reader was told to skip."""

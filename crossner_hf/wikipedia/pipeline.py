@@ -72,8 +72,9 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
 from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
 
-from crossner_hf.wikipedia.dump import ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units
-from crossner_hf.wikipedia.executors import ExecutorOptions, quiet_user_errors, require_complete, run_stage, wait_for_slurm  # noqa: F401
+from crossner_hf.executors import ExecutorOptions, require_complete, run_stage  # noqa: F401 - the builders' names
+from crossner_hf.wikipedia.dump import (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units,
+                                        quiet_user_errors)
 from crossner_hf.wikipedia.sentences import anchor_sentences, require_punkt
 from crossner_hf.wikipedia.wikitext import is_disambiguation, page_categories, wikitext_to_text
 
@@ -470,7 +471,7 @@ def run_page_index(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options
     """The index stage of the domain corpora (:class:`PageIndexer`) over every task to ``index/``."""
     work = Path(work_dir)
     pipeline = [WikipediaPageReader(str(work)), PageIndexer(), KindParquetWriter(str(work / "index"), INDEX_SCHEMAS)]
-    run_stage(pipeline, len(tasks), work / "logs" / "index", "index", options)
+    run_stage(pipeline, len(tasks), work / "logs" / "index", "index", options, before=quiet_user_errors)
 
 
 def run_domain_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_db: str | Path,
@@ -488,7 +489,7 @@ def run_domain_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_
                                page_timeout=page_timeout, max_page_chars=max_page_chars),
         KindParquetWriter(str(members_file.parent), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
     ]
-    run_stage(pipeline, len(tasks), work / "logs" / stage, stage, options)
+    run_stage(pipeline, len(tasks), work / "logs" / stage, stage, options, before=quiet_user_errors)
     return stage
 
 
@@ -497,7 +498,7 @@ def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options:
     work = Path(work_dir)
     pipeline = [WikipediaPageReader(str(work), namespaces=(ARTICLE_NAMESPACE,)), RedirectCollector(),
                 KindParquetWriter(str(work / "stage0"), {"redirect": SCHEMAS["redirect"]})]
-    run_stage(pipeline, len(tasks), work / "logs" / "redirects", "redirects", options)
+    run_stage(pipeline, len(tasks), work / "logs" / "redirects", "redirects", options, before=quiet_user_errors)
 
 
 def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_db: str | Path, *,
@@ -513,7 +514,8 @@ def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_d
                               max_page_chars=max_page_chars),
         KindParquetWriter(str(work / "nerbert"), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
     ]
-    run_stage(pipeline, len(tasks), work / "logs" / "extract-typed", "extract-typed", options)
+    run_stage(pipeline, len(tasks), work / "logs" / "extract-typed", "extract-typed", options,
+              before=quiet_user_errors)
 
 
 def build_redirects(work_dir: str | Path, stage: str) -> Path:
