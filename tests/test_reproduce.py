@@ -297,13 +297,14 @@ def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
     pytest.importorskip("submitit")
-    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.reproduce.grid import run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "grid"
     cells = _dapt_grid(out, tiny_bert_dir, corpora)
-    status = run_grid(cells, out, GridExecutorOptions(executor="slurm", slurm_cluster="local"))
+    status = run_grid(cells, out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
     assert set(status.values()) == {"done"}
     assert list((out / "slurm").rglob("*_submitted.pkl"))  # the cells went through submitit's jobs
 
@@ -311,7 +312,10 @@ def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir,
 def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypatch):
     """On a Slurm cluster (sbatch/srun stand-ins here) the dependant's job script says afterok:<its dependency>."""
     submitit = pytest.importorskip("submitit")
-    from crossner_hf.reproduce.executors import GridExecutorOptions, submit_cells
+    from functools import partial
+
+    from crossner_hf.executors import ExecutorOptions, submit_tasks
+    from crossner_hf.reproduce.grid import cell_status, run_cell
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -326,7 +330,8 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     a = Cell("politics/dapt/seed-1", "dapt", ("--x",), "r", "politics", gpus=1, minutes=60, score=False)
     b = Cell("politics/ft/seed-1", "train", ("--y",), "r", "politics", deps=(a.name,), gpus=1, minutes=30)
     executor = submitit.AutoExecutor(folder=str(out / "slurm" / "%j"), cluster="slurm")
-    jobs = submit_cells(executor, [a, b], out, GridExecutorOptions(executor="slurm", slurm_partition="gpu"), {})
+    jobs = submit_tasks(executor, [a, b], ExecutorOptions(executor="slurm", slurm_partition="gpu"), {},
+                        run=partial(run_cell, out=str(out)), status=partial(cell_status, out=out))
     assert [jobs[c.name].job_id for c in (a, b)] == ["11", "12"]
     first, second = ((tmp_path / "scripts" / f"{n}.sh").read_text() for n in (11, 12))
     assert "#SBATCH --partition=gpu" in first and "#SBATCH --gpus-per-node=1" in first
@@ -337,7 +342,8 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
 def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
                                                             monkeypatch):
-    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.reproduce.grid import run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
@@ -345,7 +351,7 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
     grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
                 nerbert_corpus=str(sample_corpus), rows=["direct / NER-BERT"])
     assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
-    assert set(run_grid(grid.cells, out, GridExecutorOptions()).values()) == {"done"}
+    assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
     results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
     assert results["model_name_or_path"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
     full = plan("nerbert-table2", "cpu", out, domains=["politics"])
@@ -357,7 +363,8 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
 
 @pytest.mark.slow  # two real fine-tuning runs (about 20 s on a quiet machine)
 def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_data_dir, tiny_bert_dir, monkeypatch):
-    from crossner_hf.reproduce.executors import GridExecutorOptions, run_grid
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.reproduce.grid import run_grid
     from crossner_hf.testing import make_renamed_conll_folder
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
@@ -368,7 +375,7 @@ def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_da
                 datasets=[str(folder)], rows=["direct / BERT"])
     assert [c.name for c in grid.cells] == ["politics/encoder-direct/seed-1", "speeches/encoder-direct/seed-1"]
     assert grid.cells[1].argv[grid.cells[1].argv.index("--dataset_dir") + 1] == str(folder)
-    assert set(run_grid(grid.cells, out, GridExecutorOptions()).values()) == {"done"}
+    assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
     records = {r["column"]: r["ours"] for r in build_table("nerbert-table2", grid.cells, out)
                if r["row"] == "direct / BERT"}
     assert records["average"] == "incomplete (1/11 columns)"  # averaged only when every column is there
@@ -675,12 +682,13 @@ def test_cdlm_table5_counts_correct_entities_per_type_from_table4s_cells(tmp_pat
 def test_run_experiment_is_the_python_api_of_reproduce(tmp_path):
     """plan(...) -> run_experiment(plan, out, options) -> ExperimentResult, no command object: cells whose inputs
     are missing stay so (nothing runs), the table is written from what is done, and run=False only reads."""
-    from crossner_hf import ExperimentResult, plan as top_plan, run_experiment
-    from crossner_hf.reproduce.executors import GridExecutorOptions
+    from crossner_hf import plan as top_plan, run_experiment
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.reproduce.run import ExperimentResult
 
     assert top_plan is plan
     grid = plan("cdlm-table5", "paper", tmp_path)  # the CBS column has no source here: every cell lacks input
-    result = run_experiment(grid, tmp_path, GridExecutorOptions(executor="local"))
+    result = run_experiment(grid, tmp_path, ExecutorOptions(executor="local"))
     assert isinstance(result, ExperimentResult) and set(result.status.values()) == {"missing input"}
     assert result.failed == [] and result.table.is_file() and result.table_csv.is_file() and result.figure is None
     assert "| PER |" in result.table.read_text() and (tmp_path / "plan.json").is_file()

@@ -109,7 +109,7 @@ def main(args: ConfusionArguments) -> int:
     png = plot_entity_confusion(table.rows, table.columns, table.counts, out / "confusion.png",
                                 title=f"Entity-level confusion: {name}")
     print(text)
-    if table.in_branch_share is None:
+    if table.type_errors == 0:  # the count, not the in-branch share: that is None without a type hierarchy too
         print("no type errors (no entity predicted with another type)")
     print(f"Wrote {out / 'confusion.txt'}, {out / 'confusion.json'} and {png}")
     return 0

@@ -72,5 +72,6 @@ def main(args: ReportArguments) -> int:
     if args.compare:
         other = evaluate_tagger(Tagger.from_pretrained(args.compare, decoding=args.decoding), target, args.split,
                                 batch_size=args.batch_size, model_name=Path(args.compare).name)
+    print(evaluation.summary())  # the scores `predict --dataset_dir` prints, from the same evaluate_tagger
     print(evaluation.write_report(args.output, compare=other, n_boot=args.n_boot, seed=args.seed))
     return 0

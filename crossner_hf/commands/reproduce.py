@@ -91,7 +91,7 @@ def main(args: ReproduceArguments) -> int:
     the status table and our table beside the paper's; 1 when a cell failed."""
     import sys
 
-    from crossner_hf.reproduce.executors import GridExecutorOptions
+    from crossner_hf.executors import ExecutorOptions
     from crossner_hf.reproduce.experiments import plan
     from crossner_hf.reproduce.grid import status_table
     from crossner_hf.reproduce.run import dry_run_text, run_experiment
@@ -106,9 +106,9 @@ def main(args: ReproduceArguments) -> int:
         if grid.notes:
             print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
         return 0
-    options = GridExecutorOptions(executor=args.executor, ray_address=args.ray_address,
-                                  slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
-                                  slurm_account=args.slurm_account)
+    options = ExecutorOptions(executor=args.executor, ray_address=args.ray_address,
+                              slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
+                              slurm_account=args.slurm_account)
     result = run_experiment(grid, args.output_dir, options, run=not args.status)
     print(status_table(grid.cells, args.output_dir), file=sys.stderr)
     print(result.table.read_text())

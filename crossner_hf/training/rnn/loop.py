@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from crossner_hf.evaluation.metrics import compute_ner_metrics
-from crossner_hf.inference.rnn_tagger import decode_sentences
+from crossner_hf.inference.rnn_tagger import RNNTagger
 from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
 from crossner_hf.outputs import portable
@@ -94,7 +94,8 @@ def evaluate(model, vocab: WordCharVocab, examples: Sequence[Example], label_nam
     zero-shot tagging predicts source tags for target sentences.
     """
     kwargs = {} if domain is None else {"domain": domain, "crf_domain": crf_domain}
-    pred = decode_sentences(model, vocab, [e.tokens for e in examples], label_names, kwargs, batch_size)
+    # the tagging path `predict` and `report` use for a saved folder (crossner_hf.inference.tagger.Tagger)
+    pred = RNNTagger.from_model(model, vocab, label_names, kwargs).tag([e.tokens for e in examples], batch_size)
     names = gold_names if gold_names is not None else label_names
     gold = [[names[t] for t in e.tags] for e in examples]
     return compute_ner_metrics(gold, pred) | {"predictions": pred}
