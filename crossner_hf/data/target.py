@@ -400,10 +400,6 @@ class TargetData:
     """Where it came from, as a model card's ``datasets:`` names it: ``crossner`` for a CrossNER domain, the Hub
     id of a Hub dataset; ``None`` for local files and data in memory (never a local path: cards are published)."""
 
-    @property
-    def is_crossner(self) -> bool:
-        return self.source == "crossner"
-
     def record(self) -> dict[str, str | None]:
         """results.json's ``dataset``: the name and, as a card's ``datasets:`` names it, the source."""
         return {"name": self.name, "source": self.source}

@@ -13,9 +13,9 @@ it, sentences are cut by a rule (after ``.``, ``!`` or ``?`` followed by white s
 upper-case letter or a digit) and a warning says how to install punkt.
 
 Example:
-    >>> [w for w, _, _ in split_words("Obama visited Berlin, Germany.")]
+    >>> [w for w, _, _ in split_sentences("Obama visited Berlin, Germany.")[0]]
     ['Obama', 'visited', 'Berlin', ',', 'Germany', '.']
-    >>> split_words("Obama's aides")[1]
+    >>> split_sentences("Obama's aides")[0][1]
     ("'s", 5, 7)
 """
 
@@ -115,11 +115,6 @@ def _words_of(text: str, offset: int) -> Iterator[Word]:
 def split_sentences(text: str, nltk_data: str | None = None) -> list[list[Word]]:
     """Sentences of ``text``, each a list of ``(word, start, end)`` with offsets into ``text``."""
     return [list(_words_of(text[s:e], s)) for s, e in sentence_spans(text, nltk_data)]
-
-
-def split_words(text: str, nltk_data: str | None = None) -> list[Word]:
-    """All words of ``text`` with their character offsets (sentences split first)."""
-    return [word for sentence in split_sentences(text, nltk_data) for word in sentence]
 
 
 def join_words(words: list[str], delimiter: str = " ") -> tuple[str, list[tuple[int, int]]]:

@@ -79,15 +79,6 @@ def rounding_bound(cells: Sequence[str], average: str) -> float:
     return sum(half_unit(c) for c in cells) / len(cells) + half_unit(average)
 
 
-def paper_cell(key: str, row: str, column: str) -> float | None:
-    """The number a paper prints in ``row`` x ``column`` of table ``key`` (``None`` for a '-' or an absent row)."""
-    table = paper_table(key)
-    for candidate in table["rows"]:
-        if candidate["row"] == row:
-            return number(candidate["cells"].get(column))
-    return None
-
-
 def source_text(key: str) -> str:
     """'<paper title>, <table lines>' for a table's captions and Markdown."""
     table = paper_table(key)
