@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "stats": ("stats", "Table 1 and the vocabulary overlap of the CrossNER files"),
+    "data": ("data", "check a labeled dataset (splits, sizes, tags, types, scheme, every problem with file:line)"),
     "build-dataset": ("build_dataset", "the CrossNER datasets as Parquet + card for load_dataset"),
     "build-corpora": ("build_corpora", "a domain's DAPT corpus levels (domain / entity / task / integrated)"),
     "build-nerbert-corpus": ("nerbert_wikipedia", "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia"),

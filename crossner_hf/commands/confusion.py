@@ -1,7 +1,7 @@
 """Which gold entity types a model predicts as which: the hierarchy confusion report.
 
 Usage:
-    crossner-hf confusion --model outputs/music-direct --config music --output_dir music-confusion
+    crossner-hf confusion --model outputs/music-direct --domain music --output_dir music-confusion
     crossner-hf confusion --predictions politics-test.conll --output_dir politics-confusion
 
 Entities are matched as in :func:`crossner_hf.evaluation.hierarchy.entity_confusion`: a prediction on
@@ -28,15 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import LabeledDataArguments, labeled_target
-
-SPLITS = ("train", "validation", "test")
+from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
 
 
 @dataclass
-class ConfusionArguments(LabeledDataArguments):
+class ConfusionArguments(EvaluationDataArguments):
     model: str | None = field(
         default=None, metadata={"help": "A trained token-classification model folder (or Hub id) to predict with."}
     )
@@ -44,13 +41,6 @@ class ConfusionArguments(LabeledDataArguments):
         default=None,
         metadata={"help": "Instead of --model: a word<TAB>gold<TAB>predicted file from `crossner-hf predict --conll`."},
     )
-    config: str | None = field(
-        default=None,
-        metadata={"help": "CrossNER config (needed with --model; with --predictions, tags are checked against it).",
-                  "choices": list(CONFIGS)},
-    )
-    split: str = field(default="test", metadata={"help": "Split to predict (with --model).", "choices": list(SPLITS)})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     decoding: str | None = field(
         default=None, metadata={"help": "Override the model's recorded decoding.", "choices": list(DECODINGS)}
     )
@@ -62,11 +52,12 @@ class ConfusionArguments(LabeledDataArguments):
                                         "(default: the runtime's own choice)."})
 
     def __post_init__(self):
+        super().__post_init__()
         if bool(self.model) == bool(self.predictions):
             raise ValueError("confusion needs exactly one of --model (a trained model folder) and --predictions "
                              "(a file written by `crossner-hf predict --conll`).")
-        if self.model and not (self.config or self.dataset_dir):
-            raise ValueError("confusion --model needs --config (a CrossNER config) or --dataset_dir (your labeled "
+        if self.model and not (self.domain or self.dataset_dir):
+            raise ValueError("confusion --model needs --domain (a CrossNER config) or --dataset_dir (your labeled "
                              "data): the split to predict.")
 
 
@@ -86,9 +77,9 @@ def main(args: ConfusionArguments) -> int:
 
     out = check_writable(args.output_dir, "--output_dir", folder=True)  # before any prediction
     if args.predictions:
-        labels = labels_for(args.config) if args.config else None
+        labels = labels_for(args.domain) if args.domain else None  # with --predictions, tags checked against it
         _, gold, pred = read_prediction_conll(args.predictions, labels)
-        source: dict[str, Any] = {"predictions": args.predictions, "config": args.config}
+        source: dict[str, Any] = {"predictions": args.predictions, "config": args.domain}
         name = Path(args.predictions).name
     else:
         gold, pred, source = _predict(args, out)
@@ -120,7 +111,7 @@ def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list
     from crossner_hf.evaluation.scoring import evaluate_tagger
     from crossner_hf.inference.tagger import Tagger
 
-    target = labeled_target(args, args.config)
+    target = labeled_target(args)
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)  # any trained folder
     evaluation = evaluate_tagger(tagger, target, args.split, batch_size=args.batch_size)

@@ -1,41 +1,98 @@
-"""The labeled-data flags every evaluation command shares: ``--dataset_dir SOURCE`` as ``train`` takes it.
+"""The labeled-data flags, declared once for every command that reads labeled data.
 
-``report``, ``confusion`` and ``plot-entities`` score a model on ``--split`` of a CrossNER ``--config`` or, with
-``--dataset_dir``, of any labeled source :func:`crossner_hf.data.target.load_target_dataset` opens (a CoNLL
-folder, a folder of JSON Lines / CSV / Parquet files, a Hub id), its columns found as ``run_ner.py`` finds them
-and orphan ``I-`` tags handled by the one ``--strict`` rule.
+:class:`LabeledDataArguments` is the one declaration of ``--domain`` / ``--dataset_dir SOURCE``,
+``--text_column_name``, ``--label_column_name``, ``--strict`` and ``--data_dir``: ``train``, ``bilstm-crf``,
+``cdlm``, ``multicell`` (through :mod:`crossner_hf.commands.rnn_args`), ``predict``, ``export``,
+``build-corpora`` and ``data`` take it as it is; ``report``, ``confusion`` and ``plot-entities`` take
+:class:`EvaluationDataArguments`, the same flags plus ``--split`` (and their old ``--config``, kept for one
+release with a ``FutureWarning``). Every one of them loads its target through
+:func:`crossner_hf.data.target.load_target` (:meth:`LabeledDataArguments.load_target`), so a source opens,
+fails and is named the same way whatever the command.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+from crossner_hf.data.labels import CONFIGS
+
+SPLITS = ("train", "validation", "test")
+
+DOMAIN_HELP = "A CrossNER config, or give --dataset_dir."
+DATASET_DIR_HELP = "Your data: a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id (docs/own_domain.md)."
 
 
 @dataclass
 class LabeledDataArguments:
-    dataset_dir: str | None = field(
-        default=None,
-        metadata={"help": "Instead of --config: a CoNLL folder (train.txt, dev.txt, test.txt), a folder of JSON "
-                          "Lines / CSV / Parquet files named by split, or a Hub dataset id; words and BIO tags "
-                          "(strings or ClassLabel)."})
+    """Where the labeled data is and how to read it: the one declaration of the data flags."""
+
+    domain: str | None = field(default=None, metadata={"help": DOMAIN_HELP, "choices": list(CONFIGS)})
+    dataset_dir: str | None = field(default=None, metadata={"help": DATASET_DIR_HELP})
     text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
     label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
     strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
+
+    def target_source(self, default: str | None = None) -> str | Path | None:
+        """``--dataset_dir`` when given, else ``--domain``, else ``default``
+        (:func:`crossner_hf.data.target.target_source`'s one rule)."""
+        from crossner_hf.data.target import target_source
+
+        domain = self.domain or default
+        if not self.dataset_dir and domain is None:
+            return None
+        return target_source(self.dataset_dir, str(domain))
+
+    def load_target(self, default: str | None = None) -> Any:
+        """The :class:`~crossner_hf.data.target.TargetData` the flags name, through
+        :func:`~crossner_hf.data.target.load_target`; one line naming both flags when neither is given."""
+        from crossner_hf.data.target import load_target
+
+        source = self.target_source(default)
+        if source is None:
+            raise ValueError("name the data: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                             f"Parquet files, a Hub id) or --domain (a CrossNER config: {', '.join(CONFIGS)}).")
+        return load_target(source, data_dir=self.data_dir, strict=self.strict, text_column=self.text_column_name,
+                           label_column=self.label_column_name)
 
 
-def labeled_target(args: Any, config: str | None) -> Any:
-    """The :class:`~crossner_hf.data.target.TargetData` of ``--dataset_dir`` when given, else of the CrossNER
-    ``config``."""
-    from crossner_hf.data.target import load_target, target_source
+@dataclass
+class EvaluationDataArguments(LabeledDataArguments):
+    """The data flags of the evaluation commands: :class:`LabeledDataArguments` plus the split they score, and
+    ``--config``, their old name of ``--domain`` (a ``FutureWarning``; removed in 0.3.0)."""
 
-    return load_target(target_source(args.dataset_dir, str(config)), data_dir=getattr(args, "data_dir", None),
+    split: str = field(default="test", metadata={"help": "The split to score.", "choices": list(SPLITS)})
+    config: str | None = field(default=None, metadata={
+        "help": "Deprecated: the old name of --domain (removed in 0.3.0).", "choices": list(CONFIGS)})
+
+    def __post_init__(self):
+        if self.config is not None:
+            from crossner_hf._moved import warn_renamed
+
+            warn_renamed(f"--config {self.config}", f"--domain {self.config}")  # the project's one old-name warning
+            if self.domain is not None and self.domain != self.config:
+                raise ValueError(f"--config {self.config} and --domain {self.domain} name two targets; give "
+                                 "--domain alone.")
+            self.domain = self.config
+
+
+def labeled_target(args: Any, config: str | None = None) -> Any:
+    """The :class:`~crossner_hf.data.target.TargetData` of ``args``' data flags: ``--dataset_dir`` when given, else
+    ``--domain``, else ``config`` (a command's default target)."""
+    if isinstance(args, LabeledDataArguments):
+        return args.load_target(config)
+    from crossner_hf.data.target import load_target, target_source  # an object with the flags' attributes
+
+    domain = getattr(args, "domain", None) or config
+    return load_target(target_source(args.dataset_dir, str(domain)), data_dir=getattr(args, "data_dir", None),
                        strict=args.strict, text_column=args.text_column_name, label_column=args.label_column_name)
 
 
-def load_labeled(args: Any, config: str | None) -> tuple[str, Any]:
+def load_labeled(args: Any, config: str | None = None) -> tuple[str, Any]:
     """``(name, DatasetDict)`` of :func:`labeled_target`."""
     target = labeled_target(args, config)
     return target.name, target.dataset

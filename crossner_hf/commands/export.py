@@ -20,23 +20,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.commands import make_command_parser, set_torch_threads
+from crossner_hf.commands.data_args import LabeledDataArguments
 
 
 @dataclass
-class ExportArguments:
+class ExportArguments(LabeledDataArguments):
+    """The export and, through the data flags every command shares (``--domain`` / ``--dataset_dir``, the
+    column flags, ``--strict``), where the card's F1 is measured (default: the dataset the model's
+    ``results.json`` names)."""
+
     model: str = field(default=None, metadata={"help": "A trained token-classification folder (`crossner-hf train` "
                                                        "or `nerbert` output)."})
     output_dir: str = field(default=None, metadata={"help": "The ONNX folder to write (a new folder)."})
     quantize: str | None = field(
         default=None, metadata={"help": "int8: dynamic int8 weights (per channel; embeddings and classifier stay "
                                         "fp32). Default: fp32.", "choices": ["int8"]})
-    dataset_dir: str | None = field(
-        default=None, metadata={"help": "Where the card's F1 is measured: a CrossNER domain, a CoNLL folder, or a "
-                                        "dataset folder / Hub id (default: the dataset the model's results.json "
-                                        "names)."})
     split: str = field(default="test", metadata={"help": "The split of --dataset_dir scored at export."})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: "
-                                                                  "$CROSSNER_DATA_DIR)."})
     no_eval: bool = field(default=False, metadata={"help": "Skip the evaluation (the card then says so)."})
     threads: int | None = field(default=None, metadata={"help": "CPU threads of ONNX Runtime (and torch) during "
                                                                 "the evaluation (default: one per core)."})
@@ -62,7 +61,9 @@ def main(args: ExportArguments) -> int:
     from crossner_hf.publishing.onnx_export import export_onnx
 
     set_torch_threads(args.threads)
-    result = export_onnx(args.model, args.output_dir, quantize=args.quantize, eval_source=args.dataset_dir,
+    # the data flags name the evaluation data; without them export_onnx reads the dataset results.json names
+    source = args.load_target() if (args.dataset_dir or args.domain) and not args.no_eval else None
+    result = export_onnx(args.model, args.output_dir, quantize=args.quantize, eval_source=source,
                          eval_split=args.split, data_dir=args.data_dir, evaluate=not args.no_eval,
                          threads=args.threads, batch_size=args.batch_size)
     print(json.dumps(result.to_dict(), ensure_ascii=False))

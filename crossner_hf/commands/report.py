@@ -1,8 +1,8 @@
 """Write an offline HTML evaluation report for a trained model on a labeled split.
 
 Usage:
-    crossner-hf report --model outputs/politics-direct --config politics --output report.html
-    crossner-hf report --model A --compare B --config music --split validation --output ab.html
+    crossner-hf report --model outputs/politics-direct --domain politics --output report.html
+    crossner-hf report --model A --compare B --domain music --split validation --output ab.html
     crossner-hf report --model OUT --dataset_dir mydata --split test --output mine.html   # any labeled data
 
 The model predicts the split with the decoding it records (``--decoding`` overrides); the
@@ -19,20 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.data.labels import CONFIGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import LabeledDataArguments, labeled_target
+from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
 
-SPLITS = ("train", "validation", "test")
+DEFAULT_DOMAIN = "politics"
+"""The target without --domain or --dataset_dir (the default of 0.1's --config)."""
 
 
 @dataclass
-class ReportArguments(LabeledDataArguments):
+class ReportArguments(EvaluationDataArguments):
     model: str = field(default=None, metadata={"help": "A trained model folder (output_dir of `crossner-hf train`)."})
-    config: str = field(default="politics", metadata={"help": "CrossNER config.", "choices": list(CONFIGS)})
-    split: str = field(default="test", metadata={"help": "Split to evaluate.", "choices": list(SPLITS)})
     compare: str | None = field(default=None, metadata={"help": "A second model to compare with."})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
     decoding: str | None = field(
         default=None, metadata={"help": "Override the models' recorded decoding.", "choices": list(DECODINGS)}
     )
@@ -45,6 +42,7 @@ class ReportArguments(LabeledDataArguments):
                                         "(default: the runtime's own choice)."})
 
     def __post_init__(self):
+        super().__post_init__()
         if not self.model:
             raise ValueError("report needs --model: the output_dir of a `crossner-hf train` run.")
 
@@ -62,7 +60,7 @@ def main(args: ReportArguments) -> int:
     from crossner_hf.outputs import check_writable
 
     check_writable(args.output, "--output")  # before minutes of prediction, not after
-    target = labeled_target(args, args.config)
+    target = labeled_target(args, DEFAULT_DOMAIN)
     # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.inference.tagger)
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, decoding=args.decoding, threads=args.threads)

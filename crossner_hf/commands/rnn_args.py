@@ -10,25 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+from crossner_hf.commands.data_args import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 
 
-@dataclass
-class RNNDataArguments:
-    """The target (a CrossNER domain or any labeled dataset) and where CrossNER's files are."""
-
-    domain: str | None = field(default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).",
-                                                        "choices": list(DOMAINS)})
-    dataset_dir: str | None = field(default=None, metadata={
-        "help": "Instead of a CrossNER domain: a CoNLL folder (train.txt, dev.txt, test.txt; BIO) or any "
-                "token-classification dataset load_dataset opens (a Hub id, a folder of JSON Lines / CSV / Parquet "
-                "files with train, validation and test; words and BIO tags, strings or ClassLabel, columns found "
-                "as run_ner.py finds them), e.g. BioNLP13PC or CBS SciTech News; the run is named after it."})
-    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
-    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
-    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
-    data_dir: str | None = field(default=None, metadata={"help": "CrossNER data folder (default: $CROSSNER_DATA_DIR)."})
+RNNDataArguments = LabeledDataArguments
+"""The RNN commands' data flags: the one declaration (:class:`~crossner_hf.commands.data_args.LabeledDataArguments`);
+the old name stays for code that imports it."""
 
 
 def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:
@@ -39,10 +27,11 @@ def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:
     from crossner_hf.data.labels import SOURCE_DOMAIN
     from crossner_hf.data.target import load_target
 
-    if not args.dataset_dir and args.domain is None:
-        raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
-                         f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
-    target = labeled_target(args, args.domain)
+    if not args.dataset_dir and args.domain not in DOMAINS:
+        given = f"--domain {args.domain} is the source, not a target" if args.domain else "no target given"
+        raise ValueError(f"name the target ({given}): --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / "
+                         f"CSV / Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
+    target = labeled_target(args)
     return target, load_target(SOURCE_DOMAIN, data_dir=args.data_dir) if with_source else None
 
 

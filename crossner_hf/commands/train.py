@@ -28,40 +28,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
+from crossner_hf.commands.data_args import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.training_args import FinetuneConfig
 
 
 @dataclass
-class TrainArguments(FinetuneConfig):
-    """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data, which the command
-    turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments (:func:`run_train`)."""
+class TrainArguments(LabeledDataArguments, FinetuneConfig):
+    """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data (the data flags every
+    command shares, :class:`~crossner_hf.commands.data_args.LabeledDataArguments`, whose ``load_target`` gives the
+    target), which the command turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments
+    (:func:`run_train`)."""
 
     # --- what to train: the model and the data (the rest is FinetuneConfig) ----------
     model_name_or_path: str = field(
         default="bert-base-cased",
         metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
                   f"'{OFFLINE_ENCODER}' for the pip-packaged offline MiniLM.", "aliases": ["--model"]},
-    )
-    domain: str | None = field(
-        default=None, metadata={"help": "A CrossNER target domain (or give --dataset_dir).", "choices": list(DOMAINS)})
-    dataset_dir: str | None = field(
-        default=None,
-        metadata={"help": "Instead of a CrossNER domain: a folder holding train.txt, dev.txt and test.txt in "
-                  "CoNLL format (word<TAB>tag, BIO; tags from a labels.json in it, a list with \"O\" first, or O then "
-                  "B-/I- of each type in the order the files first use them), or any token-classification dataset "
-                  "load_dataset opens (a Hub id or a local folder of JSON Lines / CSV / Parquet files named train, "
-                  "validation (or dev) and test; words and BIO tags, the tags strings or ClassLabel, columns found "
-                  "as run_ner.py finds them). The run is named after it (--domain is then not used)."},
-    )
-    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
-    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
-    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
-    data_dir: str | None = field(
-        default=None,
-        metadata={"help": "Folder with <config>/{train,dev,test}.txt; default $CROSSNER_DATA_DIR."},
     )
 
     def __post_init__(self):
@@ -79,12 +63,6 @@ class TrainArguments(FinetuneConfig):
         if self.output_dir is None:
             self.output_dir = f"outputs/{self.domain}-{self.schedule}"
         super().__post_init__()
-
-    def load_target(self):
-        """The target these flags name (:func:`~crossner_hf.commands.data_args.labeled_target`, every command's)."""
-        from crossner_hf.commands.data_args import labeled_target
-
-        return labeled_target(self, self.domain)
 
     def load_source(self):
         """CoNLL-2003 from ``--data_dir`` when the schedule trains on it, else ``None``."""

@@ -40,7 +40,8 @@ class CorporaArguments:
     domain: str = field(metadata={"help": "The domain's name: a CrossNER domain (its types decide the task level), or "
                                           "your own (letters, digits, - _ .; the task level then takes every type "
                                           "of the entity list unless --specialised_types says otherwise)."})
-    output_dir: str = field(metadata={"help": "Folder to write the Parquet files and README.md to."})
+    output_dir: str = field(default=None, metadata={"help": "Folder to write the Parquet files and README.md to "
+                                                           "(required)."})
     text_file: list[str] | None = field(
         default=None,
         metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line. "
@@ -142,7 +143,10 @@ def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
         entities = load_entity_list(args.entity_list)
         origin = f"the entity list `{Path(args.entity_list).name}`"
     elif args.entity_list_from_dataset:
-        entities, name = _entities_from_dataset(args.entity_list_from_dataset, args.crossner_splits)
+        entities, name = _entities_from_dataset(args.entity_list_from_dataset, args.crossner_splits,
+                                                text_column=getattr(args, "text_column_name", None),
+                                                label_column=getattr(args, "label_column_name", None),
+                                                strict=getattr(args, "strict", True))
         origin = f"the labeled {','.join(args.crossner_splits)} split(s) of {name}"
     else:
         if args.domain not in DOMAINS:
@@ -167,11 +171,13 @@ def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> d
     return entity_list_from_conll(sentences)
 
 
-def _entities_from_dataset(source: str, splits: list[str]) -> tuple[dict[str, str], str]:
-    """``surface -> type`` from the labeled spans of ``splits`` of any source :func:`load_target` opens."""
+def _entities_from_dataset(source: str, splits: list[str], *, text_column: str | None = None,
+                           label_column: str | None = None, strict: bool = True) -> tuple[dict[str, str], str]:
+    """``surface -> type`` from the labeled spans of ``splits`` of any source :func:`load_target` opens (its columns
+    and orphan rule as the data flags say)."""
     from crossner_hf.data.target import load_target
 
-    target = load_target(source)
+    target = load_target(source, text_column=text_column, label_column=label_column, strict=strict)
     rows = [row for split in splits for row in target["validation" if split == "dev" else split]]
     return entity_list_from_conll(rows, label_names=target.labels), target.name
 

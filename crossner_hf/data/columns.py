@@ -47,10 +47,9 @@ logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
 
-TEXT_COLUMN_HELP = "The words column of --dataset_dir (default: tokens, else the first column)."
-LABEL_COLUMN_HELP = "The tags column of --dataset_dir (default: ner_tags, else the second column)."
-STRICT_HELP = ("Refuse an orphan I- tag (I-x after O or another type) naming where it is; false reads it as B-x, "
-               "as conlleval does, and says how many.")
+TEXT_COLUMN_HELP = "The words column (default: tokens, else the first)."
+LABEL_COLUMN_HELP = "The tags column (default: ner_tags, else the second)."
+STRICT_HELP = "Refuse an orphan I-x (after O or another type); false reads it as B-x, as conlleval does."
 """The help of the labeled-data flags, shared by ``train`` (``CrossNERTrainingArguments``) and the evaluation
 commands (``crossner_hf.commands.data_args``): one wording for one rule."""
 
@@ -208,7 +207,7 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
 
     problem = _Collector(problems)
     missing = [s for s in SPLITS if s not in splits]
-    if missing:
+    if missing and not problems:  # when checking, an unreadable file already said why its split is missing
         problem(f"{source} lacks the splits {', '.join(missing)} (it has {sorted(splits)}); name them train, "
                 "validation (or dev / valid) and test.")
     present = [s for s in SPLITS if s in splits]

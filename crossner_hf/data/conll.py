@@ -53,9 +53,13 @@ def _decode(path: Path, data: bytes) -> str:
 
 
 def read_conll(
-    path: str | Path, labels: Sequence[str] | None, strict: bool = True, *, warn_repairs: bool = True
+    path: str | Path, labels: Sequence[str] | None, strict: bool = True, *, warn_repairs: bool = True,
+    problems: list[str] | None = None,
 ) -> list[dict[str, list[str]]]:
     """Read a CoNLL NER file into ``[{"tokens": [...], "ner_tags": [...]}, ...]``.
+
+    The file parser :func:`crossner_hf.data.target.load_target` (the one labeled-data loader) reads CoNLL files
+    with; load a dataset with ``load_target``, not with this.
 
     Args:
         path: the file, one ``token<TAB>tag`` per line, a blank line between sentences.
@@ -64,6 +68,8 @@ def read_conll(
         strict: if True, an ``I-x`` tag that does not continue an entity of type ``x``
             raises; if False it is repaired to ``B-x`` and the number of repairs is
             logged as a warning.
+        problems: instead of raising at the first malformed line, append each one's message
+            (``file, line N: ...``) here and skip the line (the data check lists them all).
 
     Raises:
         ConllFormatError: on a missing tab or extra columns, an empty token, a tag not
@@ -71,7 +77,20 @@ def read_conll(
         FileNotFoundError: if ``path`` does not exist.
     """
     path = Path(path)
-    text = _decode(path, path.read_bytes())
+
+    def fail(lineno: int, message: str) -> None:
+        error = ConllFormatError(path, lineno, message)
+        if problems is None:
+            raise error
+        problems.append(str(error))
+
+    try:
+        text = _decode(path, path.read_bytes())
+    except ConllFormatError as error:
+        if problems is None:
+            raise
+        problems.append(str(error))
+        return []
     allowed = set(labels) if labels is not None else None
     sentences: list[dict[str, list[str]]] = []
     tokens: list[str] = []
@@ -94,47 +113,49 @@ def read_conll(
         parts = line.split("\t")
         if len(parts) != 2:
             what = "no tab" if len(parts) == 1 else f"{len(parts)} tab-separated columns"
-            raise ConllFormatError(
-                path, lineno,
+            fail(
+                lineno,
                 f"expected exactly 2 columns 'token<TAB>tag' but found {what} in {line!r}.",
             )
+            continue
         token, tag = parts[0], parts[1].strip()
         if token == DOCSTART:
             close_sentence()
             continue
         if token.strip() == "":
-            raise ConllFormatError(
-                path, lineno, f"empty token (tag {tag!r}); every line needs a non-blank token."
+            fail(
+                lineno, f"empty token (tag {tag!r}); every line needs a non-blank token."
             )
+            continue
         if allowed is None:
             if tag != "O" and (tag[:2] not in ("B-", "I-") or len(tag) < 3):
-                raise ConllFormatError(
-                    path, lineno, f"tag {tag!r} (token {token!r}) is not BIO: use O, B-<type> or I-<type>.")
+                fail(
+                    lineno, f"tag {tag!r} (token {token!r}) is not BIO: use O, B-<type> or I-<type>.")
+                continue
         elif tag not in allowed:
-            raise ConllFormatError(
-                path, lineno,
+            fail(
+                lineno,
                 f"tag {tag!r} (token {token!r}) is not in this config's label list; "
                 f"allowed tags: {', '.join(labels)}.",
             )
+            continue
         if tag.startswith("I-"):
             previous = tags[-1] if tags else "O"
             if not continues(previous, tag):
                 etype = tag_type(tag)
                 if strict:
-                    raise ConllFormatError(path, lineno, orphan_message(tag, previous, token))
+                    fail(lineno, orphan_message(tag, previous, token))
                 tag = "B-" + etype
                 if allowed is not None and tag not in allowed:
-                    raise ConllFormatError(
-                        path, lineno,
-                        f"cannot repair orphan {parts[1]!r}: {tag!r} is not in the label list.",
-                    )
+                    fail(lineno, f"cannot repair orphan {parts[1]!r}: {tag!r} is not in the label list.")
+                    continue
                 repaired += 1
         tokens.append(token)
         tags.append(tag)
     close_sentence()
     if not sentences:
-        raise ConllFormatError(path, 1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; "
-                                        "pass a CoNLL file of word<TAB>tag lines")
+        fail(1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; pass a CoNLL file of "
+                "word<TAB>tag lines")
     if repaired and warn_repairs:
         logger.warning(
             "%s: repaired %d orphan I- tag(s) to B- (strict=False).", path, repaired
