@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from crossner_hf import LABELS, load_crossner
+from crossner_hf.data.labels import LABELS
+from crossner_hf.data.target import load_crossner
 from crossner_hf.data.target import EXPECTED_COUNTS, CrossNERDataNotFound
 from crossner_hf.data.labels import (
     ALL_TYPES,
@@ -112,7 +113,7 @@ def test_unknown_config(cache):
 def test_malformed_file_surfaces_through_loader(tmp_path, cache, crossner_data_dir):
     shutil.copytree(crossner_data_dir / "music", tmp_path / "music")
     (tmp_path / "music" / "dev.txt").write_text("a\tO\nb\tB-politician\n")
-    from crossner_hf import ConllFormatError
+    from crossner_hf.data.conll import ConllFormatError
 
     with pytest.raises(ConllFormatError, match="dev.txt, line 2"):
         load_crossner("music", tmp_path)

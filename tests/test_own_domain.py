@@ -126,8 +126,8 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     Python through the typed API, and through the CLI, with the same figures."""
     from huggingface_hub import ModelCard
 
-    from crossner_hf import (DAPTConfig, FinetuneConfig, ScheduleResult, Tagger, adapt_encoder, evaluate_tagger,
-                             finetune)
+    from crossner_hf import DAPTConfig, FinetuneConfig, Tagger, adapt_encoder, evaluate_tagger, finetune
+    from crossner_hf.training.schedules import ScheduleResult
 
     # --- Python -----------------------------------------------------------------------------------------------
     target = load_target(str(mydata))

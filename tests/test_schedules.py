@@ -248,7 +248,8 @@ def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_
     an extra column) trains like a CrossNER domain and its model tags with the recorded decoding."""
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf import FinetuneConfig, ScheduleResult, Tagger, finetune, load_target
+    from crossner_hf import FinetuneConfig, Tagger, finetune, load_target
+    from crossner_hf.training.schedules import ScheduleResult
 
     politics = load_target("politics")
     assert politics.name == "politics" and politics.labels == LABELS["politics"]
