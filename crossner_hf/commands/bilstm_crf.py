@@ -29,15 +29,26 @@ class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments):
     target_text: list[str] | None = field(default=None, metadata={
         "help": "self-train and dann: the target's raw text, files (a sentence a line) or FOLDER:CONFIG dataset "
                 "folders (default: the target's training sentences, their labels unused)."})
+    source_text: list[str] | None = field(default=None, metadata={
+        "help": "dann: the source domain's raw text its domain classifier reads against the target's (CDLM: "
+                "Reuters news, 004:737-739, 004:1100-1103), files or FOLDER:CONFIG (default: CoNLL-2003's "
+                "training sentences)."})
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.source_text and self.schedule != "dann":
+            raise ValueError(f"--source_text is read by --schedule dann only (its domain classifier), not by "
+                             f"--schedule {self.schedule}: drop it or use --schedule dann.")
 
 
 def run_bilstm_crf(args: BiLSTMCRFArguments):
-    """What ``bilstm-crf`` does: the flags become ``train_bilstm_crf(target, config, source=, target_text=)``."""
+    """What ``bilstm-crf`` does: the flags become ``train_bilstm_crf(target, config, source=, target_text=,
+    source_text=)``."""
     from crossner_hf.training.rnn.recipes import train_bilstm_crf
 
     target, source = load_data(args, with_source=args.schedule != "target")
     return train_bilstm_crf(target, BiLSTMCRFTrainingConfig.from_arguments(args), source=source,
-                            target_text=read_texts(args.target_text))
+                            target_text=read_texts(args.target_text), source_text=read_texts(args.source_text))
 
 
 def make_parser(subparsers: Any | None = None):

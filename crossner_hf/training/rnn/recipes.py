@@ -26,7 +26,7 @@ import torch
 
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
-from crossner_hf.data.sampling import draw_rows, few_shot_target, share
+from crossner_hf.data.sampling import draw_rows, draw_texts, few_shot_target, share
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
@@ -47,7 +47,7 @@ class RNNTaggerConfig(WorkflowConfig):
 
     few_shot: int | None = field(default=None, metadata={
         "help": "Train on this many target train sentences, drawn with --seed (CDLM Figure 6 varies it, "
-                "004:1053-1062)."})
+                "004:1053-1062); cdlm's target LM still reads the whole training text (004:754-755)."})
     output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
     word_vectors: str | None = field(
         default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
@@ -194,6 +194,15 @@ class CDLMTrainingConfig(RNNTaggerConfig):
     loss_weights: list[float] | None = field(default=None, metadata={
         "help": "Weights of LM-source, NER-source, LM-target, NER-target (default: the release's: 1 1 1 2 when the LM "
                 "reads the NER sentences; 0.5 0.8 0.5 1 when raw source / target text is given; zero-shot 1 1 1 0)."})
+    loss_form: str = field(default="release", metadata={
+        "help": "release: the release's four weights (--loss_weights), which Eq. 9 cannot express (1 1 1 2 weighs the "
+                "target LM at half its NER but the source LM at its NER's weight, where Eq. 9 has one task weight); "
+                "eq9: the paper's lambda_d (L_ner + lambda_t L_lm) (004:639), lambda_d from --domain_weights, "
+                "lambda_t from --task_weight.", "choices": ["release", "eq9"]})
+    domain_weights: list[float] = field(default_factory=lambda: [1.0, 1.0], metadata={
+        "help": "--loss_form eq9: the domain weights lambda_src lambda_tgt (the paper states none: 1 1)."})
+    task_weight: float = field(default=1.0, metadata={
+        "help": "--loss_form eq9: the task weight lambda_t of the LM losses (the paper states none: 1)."})
     target_batch_size: int = field(default=30, metadata={"help": "Target NER batch (the target set is cycled)."})
     lm_negatives: int = field(default=50, metadata={"help": "Sampled-softmax negatives: distinct ids, log-uniform."})
     lm_loss_reduction: str = field(default="word", metadata={
@@ -203,6 +212,10 @@ class CDLMTrainingConfig(RNNTaggerConfig):
         "help": "Use this share of the source LM text, drawn with --seed (CDLM Figure 8 varies it, 004:1147-1196)."})
     target_text_fraction: float = field(default=1.0, metadata={
         "help": "Use this share of the target LM text, drawn with --seed (CDLM Figure 8, 004:1147-1196)."})
+    equal_text_fraction: float | None = field(default=None, metadata={
+        "help": "Both LMs read the same number of sentences, this share of the smaller LM text, each drawn with "
+                "--seed (CDLM Figure 8's both-varying line: an equal amount of source and target text, "
+                "004:1154-1156); not with --source_text_fraction / --target_text_fraction."})
     lm_splits: list[str] = field(default_factory=lambda: ["train"], metadata={
         "help": "CrossNER splits whose sentences serve as LM text when no file is given.",
         "choices": ["train", "validation", "test"]})
@@ -221,16 +234,30 @@ class CDLMTrainingConfig(RNNTaggerConfig):
                     "max_grad_norm": 0.0,  # the release clips nothing
                     # the release's zero-shot run: batch 10, RMSprop until source dev F1 passes the switch
                     "batch_size": 10 if zero_shot else 30, "initial_optimizer": "rmsprop" if zero_shot else "sgd"})
+        if self.loss_form == "eq9":
+            if len(self.domain_weights) != 2:
+                raise ValueError(f"--domain_weights takes 2 numbers (lambda_src lambda_tgt), got {self.domain_weights}.")
+            (src, tgt), task = self.domain_weights, self.task_weight
+            eq9 = [src * task, src, tgt * task, 0.0 if zero_shot else tgt]  # zero-shot: no target NER term
+            if self.loss_weights is not None and list(self.loss_weights) != eq9:
+                raise ValueError(f"--loss_weights {self.loss_weights} and --loss_form eq9 (which gives {eq9}) both set "
+                                 "the weights: drop one.")
+            self.loss_weights = eq9
         if zero_shot and self.loss_weights is None:
             self.loss_weights = list(CDLM_WEIGHTS_ZERO_SHOT)
         if self.loss_weights is not None and len(self.loss_weights) != 4:
             raise ValueError(f"--loss_weights takes 4 numbers (LM-src NER-src LM-tgt NER-tgt), got {self.loss_weights}.")
+        if self.equal_text_fraction is not None and (
+                not 0 < self.equal_text_fraction <= 1 or (self.source_text_fraction, self.target_text_fraction) != (1, 1)):
+            raise ValueError(f"--equal_text_fraction {self.equal_text_fraction}: give a share in (0, 1], without "
+                             "--source_text_fraction / --target_text_fraction (it sets both texts' size).")
         if zero_shot and self.variant != "final":
             raise ValueError(f"--variant {self.variant} is a supervised baseline (004, Table 3); zero-shot runs the "
                              "paper's model: drop --variant or use --mode supervised.")
 
     def weights(self, raw_text: bool) -> list[float]:
-        """The loss weights: the given ones, else the release's for this mode and whether raw text is read."""
+        """The loss weights: the given ones (or Eq. 9's, ``--loss_form eq9``), else the release's for this mode and
+        whether raw text is read."""
         if self.loss_weights is not None:
             return list(self.loss_weights)
         return list(CDLM_WEIGHTS_RAW_TEXT if raw_text else CDLM_WEIGHTS_SHARED_TEXT)
@@ -266,17 +293,23 @@ def _check_call(target: Any, config: Any, runner: str, config_class: str, comman
 
 
 def train_bilstm_crf(target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
-                     source: TargetData | None = None, target_text: Texts | None = None) -> RNNResult:
+                     source: TargetData | None = None, target_text: Texts | None = None,
+                     source_text: Texts | None = None) -> RNNResult:
     """Train a BiLSTM-CRF (or Coach) on ``target`` under ``config.schedule``: with CoNLL-2003 (``source``) and the
     upsampled target (joint), the target alone, CoNLL-2003 alone (source tags mapped into the target's label list
     by name), CoNLL-2003 then the target (pretrain-finetune), or the zero-shot SELF-TRAIN / DANN, which read
-    ``target_text`` (default: the target's training sentences, their labels unused)."""
+    ``target_text`` (default: the target's training sentences, their labels unused). DANN's domain classifier
+    also reads ``source_text``, the source domain's raw text (004:1100-1103; default: CoNLL-2003's training
+    sentences, the batches the CRF loss reads)."""
     _check_call(target, config, "train_bilstm_crf", "BiLSTMCRFTrainingConfig", "bilstm_crf.run_bilstm_crf")
-    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text))
+    if source_text and config.schedule != "dann":
+        raise ValueError(f"source_text (--source_text) is read by --schedule dann only (its domain classifier), not "
+                         f"by {config.schedule}: drop it or use --schedule dann.")
+    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text, source_text))
 
 
 def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, given_source: TargetData | None,
-                      target_text: Texts | None) -> dict[str, Any]:
+                      target_text: Texts | None, source_text: Texts | None = None) -> dict[str, Any]:
     from crossner_hf.training.schedules import source_in_target_space
 
     started = time.perf_counter()
@@ -301,8 +334,10 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
     text: list[Example] = []
     if args.schedule in ("self-train", "dann"):  # the target's raw text: its words join the vocabulary as LM text does
         text = sentences_as_examples(target_text) if target_text else [Example(e.tokens, None) for e in train]
-    vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out, [e.tokens for e in text],
-                                        uniform_init=args.architecture == "lample")
+    # DANN's source side: the source domain's raw text when given (004:1100-1103), its words joining as the target's
+    src_text = sentences_as_examples(source_text) if source_text else []
+    vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out,
+                                        [e.tokens for e in text + src_text], uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                   char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -336,8 +371,10 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
     if args.schedule in ("self-train", "dann"):
         from crossner_hf.training.rnn import adaptation
 
-        run = adaptation.self_train if args.schedule == "self-train" else adaptation.dann
-        return run(args, model, vocab, labels, source, text, dev, test, started, data)
+        if args.schedule == "dann":
+            return adaptation.dann(args, model, vocab, labels, source, text, dev, test, started, data,
+                                   source_text=src_text or None)
+        return adaptation.self_train(args, model, vocab, labels, source, text, dev, test, started, data)
     return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data)
 
 
@@ -390,6 +427,11 @@ def _share(texts: list, fraction: float, seed: int, flag: str) -> list:
     return share(texts, fraction, seed, flag)
 
 
+def _draw(texts: list, n: int, seed: int) -> list:
+    """``n`` of ``texts`` drawn with ``seed``, in their order: :func:`crossner_hf.data.sampling.draw_texts`."""
+    return draw_texts(texts, n, seed)
+
+
 def train_cdlm(target: TargetData, config: CDLMTrainingConfig | None = None, *, source: TargetData | None = None,
                source_text: Texts | None = None, target_text: Texts | None = None) -> RNNResult:
     """Train CDLM on ``target``: supervised (the four streams: source and target NER and LM) or zero-shot (no
@@ -405,6 +447,9 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     zero_shot = args.mode == "zero-shot"
+    # the LM reads the whole training text whatever --few_shot keeps of the labels (004:754-755): Figure 6 varies
+    # the labelled sentences only, and its nearly unsupervised end still has the target's text (004:1048-1050)
+    full_target = target_data.dataset
     target_data = args.training_target(target_data)
     target = target_data.dataset
     source = _source(given_source).dataset
@@ -417,9 +462,13 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     if given_target_text:
         target_text = sentences_as_examples(given_target_text)
     else:
-        target_text = [Example(list(t), None) for split in args.lm_splits for t in target[split]["tokens"]]
+        target_text = [Example(list(t), None) for split in args.lm_splits for t in full_target[split]["tokens"]]
     source_text = _share(source_text, args.source_text_fraction, args.seed, "--source_text_fraction")
     target_text = _share(target_text, args.target_text_fraction, args.seed + 1, "--target_text_fraction")
+    if args.equal_text_fraction is not None:  # Figure 8's both-varying line: equal amounts (004:1154-1156)
+        n = max(1, round(args.equal_text_fraction * min(len(source_text), len(target_text))))
+        source_text, target_text = _draw(source_text, n, args.seed), _draw(target_text, n, args.seed + 1)
+    lm_sizes = {"lm_text_sentences": {"source": len(source_text), "target": len(target_text)}}  # results.json's
     weights = args.weights(raw_text=bool(given_source_text or given_target_text))
     target_ner = [] if zero_shot else examples_of(target["train"])
     ner_words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
@@ -467,11 +516,11 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     if zero_shot:
         # the target tagged by theta(target, NER) with the source head and CRF: source label names
         return finish_run(CDLMForTokenClassification, args, vocab, _zero_shot_names(src_labels, tgt_labels), test, out,
-                          state, started, {"model": "cdlm", "mode": "zero-shot", **data}, domain=TARGET,
+                          state, started, {"model": "cdlm", "mode": "zero-shot", **data, **lm_sizes}, domain=TARGET,
                           crf_domain=SOURCE, gold_names=tgt_labels)
     return finish_run(CDLMForTokenClassification, args, vocab, tgt_labels, test, out, state, started,
-                      {"model": "cdlm", "mode": "supervised", "variant": args.variant, **data}, domain=TARGET,
-                      crf_domain=TARGET)
+                      {"model": "cdlm", "mode": "supervised", "variant": args.variant, **data, **lm_sizes},
+                      domain=TARGET, crf_domain=TARGET)
 
 
 def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
