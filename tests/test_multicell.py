@@ -216,7 +216,7 @@ def test_finetuned_features_take_gradients_and_words_alone_work(tmp_path, crossn
     vocab = WordCharVocab.build(sentences)
     for finetune, chars in ((True, 8), (False, 0)):
         args = _args(tmp_path, crossner_data_dir, tiny_bert_dir, finetune_features=finetune, char_filters=chars)
-        model = build_multicell(args, vocab, torch.zeros(len(vocab), 12), labels_for("politics"))
+        model = build_multicell(args, vocab, torch.zeros(len(vocab), 12), labels_for("politics"), args.features_model)
         batch = [Example(s, [0] * len(s)) for s in sentences]
         inputs = tensors(vocab, batch, "cpu") | model.extra_inputs(sentences, "cpu")
         assert ("feature_input_ids" in inputs) == finetune and ("features" in inputs) != finetune

@@ -455,8 +455,8 @@ def test_rnn_recipes_train_your_own_dataset_from_python(mydata, tmp_path):
     target = load_target(str(mydata))
     small = dict(word_dim=12, char_dim=6, char_filters=6, hidden_size=8, use_cpu=True, seed=3, num_train_epochs=2,
                  max_steps_per_epoch=4, early_stopping_patience=0)
-    result = train_bilstm_crf(target, BiLSTMCRFTrainingConfig(schedule="target", output_dir=str(tmp_path / "b"),
-                                                              **small))
+    result = train_bilstm_crf(None, target, BiLSTMCRFTrainingConfig(schedule="target", output_dir=str(tmp_path / "b"),
+                                                                    **small))
     assert isinstance(result, RNNResult) and result.dataset == "mydata" and result.model == "bilstm-crf"
     assert result.results["dataset"] == {"name": "mydata", "source": None} and 0 <= result.test_f1 <= 1
     card = (tmp_path / "b" / "README.md").read_text(encoding="utf-8")
@@ -464,15 +464,13 @@ def test_rnn_recipes_train_your_own_dataset_from_python(mydata, tmp_path):
     assert "Tagger.from_pretrained" in card
     tagged = Tagger.from_pretrained(tmp_path / "b").tag([target["test"][0]["tokens"]])
     assert len(tagged[0]) == len(target["test"][0]["tokens"])
-    cdlm = train_cdlm(target, CDLMTrainingConfig(output_dir=str(tmp_path / "c"), source_subsample=40, **small),
+    cdlm = train_cdlm(None, target, CDLMTrainingConfig(output_dir=str(tmp_path / "c"), source_subsample=40, **small),
                       target_text=["Hinton works at Google .", "LeCun joined Meta ."])
     assert cdlm.results["loss_weights"] == [0.5, 0.8, 0.5, 1.0] and cdlm.results["raw_text"]["target"]
-    with pytest.raises(TypeError, match="a CDLMTrainingConfig"):
-        train_cdlm(target)
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
 
-    with pytest.raises(TypeError, match=r"the 0.1 call train_bilstm_crf\(args\)\) use crossner_hf.commands.bilstm_crf.run_bilstm_crf"):
-        train_bilstm_crf(BiLSTMCRFArguments(dataset_dir=str(mydata)))
+    with pytest.raises(TypeError, match=r"give a TargetData .* for a command's arguments object use the command's run_"):
+        train_bilstm_crf(None, BiLSTMCRFArguments(dataset_dir=str(mydata)))
 
 
 def test_nerbert_pretraining_takes_a_model_a_corpus_and_its_config(tiny_bert_dir, tmp_path, monkeypatch):

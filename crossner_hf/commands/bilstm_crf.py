@@ -17,14 +17,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary, read_texts
-from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig
+from crossner_hf.commands.rnn_args import (RNNDataArguments, WordVectorsArguments, load_data, print_summary,
+                                           read_texts)
+from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, check_char_ngrams
 
 
 @dataclass
-class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments):
-    """The ``bilstm-crf`` command's flags: :class:`BiLSTMCRFTrainingConfig` plus the data, which
+class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments, WordVectorsArguments):
+    """The ``bilstm-crf`` command's flags: :class:`BiLSTMCRFTrainingConfig` plus the data and the vectors, which
     :func:`run_bilstm_crf` turns into :func:`~crossner_hf.training.rnn.recipes.train_bilstm_crf`'s arguments."""
+
+    char_ngram_vectors: str | None = field(default=None, metadata={
+        "help": "crossner: a file of character n-gram vectors ('2gram-#BEGIN#a v1 ... v100' lines: torchtext's "
+                "CharNGram, Hashimoto et al. 2017); default: random vectors."})
 
     target_text: list[str] | None = field(default=None, metadata={
         "help": "self-train and dann: the target's raw text, files (a sentence a line) or FOLDER:CONFIG dataset "
@@ -36,19 +41,21 @@ class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments):
 
     def __post_init__(self):
         super().__post_init__()
+        check_char_ngrams(self.architecture, self.char_ngram_dim, self.char_ngram_vectors)  # at parse time
         if self.source_text and self.schedule != "dann":
             raise ValueError(f"--source_text is read by --schedule dann only (its domain classifier), not by "
                              f"--schedule {self.schedule}: drop it or use --schedule dann.")
 
 
 def run_bilstm_crf(args: BiLSTMCRFArguments):
-    """What ``bilstm-crf`` does: the flags become ``train_bilstm_crf(target, config, source=, target_text=,
-    source_text=)``."""
+    """What ``bilstm-crf`` does: the flags become ``train_bilstm_crf(word_vectors, target, config, source=,
+    target_text=, source_text=, char_ngram_vectors=)``."""
     from crossner_hf.training.rnn.recipes import train_bilstm_crf
 
     target, source = load_data(args, with_source=args.schedule != "target")
-    return train_bilstm_crf(target, BiLSTMCRFTrainingConfig.from_arguments(args), source=source,
-                            target_text=read_texts(args.target_text), source_text=read_texts(args.source_text))
+    return train_bilstm_crf(args.word_vectors, target, BiLSTMCRFTrainingConfig.from_arguments(args), source=source,
+                            target_text=read_texts(args.target_text), source_text=read_texts(args.source_text),
+                            char_ngram_vectors=args.char_ngram_vectors)
 
 
 def make_parser(subparsers: Any | None = None):

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary, read_texts
+from crossner_hf.commands.rnn_args import RNNDataArguments, WordVectorsArguments, load_data, print_summary, read_texts
 from crossner_hf.training.rnn.recipes import CDLMTrainingConfig
 
 
 @dataclass
-class CDLMArguments(CDLMTrainingConfig, RNNDataArguments):
+class CDLMArguments(CDLMTrainingConfig, RNNDataArguments, WordVectorsArguments):
     """The ``cdlm`` command's flags: :class:`CDLMTrainingConfig` plus the data and the raw text, which
     :func:`run_cdlm` turns into :func:`~crossner_hf.training.rnn.recipes.train_cdlm`'s arguments."""
 
@@ -41,11 +41,12 @@ class CDLMArguments(CDLMTrainingConfig, RNNDataArguments):
 
 
 def run_cdlm(args: CDLMArguments):
-    """What ``cdlm`` does: the flags become ``train_cdlm(target, config, source=, source_text=, target_text=)``."""
+    """What ``cdlm`` does: the flags become ``train_cdlm(word_vectors, target, config, source=, source_text=,
+    target_text=)``."""
     from crossner_hf.training.rnn.recipes import train_cdlm
 
     target, source = load_data(args)
-    return train_cdlm(target, CDLMTrainingConfig.from_arguments(args), source=source,
+    return train_cdlm(args.word_vectors, target, CDLMTrainingConfig.from_arguments(args), source=source,
                       source_text=read_texts(args.source_text), target_text=read_texts(args.target_text))
 
 

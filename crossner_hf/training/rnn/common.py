@@ -5,8 +5,9 @@ returns (:class:`RNNResult`)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
 from crossner_hf.results import WorkflowResult, old_name, shared_record
-from crossner_hf.training.rnn.loop import Example, evaluate, write_results
+from crossner_hf.training.workflow import finish_output
+from crossner_hf.training.rnn.loop import Example, evaluate
 
 
 def examples_of(dataset, with_tags: bool = True) -> list[Example]:
@@ -84,12 +86,13 @@ def held_out_words(args, *datasets) -> list[list[str]]:
             for t in data[split]["tokens"]]
 
 
-def vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, uniform_init: bool = True):
-    """The vocabulary and its word-embedding matrix: a GloVe-format file's vectors, else random ones drawn as the
-    release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
+def vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, word_vectors: str | None,
+                      uniform_init: bool = True):
+    """The vocabulary and its word-embedding matrix: ``word_vectors``' (a GloVe-format file), else random ones
+    drawn as the release drew them (NCRF++: uniform in +-sqrt(3 / dim); the CrossNER release: standard normal)."""
     vocab = WordCharVocab.build(ner, text, min_count=args.min_count)
-    if args.word_vectors:
-        return vocab, load_word_vectors(args.word_vectors, vocab, args.word_dim, seed=args.seed)
+    if word_vectors:
+        return vocab, load_word_vectors(word_vectors, vocab, args.word_dim, seed=args.seed)
     g = torch.Generator().manual_seed(args.seed)
     if uniform_init:
         vectors = (torch.rand(len(vocab), args.word_dim, generator=g) * 2 - 1) * (3.0 / args.word_dim) ** 0.5
@@ -100,30 +103,139 @@ def vocab_and_vectors(args, ner: list[list[str]], text: list[list[str]], *, unif
 
 
 def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, started, extra, *, domain=None,
-               crf_domain=None, gold_names=None, best_dir: Path | None = None) -> dict[str, Any]:
+               crf_domain=None, gold_names=None, best_dir: Path | None = None,
+               forbidden: Sequence[int] = ()) -> dict[str, Any]:
     """Score the best model (``out/best``, or ``best_dir``) on ``test``, record how it tags, and save it with its
-    vocabulary, results.json and card into ``out``, all or nothing."""
+    vocabulary, results.json and card into ``out``, all or nothing. ``forbidden``: tag ids the saved model never
+    decodes (the source's types a user's target lacks, see :func:`forbid_tags`)."""
     best = model_cls.from_pretrained(best_dir or out / "best")
+    forbid_tags(best, forbidden)  # in the weights: every predictor of the folder masks them, as finetune's do
     test_scores = evaluate(best, vocab, test, label_names, domain=domain, crf_domain=crf_domain, gold_names=gold_names)
     # how this model tags, so `crossner-hf predict` reproduces the test score (crossner_hf.inference.rnn_tagger)
     best.config.tagging = {"labels": list(label_names), "gold_labels": list(gold_names or label_names), "decode": (
         {} if domain is None else {"domain": domain, "crf_domain": crf_domain})}
+    if forbidden:  # the user's own types; the others were learnt from the source alone and are never decoded
+        best.config.tagging["output_labels"] = [t for i, t in enumerate(label_names) if i not in set(forbidden)]
     seconds = time.perf_counter() - started
     results = {
         **shared_record("rnn", model=extra["model"], dataset=extra["dataset"], seeds=[args.seed],
                         dev={"overall_f1": state.best_f1, "epoch": state.best_epoch},
                         test={k: v for k, v in test_scores.items() if k != "predictions"}, seconds=seconds),
-        # the dataset's name under args.domain, where cards and readers of 0.1 results look for it
-        "args": {**asdict(args), "domain": extra["dataset"]["name"]}, "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
+        # the dataset's name under args.domain, where cards and readers of 0.1 results look for it; the files the
+        # run started from (runner arguments now) where they were
+        "args": {**asdict(args), **PretrainedInputs.from_record(extra).as_args(), "domain": extra["dataset"]["name"]}, "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
         "steps": state.global_step, "history": state.history,
         "total_seconds": seconds, **extra,
     }
     from crossner_hf.publishing.cards import write_rnn_model_card
-    from crossner_hf.outputs import staged_outputs
 
-    with staged_outputs(out) as stage:  # the model, results and card appear together or not at all
+    def save(stage: Path) -> None:
         best.save_pretrained(stage)
         vocab.save(stage)
-        write_results(stage, results)
-        write_rnn_model_card(stage, results)
+
+    finish_output(out, results, save=save, card=write_rnn_model_card)
     return results
+
+
+NEVER = -1e4
+"""A transition score no path through a tag survives: Viterbi never decodes it (emissions are O(10))."""
+
+
+def forbid_tags(model, tag_ids: Sequence[int]) -> None:
+    """Make ``model``'s CRF never decode ``tag_ids`` (every way into them scores :data:`NEVER`): the source's types
+    a user's target lacks, learnt from the source alone in the joint schedule, as ``finetune`` masks them."""
+    if not tag_ids:
+        return
+    crf = getattr(model, "module", model).crf
+    ids = torch.as_tensor(list(tag_ids))
+    with torch.no_grad():
+        crf.start_transitions[ids] = NEVER
+        crf.transitions[:, ids] = NEVER
+
+
+@contextmanager
+def tags_forbidden(model, tag_ids: Sequence[int]) -> Iterator[None]:
+    """:func:`forbid_tags` while the block runs (dev scoring during training), the CRF restored after: the
+    source sentences still train those tags."""
+    crf = getattr(model, "module", model).crf
+    saved = {name: p.detach().clone() for name, p in crf.named_parameters()}
+    forbid_tags(model, tag_ids)
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for name, p in crf.named_parameters():
+                p.copy_(saved[name])
+
+
+@dataclass(frozen=True)
+class PretrainedInputs:
+    """What an RNN run starts from besides its data: runner arguments, never config settings (the model argument
+    and keywords of ``train_bilstm_crf`` / ``train_cdlm`` / ``train_multicell``). Recorded in results.json and in
+    the run's identity (a resume must start from the same files)."""
+
+    word_vectors: str | None = None
+    char_ngram_vectors: str | None = None
+    features_model: str | None = None
+    source_model: str | None = None
+    """An earlier run's folder: the source model BiLSTM-CRF's pretrain-finetune continues from."""
+
+    def record(self) -> dict[str, dict[str, str]]:
+        """``{"inputs": {...}}`` with the ones given (nothing when none is)."""
+        given = {k: v for k, v in asdict(self).items() if v is not None}
+        return {"inputs": given} if given else {}
+
+    def as_args(self) -> dict[str, str | None]:
+        """The 0.2 ``args`` keys (``word_vectors``, ...), which cards and older readers look up."""
+        return {k: v for k, v in asdict(self).items() if k != "source_model"}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "PretrainedInputs":
+        return cls(**record.get("inputs", {}))
+
+
+def runner_call(runner: str, model: Any, target: Any, config: Any, config_class: type, workflow: str, *,
+                model_is: str, tokenizer: Any = None, **keywords: Any) -> tuple[Any, Any, PretrainedInputs]:
+    """One call shape for the RNN runners, ``runner(model, target, config=None, *, ...)``: ``(target, config,
+    inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the model where it
+    names none (``outputs/<model>-<workflow>``), and what the run starts from (:class:`PretrainedInputs`): the
+    ``model`` argument is ``model_is`` (``word_vectors``: a vectors file, or an earlier run's folder;
+    ``features_model``: an encoder's name, folder, or object with ``tokenizer``), the keywords the rest.
+
+    The 0.2 call ``runner(target, config)`` still works, with the one old-name warning, as do a config's old
+    ``word_vectors`` / ``char_ngram_vectors`` / ``features_model`` values."""
+    import copy
+
+    from crossner_hf._moved import warn_renamed
+    from crossner_hf.data.target import TargetData
+    from crossner_hf.training.workflow import default_output_dir, model_folder, moved_value
+
+    if isinstance(model, TargetData):  # runner(target, config): the model argument came first in 0.3
+        warn_renamed(f"{runner}(target, config)", f"{runner}(model, target, config) (model: None, or "
+                     f"{model_is.replace('_', ' ')})")
+        model, target, config = None, model, config if config is not None else target
+    if not isinstance(target, TargetData) or not (config is None or isinstance(config, config_class)):
+        raise TypeError(f"{runner}(model, target, config): give a TargetData (load_target(...)) and a "
+                        f"{config_class.__name__} or None; for a command's arguments object use the command's "
+                        "run_* function (crossner_hf.commands).")
+    config = copy.copy(config) if config is not None else config_class()  # the caller's config is left as it was
+    values = {name: moved_value(config, name, keywords.get(name))
+              for name in ("word_vectors", "char_ngram_vectors", "features_model") if name in keywords
+              or name in getattr(config, "__dict__", {}).get("_moved_fields", {})}
+    source_model = None
+    if model is not None:
+        if values.get(model_is) is not None:
+            raise ValueError(f"{runner}: the model argument is the {model_is.replace('_', ' ')}; do not pass "
+                             f"{model_is}= as well.")
+        if model_is == "features_model" and not isinstance(model, (str, Path)):
+            out = config.output_dir or default_output_dir(model, workflow)
+            model = model_folder(model, tokenizer, out, runner)
+        if model_is == "word_vectors" and Path(str(model)).is_dir():
+            source_model = str(model)
+        else:
+            values[model_is] = str(model)
+    if config.output_dir is None:
+        name = Path(str(model)).stem if model is not None and Path(str(model)).is_file() else model
+        config.output_dir = default_output_dir(name, workflow)
+    return target, config, PretrainedInputs(**{k: v for k, v in values.items() if v is not None},
+                                            source_model=source_model)

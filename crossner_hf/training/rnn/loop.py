@@ -43,6 +43,7 @@ from crossner_hf.inference.rnn_tagger import RNNTagger
 from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
 from crossner_hf.outputs import portable
+from crossner_hf.training.workflow import wants_resume
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ def run_loop(*, identity: dict[str, Any] | None = None, **kwargs: Any) -> LoopSt
     # (and reaches what a run given that budget from the start reaches); everything else must match
     settings = {**{k: v for k, v in asdict(args).items() if k not in EXTENDABLE}, **(identity or {})}
     with claimed_output_dir(kwargs["output_dir"], decisive_settings(settings),
-                            resume=bool(args.resume_from_checkpoint),
+                            resume=wants_resume(args.resume_from_checkpoint),
                             overwrite=bool(getattr(args, "overwrite_output_dir", False)), stale=("checkpoint",)):
         return _run_loop(**kwargs)
 
@@ -235,7 +236,7 @@ def _run_loop(
 
     optimizer = prepared_optimizer(state.optimizer_name)
     ckpt = output_dir / "checkpoint"
-    if args.resume_from_checkpoint and (ckpt / CHECKPOINT_FILE).is_file():
+    if wants_resume(args.resume_from_checkpoint) and (ckpt / CHECKPOINT_FILE).is_file():
         saved = load_checkpoint(ckpt / CHECKPOINT_FILE)
         recover_best(output_dir / "best")
         model.load_state_dict(saved["model"])

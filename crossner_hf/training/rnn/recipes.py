@@ -1,10 +1,11 @@
 """The two recipes, each a config and a runner: BiLSTM-CRF (joint CoNLL-2003 + upsampled target, target only,
 source only, FINETUNE, SELF-TRAIN, DANN) and CDLM (supervised or zero-shot).
 
-``train_bilstm_crf(target, BiLSTMCRFTrainingConfig(...), source=, target_text=)`` and ``train_cdlm(target,
-CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take the data as arguments (a
-:class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as ``source``, loaded from ``$CROSSNER_DATA_DIR``
-when not given) and return an :class:`RNNResult`. The configs hold only the recipe's settings; the commands
+``train_bilstm_crf(model, target, BiLSTMCRFTrainingConfig(...), source=, target_text=)`` and ``train_cdlm(model,
+target, CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take what they start from (``None`` or a
+word vectors file) and the data as arguments (a :class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as
+``source``, loaded from ``$CROSSNER_DATA_DIR`` when not given) and return an :class:`RNNResult`, the shape of
+every runner (:mod:`crossner_hf.training.workflow`). The configs hold only the recipe's settings; the commands
 ``crossner-hf bilstm-crf`` and ``crossner-hf cdlm`` add the data flags and translate them
 (:mod:`crossner_hf.commands.bilstm_crf`, :mod:`crossner_hf.commands.cdlm`).
 
@@ -31,10 +32,12 @@ from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
-from crossner_hf.training.rnn.common import (RNNResult, examples_of, finish_run, held_out_words,
-                                             sentences_as_examples, vocab_and_vectors)
+from crossner_hf.training.rnn.common import (PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words,
+                                             runner_call, sentences_as_examples, tags_forbidden, vocab_and_vectors)
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.outputs import read_json
+from crossner_hf.training.label_map import check_label_map, head_labels_with_source
+from crossner_hf.training.workflow import accepts_moved_fields
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +51,9 @@ class RNNTaggerConfig(WorkflowConfig):
     few_shot: int | None = field(default=None, metadata={
         "help": "Train on this many target train sentences, drawn with --seed (CDLM Figure 6 varies it, "
                 "004:1053-1062); cdlm's target LM still reads the whole training text (004:754-755)."})
-    output_dir: str = field(default="outputs/rnn", metadata={"help": "Where the model, results.json and card go."})
-    word_vectors: str | None = field(
-        default=None, metadata={"help": "GloVe-format text file of word vectors (the papers: GloVe 6B, 100d for "
-                                "lample/CDLM, 300d for crossner); default: random vectors, fine-tuned."})
+    output_dir: str | None = field(default=None, metadata={
+        "help": "Where the model, results.json and card go (default: outputs/<model>-<recipe>, the model being the "
+                "word vectors, features encoder or earlier folder the run starts from)."})
     word_dim: int | None = field(default=None, metadata={"help": "Word embedding size (default: 100; crossner 300)."})
     char_dim: int = field(default=30, metadata={"help": "Character embedding size (character CNN)."})
     char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
@@ -121,6 +123,8 @@ BILSTM_TRAINING: dict[str, dict[str, Any]] = {
 }
 
 
+@accepts_moved_fields(word_vectors="train_bilstm_crf(word_vectors_file, target, config)",
+                      char_ngram_vectors="train_bilstm_crf(..., char_ngram_vectors=...)")
 @dataclass
 class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
     """The BiLSTM-CRF / Coach recipe's settings (:func:`train_bilstm_crf`)."""
@@ -150,20 +154,21 @@ class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
         "help": "dann: hidden units of the domain classifier (Ganin et al. 2016's MLP)."})
     oversample_factor: int | None = field(default=None, metadata={
         "help": "joint: copies of the target per epoch, by index (default: 100; crossner 10 as its release)."})
+    source_label_map: dict[str, str] | str | None = field(default=None, metadata={
+        "help": "joint and the schedules that read CoNLL-2003: its types trained as yours, e.g. "
+                "person=x_person,organisation=x_organisation (a dict in Python), instead of extra classes learnt from "
+                "the source alone (as crossner-hf train's flag)."})
     num_layers: int | None = field(default=None, metadata={"help": "BiLSTM layers (default: 1; crossner 2)."})
-    char_ngram_vectors: str | None = field(default=None, metadata={
-        "help": "crossner: a file of character n-gram vectors ('2gram-#BEGIN#a v1 ... v100' lines: torchtext's "
-                "CharNGram, Hashimoto et al. 2017); default: random vectors."})
     char_ngram_dim: int = field(default=100, metadata={
         "help": "crossner: size of the character n-gram embedding; 0: words alone (CrossNER's 'BiLSTM-CRF (word)' row)."})
 
     def __post_init__(self):
+        from crossner_hf.training.label_map import parse_label_map
+
+        self.source_label_map = parse_label_map(self.source_label_map)
         shape = ARCHITECTURES[self.architecture]
         self._fill({k: shape[k] for k in ("word_dim", "hidden_size", "num_layers", "loss_reduction")})
         self._fill(BILSTM_TRAINING[self.architecture])
-        if self.char_ngram_vectors and self.architecture == "lample":
-            raise ValueError("--char_ngram_vectors belongs to --architecture crossner or coach (lample uses a "
-                             "character CNN).")
         if self.architecture == "coach" and (self.word_dim + self.char_ngram_dim) % 2:
             raise ValueError(f"--architecture coach: word_dim + char_ngram_dim ({self.word_dim} + "
                              f"{self.char_ngram_dim}) must be even: the span encoder's two directions meet the "
@@ -174,9 +179,17 @@ class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
         if not 0 < self.self_train_fraction <= 1 or self.self_train_rounds < 0:
             raise ValueError(f"--self_train_fraction {self.self_train_fraction} must be in (0, 1] and "
                              f"--self_train_rounds {self.self_train_rounds} at least 0.")
-        if self.char_ngram_dim < 0 or (self.char_ngram_dim == 0 and self.char_ngram_vectors):
-            raise ValueError(f"--char_ngram_dim {self.char_ngram_dim}: give a positive size, or 0 (words alone) "
-                             "without --char_ngram_vectors.")
+        check_char_ngrams(self.architecture, self.char_ngram_dim, None)
+
+
+def check_char_ngrams(architecture: str, char_ngram_dim: int, char_ngram_vectors: str | None) -> None:
+    """The character n-gram settings and file agree (checked where the flags are read, and by the runner)."""
+    if char_ngram_vectors and architecture == "lample":
+        raise ValueError("--char_ngram_vectors belongs to --architecture crossner or coach (lample uses a "
+                         "character CNN).")
+    if char_ngram_dim < 0 or (char_ngram_dim == 0 and char_ngram_vectors):
+        raise ValueError(f"--char_ngram_dim {char_ngram_dim}: give a positive size, or 0 (words alone) "
+                         "without --char_ngram_vectors.")
 
 
 # CDLM loss weights in our order (LM-source, NER-source, LM-target, NER-target), from the two releases
@@ -185,6 +198,7 @@ CDLM_WEIGHTS_RAW_TEXT = [0.5, 0.8, 0.5, 1.0]      # combined_SDA_and_UDA/main.py
 CDLM_WEIGHTS_ZERO_SHOT = [1.0, 1.0, 1.0, 0.0]     # combined_SDA_and_UDA/main.py, unsupervised: no target NER
 
 
+@accepts_moved_fields(word_vectors="train_cdlm(word_vectors_file, target, config)")
 @dataclass
 class CDLMTrainingConfig(RNNTaggerConfig):
     """The CDLM recipe's settings (:func:`train_cdlm`)."""
@@ -284,32 +298,37 @@ def _source(source: TargetData | None) -> TargetData:
     return source if source is not None else load_target(SOURCE_DOMAIN)
 
 
-def _check_call(target: Any, config: Any, runner: str, config_class: str, command: str) -> None:
-    """A one-line error for the 0.1 call ``runner(args)`` (a command's arguments, no config): the command's
-    ``run_*`` takes those now; the library's runner takes the data and a config."""
-    if config is None or not isinstance(target, TargetData):
-        raise TypeError(f"{runner}(target, config): give a TargetData and a {config_class}; for a command's "
-                        f"arguments object (the 0.1 call {runner}(args)) use crossner_hf.commands.{command}(args).")
-
-
-def train_bilstm_crf(target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
+def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
                      source: TargetData | None = None, target_text: Texts | None = None,
-                     source_text: Texts | None = None) -> RNNResult:
+                     source_text: Texts | None = None, char_ngram_vectors: str | None = None) -> RNNResult:
     """Train a BiLSTM-CRF (or Coach) on ``target`` under ``config.schedule``: with CoNLL-2003 (``source``) and the
     upsampled target (joint), the target alone, CoNLL-2003 alone (source tags mapped into the target's label list
     by name), CoNLL-2003 then the target (pretrain-finetune), or the zero-shot SELF-TRAIN / DANN, which read
     ``target_text`` (default: the target's training sentences, their labels unused). DANN's domain classifier
     also reads ``source_text``, the source domain's raw text (004:1100-1103; default: CoNLL-2003's training
-    sentences, the batches the CRF loss reads)."""
-    _check_call(target, config, "train_bilstm_crf", "BiLSTMCRFTrainingConfig", "bilstm_crf.run_bilstm_crf")
+    sentences, the batches the CRF loss reads).
+
+    ``model``: what the run starts from: ``None`` (random word vectors), a GloVe-format file of word vectors, or
+    (pretrain-finetune) an earlier source run's folder, continued instead of training the source stage.
+    ``char_ngram_vectors``: the crossner / coach architectures' character n-gram vectors file. A target whose
+    types CoNLL-2003 lacks is taken as ``finetune`` takes it: the schedules that train on the source learn its
+    other types too, and the saved model never decodes them."""
+    target, config, inputs = runner_call("train_bilstm_crf", model, target, config, BiLSTMCRFTrainingConfig,
+                                         "bilstm-crf", model_is="word_vectors", char_ngram_vectors=char_ngram_vectors)
+    check_char_ngrams(config.architecture, config.char_ngram_dim, inputs.char_ngram_vectors)
+    if inputs.source_model and config.schedule != "pretrain-finetune":
+        raise ValueError(f"train_bilstm_crf: {inputs.source_model} is an earlier run's folder, which only --schedule "
+                         "pretrain-finetune continues from; give a word vectors file or None as the model.")
     if source_text and config.schedule != "dann":
         raise ValueError(f"source_text (--source_text) is read by --schedule dann only (its domain classifier), not "
                          f"by {config.schedule}: drop it or use --schedule dann.")
-    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text, source_text))
+    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text, source_text,
+                                                             inputs))
 
 
 def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, given_source: TargetData | None,
-                      target_text: Texts | None, source_text: Texts | None = None) -> dict[str, Any]:
+                      target_text: Texts | None, source_text: Texts | None = None,
+                      inputs: PretrainedInputs = PretrainedInputs()) -> dict[str, Any]:
     from crossner_hf.training.schedules import source_in_target_space
 
     started = time.perf_counter()
@@ -317,14 +336,23 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
     target_data = args.training_target(target_data)
     target, labels = target_data.dataset, target_data.labels
     if args.schedule == "pretrain-finetune":
-        return _finetune_from_source(args, target_data, given_source, started)
+        return _finetune_from_source(args, target_data, given_source, started, inputs)
     train = examples_of(target["train"])
     source: list[Example] = []
     conll = None
     zero_shot = args.schedule in ("source", "self-train", "dann")
+    if args.schedule in ("joint", "source"):  # the target's types, then the source's it lacks (never decoded)
+        labels = head_labels_with_source(labels, labels_for(SOURCE_DOMAIN), args.source_label_map)
+        if len(labels) > len(target_data.labels) and args.architecture == "coach":
+            raise ValueError(f"--architecture coach: {target_data.name} lacks CoNLL-2003's "
+                             f"{', '.join(labels[len(target_data.labels):])}, which Coach's typing stage cannot "
+                             "leave out at prediction; use --architecture lample or crossner, or --schedule target.")
+    forbidden = list(range(len(target_data.labels), len(labels)))
     if args.schedule == "joint" or zero_shot:
         conll = _source(given_source)
-        source = examples_of(source_in_target_space(labels, conll, args.source_subsample, args.seed))
+        check_label_map(args.source_label_map, conll.labels, target_data.labels, conll.name, target_data.name)
+        source = examples_of(source_in_target_space(labels, conll, args.source_subsample, args.seed,
+                                                    label_map=args.source_label_map))
     # references repeated in the joint stream; the sentences are not copied
     train_stream = source + train * args.oversample_factor if args.schedule == "joint" else train if \
         args.schedule == "target" else source
@@ -337,7 +365,8 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
     # DANN's source side: the source domain's raw text when given (004:1100-1103), its words joining as the target's
     src_text = sentences_as_examples(source_text) if source_text else []
     vocab, vectors = vocab_and_vectors(args, [e.tokens for e in source + train] + held_out,
-                                        [e.tokens for e in text + src_text], uniform_init=args.architecture == "lample")
+                                        [e.tokens for e in text + src_text], word_vectors=inputs.word_vectors,
+                                        uniform_init=args.architecture == "lample")
     shape = ARCHITECTURES[args.architecture]
     common = dict(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                   char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -356,7 +385,7 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
         model = model_cls(BiLSTMCRFConfig(**common))
     model.embed.words.weight.data.copy_(vectors)
     if model.config.char_encoder == "ngram" and args.char_ngram_dim > 0:
-        model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(args.char_ngram_vectors, vocab,
+        model.embed.ngrams.weight.data.copy_(load_char_ngram_vectors(inputs.char_ngram_vectors, vocab,
                                                                      args.char_ngram_dim, seed=args.seed))
     if args.architecture == "coach":
         from crossner_hf.modeling.rnn.coach import type_vectors
@@ -364,10 +393,11 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
         ngrams = model.embed.ngrams.weight.data if model.embed.ngrams is not None else None
         model.type_vectors.copy_(type_vectors(model.types, vocab, model.embed.words.weight.data, ngrams, args.seed))
     # the zero-shot schedules never read target labels: the model is selected on CoNLL-2003's dev set (as CDLM's)
-    dev = examples_of(source_in_target_space(labels, conll, split="validation") if zero_shot
+    dev = examples_of(source_in_target_space(labels, conll, split="validation", label_map=args.source_label_map)
+                      if zero_shot
                       else target["validation"])
     test = examples_of(target["test"])
-    data = {"dataset": target_data.record()}
+    data = {"dataset": target_data.record(), **inputs.record()}
     if args.schedule in ("self-train", "dann"):
         from crossner_hf.training.rnn import adaptation
 
@@ -375,49 +405,66 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
             return adaptation.dann(args, model, vocab, labels, source, text, dev, test, started, data,
                                    source_text=src_text or None)
         return adaptation.self_train(args, model, vocab, labels, source, text, dev, test, started, data)
-    return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data)
+    return _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data, forbidden=forbidden,
+                         dev_forbidden=forbidden if args.schedule == "joint" else ())
 
 
-def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data, extra=None) -> dict[str, Any]:
+def _train_tagger(args, model, vocab, labels, train_stream, dev, test, started, data, extra=None, *,
+                  forbidden: Sequence[int] = (), dev_forbidden: Sequence[int] = ()) -> dict[str, Any]:
     """One BiLSTM-CRF or Coach run over ``train_stream``, selected on ``dev``, scored on ``test``; ``data``: the
-    dataset record (results.json's ``dataset``, part of the run's identity)."""
+    dataset record (results.json's ``dataset``, part of the run's identity). ``forbidden``: tag ids the saved model
+    never decodes (the source's types the target lacks); ``dev_forbidden``: those masked when ``dev`` is scored
+    (the target's dev set; the source's keeps them)."""
     stream = Stream(train_stream, args.batch_size, args.seed)
     out = Path(args.output_dir)
 
     def step(m, batches, device):
         return m(**tensors(vocab, batches["train"], device)).loss
 
+    def dev_eval(m) -> float:
+        with tags_forbidden(m, dev_forbidden):
+            return evaluate(m, vocab, dev, labels)["overall_f1"]
+
     state = run_loop(model=model, vocab=vocab, streams={"train": stream}, step_losses=step,
                      make_optimizer=make_optimizer_factory(args), args=args, identity=data,
-                     dev_eval=lambda m: evaluate(m, vocab, dev, labels)["overall_f1"], output_dir=out,
-                     steps_per_epoch=stream.batches_per_pass())
+                     dev_eval=dev_eval if dev_forbidden else lambda m: evaluate(m, vocab, dev, labels)["overall_f1"],
+                     output_dir=out, steps_per_epoch=stream.batches_per_pass())
     return finish_run(type(model), args, vocab, labels, test, out, state, started,
                       {"model": "coach" if args.architecture == "coach" else "bilstm-crf",
-                       "n_train_sentences": len(train_stream), **data, **(extra or {})})
+                       "n_train_sentences": len(train_stream), **data, **(extra or {})}, forbidden=forbidden)
 
 
 def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, source: TargetData | None,
-                          started: float) -> dict[str, Any]:
+                          started: float, inputs: PretrainedInputs = PretrainedInputs()) -> dict[str, Any]:
     """FINETUNE (004:848-851): the ``source`` schedule's model (run into ``OUT/source``, or reused when its results
-    exist), then the target with the output layer and CRF drawn anew, as the two label sets do not share them
-    (004:866-868)."""
+    exist; or ``inputs.source_model``, an earlier run's folder), then the target with the output layer and CRF
+    drawn anew, as the two label sets do not share them (004:866-868): the target's alone, whatever source types
+    the source stage learnt beside them."""
     from dataclasses import replace
 
     out = Path(args.output_dir)
+    folder = Path(inputs.source_model) if inputs.source_model else out / "source"
     phase = replace(args, schedule="source", output_dir=str(out / "source"), resume_from_checkpoint=True,
                     few_shot=None)
-    if not (out / "source" / "results.json").is_file():
-        _train_bilstm_crf(target, phase, source, None)
-    source_results = read_json(out / "source" / "results.json")
-    model = BiLSTMCRFForTokenClassification.from_pretrained(out / "source")
-    vocab = WordCharVocab.load(out / "source")
+    if not inputs.source_model and not (out / "source" / "results.json").is_file():
+        _train_bilstm_crf(target, phase, source, None, inputs=replace(inputs, source_model=None))
+    source_results = read_json(folder / "results.json")
+    model = BiLSTMCRFForTokenClassification.from_pretrained(folder)
+    vocab = WordCharVocab.load(folder)
     torch.manual_seed(args.seed)
-    model.classifier.reset_parameters()
-    model.crf.reset_parameters()
+    labels = list(target.labels)
+    if model.config.num_labels != len(labels):  # the source stage's head had the source's extra types
+        model.classifier = torch.nn.Linear(model.classifier.in_features, len(labels))
+        model.crf = type(model.crf)(len(labels))
+        model.config.num_labels = len(labels)
+        model.config.id2label, model.config.label2id = dict(enumerate(labels)), {t: i for i, t in enumerate(labels)}
+    else:
+        model.classifier.reset_parameters()
+        model.crf.reset_parameters()
     data = target.dataset
-    return _train_tagger(args, model, vocab, target.labels, examples_of(data["train"]),
+    return _train_tagger(args, model, vocab, labels, examples_of(data["train"]),
                          examples_of(data["validation"]), examples_of(data["test"]), started,
-                         {"dataset": target.record()},
+                         {"dataset": target.record(), **inputs.record()},
                          {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
@@ -432,18 +479,25 @@ def _draw(texts: list, n: int, seed: int) -> list:
     return draw_texts(texts, n, seed)
 
 
-def train_cdlm(target: TargetData, config: CDLMTrainingConfig | None = None, *, source: TargetData | None = None,
-               source_text: Texts | None = None, target_text: Texts | None = None) -> RNNResult:
+def train_cdlm(model: str | Path | None, target: TargetData, config: CDLMTrainingConfig | None = None, *,
+               source: TargetData | None = None, source_text: Texts | None = None,
+               target_text: Texts | None = None) -> RNNResult:
     """Train CDLM on ``target``: supervised (the four streams: source and target NER and LM) or zero-shot (no
-    target labels; the target tagged with theta(target, NER)). ``source``: CoNLL-2003 (default: CrossNER's copy);
-    ``source_text`` / ``target_text``: the LMs' raw text (default: the source's training sentences and the
-    target's ``lm_splits``)."""
-    _check_call(target, config, "train_cdlm", "CDLMTrainingConfig", "cdlm.run_cdlm")
-    return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text))
+    target labels; the target tagged with theta(target, NER)). ``model``: ``None`` (random word vectors) or a
+    GloVe-format file of word vectors. ``source``: CoNLL-2003 (default: CrossNER's copy); ``source_text`` /
+    ``target_text``: the LMs' raw text (default: the source's training sentences and the target's ``lm_splits``).
+    Supervised CDLM has a head and CRF per domain, so a target with its own types trains as it is."""
+    target, config, inputs = runner_call("train_cdlm", model, target, config, CDLMTrainingConfig, "cdlm",
+                                         model_is="word_vectors")
+    if inputs.source_model:
+        raise ValueError(f"train_cdlm: {inputs.source_model} is a folder; CDLM starts from a word vectors file or "
+                         "None.")
+    return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text, inputs))
 
 
 def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source: TargetData | None,
-                given_source_text: Texts | None, given_target_text: Texts | None) -> dict[str, Any]:
+                given_source_text: Texts | None, given_target_text: Texts | None,
+                inputs: PretrainedInputs = PretrainedInputs()) -> dict[str, Any]:
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     zero_shot = args.mode == "zero-shot"
@@ -472,7 +526,8 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     weights = args.weights(raw_text=bool(given_source_text or given_target_text))
     target_ner = [] if zero_shot else examples_of(target["train"])
     ner_words = [e.tokens for e in source_ner + target_ner] + held_out_words(args, target, source)
-    vocab, vectors = vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text])
+    vocab, vectors = vocab_and_vectors(args, ner_words, [e.tokens for e in source_text + target_text],
+                                        word_vectors=inputs.word_vectors)
     src_labels, tgt_labels = labels_for(SOURCE_DOMAIN), target_data.labels
     config = CDLMConfig(vocab_size=len(vocab), char_vocab_size=len(vocab.chars), word_dim=args.word_dim,
                         char_dim=args.char_dim, char_filters=args.char_filters, hidden_size=args.hidden_size,
@@ -505,7 +560,7 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     def switch(name: str, f1: float) -> str:
         return "sgd" if zero_shot and name == "rmsprop" and f1 > args.sgd_switch_f1 else name
 
-    data = {"dataset": target_data.record(), "loss_weights": weights,
+    data = {"dataset": target_data.record(), **inputs.record(), "loss_weights": weights,
             "raw_text": {"source": given_source_text is not None, "target": given_target_text is not None}}
     state = run_loop(model=model, vocab=vocab, streams=streams,
                      step_losses=cdlm_step(weights, zero_shot, vocab), make_optimizer=make_optimizer_factory(args),

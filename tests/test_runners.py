@@ -1,0 +1,191 @@
+"""One shape for every runner: ``runner(model, data, config=None, *, ...)`` returning a ``WorkflowResult``; one
+results.json schema across train, dapt, nerbert and bilstm-crf; one meaning of resume; the RNN schedules that
+read CoNLL-2003 take a target with its own types as ``finetune`` does."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+
+import pytest
+
+import crossner_hf
+from crossner_hf.outputs import portable
+from crossner_hf.results import SCHEMA, SHARED_KEYS, WorkflowResult, read_results
+
+RUNNERS = {"finetune", "adapt_encoder", "pretrain_nerbert", "train_bilstm_crf", "train_cdlm", "train_multicell"}
+OWN_TYPES = {"politician": "investigator", "country": "lab"}  # CoNLL-2003 has neither, nor do they match its types
+SMALL = dict(word_dim=12, char_dim=6, char_filters=6, hidden_size=8, use_cpu=True, seed=3, num_train_epochs=2,
+             max_steps_per_epoch=4, early_stopping_patience=0, source_subsample=40)
+
+
+def _top_level_runners() -> dict[str, typing.Callable]:
+    """The callables of ``crossner_hf.__all__`` that return a result (whatever names the top level keeps)."""
+    runners = {}
+    for name in crossner_hf.__all__:
+        obj = getattr(crossner_hf, name)
+        if inspect.isfunction(obj):
+            returns = typing.get_type_hints(obj).get("return")
+            if inspect.isclass(returns) and issubclass(returns, WorkflowResult):
+                runners[name] = obj
+    return runners
+
+
+def test_every_top_level_runner_has_the_one_shape():
+    runners = _top_level_runners()
+    assert RUNNERS & set(crossner_hf.__all__) <= set(runners), "a runner returns no WorkflowResult"
+    assert len(runners) >= 1
+    for name, runner in runners.items():
+        params = list(inspect.signature(runner).parameters.values())
+        assert params[0].name == "model" and params[0].kind is params[0].POSITIONAL_OR_KEYWORD, name
+        assert params[1].kind is params[1].POSITIONAL_OR_KEYWORD and params[1].default is params[1].empty, name
+        assert params[2].name == "config" and params[2].default is None, name
+        assert all(p.kind is p.KEYWORD_ONLY for p in params[3:]), name
+
+
+def _own_types_folder(crossner_data_dir, folder):
+    """A few politics sentences as a user's JSON Lines folder whose types CoNLL-2003 lacks."""
+    from crossner_hf.data.conll import read_conll
+
+    folder.mkdir(parents=True)
+    for split, name, n in (("train", "train", 40), ("dev", "validation", 20), ("test", "test", 20)):
+        rows = []
+        for s in read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:n]:
+            tags = [f"{t[:2]}{OWN_TYPES[t[2:]]}" if t[2:] in OWN_TYPES else "O" for t in s["ner_tags"]]
+            rows.append({"words": s["tokens"], "labels": tags})
+        (folder / f"{name}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def own_types(crossner_data_dir, tmp_path_factory):
+    from crossner_hf.data.target import load_target
+
+    return load_target(str(_own_types_folder(crossner_data_dir, tmp_path_factory.mktemp("own") / "mine")))
+
+
+def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types):
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+
+    from crossner_hf import DAPTConfig, FinetuneConfig, NERBERTConfig, adapt_encoder, finetune, pretrain_nerbert
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
+
+    tiny = dict(use_cpu=True, disable_tqdm=True, dataloader_pin_memory=False, report_to="none")
+    runs = {
+        "finetune": finetune(tiny_bert_dir, own_types, FinetuneConfig(
+            output_dir=str(tmp_path / "train"), seeds="3", num_train_epochs=1, per_device_train_batch_size=8, **tiny)),
+        "dapt": adapt_encoder(tiny_bert_dir, [" ".join(t) for t in own_types["train"]["tokens"]], DAPTConfig(
+            output_dir=str(tmp_path / "dapt"), max_steps=2, block_size=32, **tiny), corpus_level="domain"),
+    }
+    names = ["O", "B-lab", "I-lab"]
+    features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names))})
+    rows = {"tokens": [["Geneva", "rocks"]] * 8, "ner_tags": [[1, 0]] * 8}
+    corpus = DatasetDict({s: Dataset.from_dict(rows, features=features) for s in ("train", "validation")})
+    runs["nerbert"] = pretrain_nerbert(tiny_bert_dir, corpus, NERBERTConfig(
+        output_dir=str(tmp_path / "nerbert"), effective_batch_size=4, per_device_train_batch_size=4, max_steps=2,
+        eval_steps=2, save_steps=2, **tiny))
+    with pytest.warns(FutureWarning, match=r"train_bilstm_crf\(target, config\) is deprecated"):  # the 0.2 order
+        runs["rnn"] = train_bilstm_crf(own_types, BiLSTMCRFTrainingConfig(
+            schedule="target", output_dir=str(tmp_path / "bilstm"), **SMALL))
+    for workflow, result in runs.items():
+        raw = json.loads(next(p for p in (result.output_dir / f for f in ("results.json", "dapt_results.json"))
+                              if p.is_file()).read_text())
+        assert raw["schema"] == SCHEMA and set(SHARED_KEYS) <= set(raw) and raw["workflow"] == workflow, workflow
+        assert isinstance(raw["seeds"], list) and raw["seconds"] > 0 and "name" in raw["dataset"], workflow
+        again = read_results(result.output_dir)  # what was written: the results with no local path
+        written = json.loads(json.dumps(portable(result.results), default=str))
+        assert (type(result).read(result.output_dir).results, again.dev_f1) == (written, result.dev_f1)
+        assert str(result).startswith(type(result).__name__) and len(str(result)) < 200
+    assert runs["finetune"].dataset == runs["rnn"].dataset == "mine"
+    assert runs["dapt"]["corpus_level"] == "domain" and runs["dapt"].dev_f1 is None
+    assert runs["nerbert"].dataset is None  # a corpus in memory has no name
+    assert runs["nerbert"].test_f1 is None and runs["nerbert"].dev_f1 == runs["nerbert"]["best_validation"]["f1"]
+    assert runs["finetune"].test_f1 == runs["finetune"]["test_overall_f1_mean"]
+
+
+def test_bilstm_crf_joint_and_pretrain_finetune_take_a_target_with_its_own_types(tmp_path, own_types):
+    """finetune's rule for the RNN schedules: CoNLL-2003's types join the head, are learnt from the source alone,
+    and the saved model never decodes them."""
+    from crossner_hf import Tagger
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
+
+    schema = list(own_types.labels)
+    joint = train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(output_dir=str(tmp_path / "joint"), **SMALL))
+    config = json.loads((tmp_path / "joint" / "config.json").read_text())
+    head = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
+    assert head[:len(schema)] == schema and "B-person" in head[len(schema):]  # learnt from the source
+    assert config["tagging"]["output_labels"] == schema  # recorded in the model
+    tags = {t for s in Tagger.from_pretrained(tmp_path / "joint").tag(list(own_types["test"]["tokens"])) for t in s}
+    assert tags <= set(schema), tags - set(schema)  # never decoded
+    assert 0 <= joint.test_f1 <= 1 and joint.dataset == "mine"
+
+    staged = train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(
+        schedule="pretrain-finetune", output_dir=str(tmp_path / "pf"), **SMALL))
+    source_head = json.loads((tmp_path / "pf" / "source" / "config.json").read_text())["id2label"]
+    assert len(source_head) > len(schema)  # the source stage trained the source's types too
+    final = json.loads((tmp_path / "pf" / "config.json").read_text())["id2label"]
+    assert [final[str(i)] for i in range(len(final))] == schema and staged["source_phase"]["test_f1"] >= 0
+    # an earlier source run's folder is a model the schedule continues from, without a source stage of its own
+    again = train_bilstm_crf(tmp_path / "pf" / "source", own_types, BiLSTMCRFTrainingConfig(
+        schedule="pretrain-finetune", output_dir=str(tmp_path / "pf2"), **SMALL))
+    assert not (tmp_path / "pf2" / "source").exists() and again.test_f1 == staged.test_f1
+    assert again["inputs"] == {"source_model": str(tmp_path / "pf" / "source")}
+
+
+def test_coach_names_what_it_cannot_leave_out(tmp_path, own_types):
+    from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
+
+    with pytest.raises(ValueError, match="mine lacks CoNLL-2003's B-person, .* use --architecture lample or crossner"):
+        train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(architecture="coach", output_dir=str(tmp_path),
+                                                                  **SMALL))
+
+
+def test_config_fields_that_moved_to_the_runner_still_work_with_the_one_warning(tmp_path):
+    from crossner_hf.training.dapt import DAPTConfig
+    from crossner_hf.training.rnn.common import PretrainedInputs, runner_call
+    from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
+    from crossner_hf.training.workflow import moved_value
+
+    with pytest.warns(FutureWarning, match=r"DAPTConfig\(corpus_level=...\) is deprecated .* adapt_encoder"):
+        config = DAPTConfig(output_dir=str(tmp_path), corpus_level="entity")
+    assert moved_value(config, "corpus_level") == "entity" and "corpus_level" not in config.to_dict()
+    assert moved_value(config, "corpus_level", "task") == "task"
+    from crossner_hf.data.target import TargetData
+
+    target = TargetData.__new__(TargetData)
+    with pytest.warns(FutureWarning, match=r"MultiCellTrainingConfig\(features_model=...\)"):
+        old = MultiCellTrainingConfig(features_model="enc", word_vectors="glove.txt")
+    _, config, inputs = runner_call("train_multicell", None, target, old, MultiCellTrainingConfig, "multicell",
+                                    model_is="features_model", word_vectors=None)
+    assert inputs == PretrainedInputs(word_vectors="glove.txt", features_model="enc")
+    assert config.output_dir == "outputs/multicell" and old.output_dir is None  # the caller's config untouched
+    _, config, inputs = runner_call("train_multicell", "org/encoder", target, None, MultiCellTrainingConfig,
+                                    "multicell", model_is="features_model", word_vectors="v.txt")
+    assert (inputs.features_model, inputs.word_vectors, config.output_dir) == ("org/encoder", "v.txt",
+                                                                               "outputs/encoder-multicell")
+
+
+@pytest.mark.parametrize("value, expected", [
+    (False, None), (None, None), ("false", None), ("no", None), ("0", None),
+    (True, "latest"), ("true", "latest"), ("latest", "latest"), ("checkpoint-2", "given"),
+])
+def test_one_meaning_of_resume(tmp_path, value, expected):
+    from crossner_hf.training.checkpoints import COMPLETE
+    from crossner_hf.training.nerbert import NERBERTConfig, resume_checkpoint
+    from crossner_hf.training.workflow import resume_point, wants_resume
+
+    for step in (2, 4):
+        (tmp_path / f"checkpoint-{step}").mkdir()
+        (tmp_path / f"checkpoint-{step}" / COMPLETE).write_text("{}")
+    if value == "checkpoint-2":
+        value = str(tmp_path / "checkpoint-2")
+    want = {None: None, "latest": str(tmp_path / "checkpoint-4"), "given": str(tmp_path / "checkpoint-2")}[expected]
+    assert wants_resume(value) == (expected is not None)
+    assert resume_point(value, tmp_path) == want
+    # NER-BERT's own reading of "false" resumed (bool("false") is True); it is the one meaning now
+    config = NERBERTConfig(output_dir=str(tmp_path), resume_from_checkpoint=value, use_cpu=True,
+                           effective_batch_size=0)
+    assert resume_checkpoint(config) == want
+    with pytest.raises(ValueError, match="--resume_from_checkpoint 'nowhere': no such folder"):
+        resume_point("nowhere", tmp_path)
