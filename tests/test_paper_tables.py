@@ -204,3 +204,21 @@ def test_crossner_files_match_table1(crossner_data_dir):
     for split in ("train", "dev", "test"):  # NER-BERT's Table 3 repeats CrossNER's Table 1 for the five domains
         for domain in ("politics", "science", "music", "literature", "ai"):
             assert table_row(nb3, split)["cells"][domain] == table_row(table, domain)["cells"][split]
+
+
+def test_the_figures_notes_name_the_points_the_plans_draw():
+    """A figure whose points are this project's says which in ``paper_tables.json``: the note must list what the
+    plan draws (NER-BERT Fig. 2's once named 10, 25, 50, 75, 100 while the plan drew nine other shares)."""
+    from crossner_hf.reproduce.experiments import CORPUS_FRACTIONS, FEW_SHOT_FRACTIONS
+
+    figures = paper_data()["figures"]
+
+    def planned(note: str) -> list[float]:
+        listed = re.search(r"this project plans ([\d., ]+\d)", note)
+        assert listed, note
+        return [float(x) for x in listed.group(1).split(",")]
+
+    assert planned(figures["nerbert/fig2"]["x_note"]) == [100 * f for f in FEW_SHOT_FRACTIONS]
+    assert planned(figures["crossner/fig2"]["x_note"]) == [100 * f for f in CORPUS_FRACTIONS]
+    assert planned("this project plans 10, 25, 50, 75, 100") != [100 * f for f in FEW_SHOT_FRACTIONS]
+    assert "equal number of source and target" in figures["cdlm/fig8"]["x_note"]

@@ -126,6 +126,39 @@ def test_every_citation_carries_the_papers_phrase_found_at_the_cited_line():
     assert not misplaced_anchors(papers, 'three runs (002:512 "three runs")')
 
 
+MAX_LINES, MAX_CHARACTERS = 12, 1000
+SPANNING: dict[tuple[str, str], str] = {}
+"""(row item, citation) -> why the value really spans more than MAX_LINES lines (or MAX_CHARACTERS characters of
+the one-line appendix). Empty: every citation of the ledger is narrowed to the lines that carry its value."""
+
+
+def wide_citations(cells: list[str], spanning: dict[tuple[str, str], str] = SPANNING) -> list[str]:
+    """The citations of a row's paper cell wider than the rule allows and not marked as spanning, with a reason."""
+    wide = []
+    for match in ANCHORED.finditer(cells[1]):
+        _, kind, start, end, _ = match.groups()
+        width = int(end) - int(start) + (kind == ":") if end else 1
+        cite = match.group(0).split(" ")[0]
+        if width > (MAX_CHARACTERS if kind == "@" else MAX_LINES) and not spanning.get((cells[0], cite)):
+            wide.append(cite)
+    return wide
+
+
+def test_no_citation_range_is_wider_than_the_value_it_carries():
+    """A wide range makes "the phrase is at the cited line" weak (002:212-247 held every Table 1 phrase): a
+    citation spans at most 12 lines (1,000 characters of the appendix) unless SPANNING says why it must."""
+    assert all(reason.strip() for reason in SPANNING.values())
+    wide = {cells[0]: cites for _, cells in ledger_rows() if (cites := wide_citations(cells))}
+    assert not wide, f"docs/fidelity.md: citations wider than {MAX_LINES} lines; narrow them to the value's lines " \
+                     f"or add them to SPANNING with the reason: {wide}"
+    # the check can fail, and a reason lets a real span through
+    row = ["data", 'Table 1 (002:212-247 "200 541 651")']
+    assert wide_citations(row) == ["002:212-247"]
+    assert not wide_citations(row, {("data", "002:212-247"): "the table's rows"})
+    assert not wide_citations(["data", 'Table 1 (002:212-223 "200 541 651")'])
+    assert wide_citations(["x", 'appendix (000@100-1200 "x")']) == ["000@100-1200"]
+
+
 def test_an_exact_row_rests_on_the_paper_or_on_a_release():
     """``exact`` needs something to be exact to: a row whose paper is silent and that has no release
     (NER-BERT released no training code) can only be a documented choice or a gap."""

@@ -573,6 +573,13 @@ def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
                 raw_text=[f"source={raw[0]}", f"cbs_news={raw[1]}"])
     dann = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "DANN")
     assert dann.argv[dann.argv.index("--target_text") + 1] == str(raw[1].resolve())  # never a fallback text
+    # DANN's classifier trains over source- and target-domain raw data (004:1100-1103): the Reuters file too
+    assert dann.argv[dann.argv.index("--source_text") + 1] == str(raw[0].resolve())
+    assert str(raw[0].resolve()) in dann.inputs
+    self_train = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "SELF-TRAIN")
+    assert "--source_text" not in self_train.argv  # target raw text alone (004:1092-1094)
+    politics = next(c for c in grid.cells if c.column == "politics" and c.row == "DANN")
+    assert "--source_text" not in politics.argv  # an extension column: CoNLL-2003's sentences as source text
     for i, cell in enumerate(c for c in grid.cells if c.row == "STM-SOURCE"):
         cell.folder(out).mkdir(parents=True)
         test = {"overall_precision": 0.6 + i / 100, "overall_recall": 0.7, "overall_f1": 0.65}
@@ -598,7 +605,14 @@ def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
     for row in ("SELF-TRAIN", "DANN", "Ours"):
         assert status[by_row[row].name] == "missing input"
         assert any("--raw_text cbs_news=FILE" in i and "398,990" in i for i in by_row[row].inputs)
-    assert any("--raw_text source=FILE" in i and "377,592" in i for i in by_row["Ours"].inputs)
+    for row in ("DANN", "Ours"):  # the two that read the source raw text too
+        assert any("--raw_text source=FILE" in i and "377,592" in i for i in by_row[row].inputs)
+        assert "--source_text" in by_row[row].argv
+    assert not any("--raw_text source=FILE" in i for i in by_row["SELF-TRAIN"].inputs)
+    given = plan("cdlm-table4", "paper", tmp_path / "g", datasets=[f"cbs_news={folder}"],
+                 raw_text=[f"cbs_news={folder}"])  # the CBS text alone: DANN still lacks Reuters
+    dann = next(c for c in given.cells if c.row == "DANN" and c.seed == 555)
+    assert grid_status(given.cells, tmp_path / "g")[dann.name] == "missing input"
     with pytest.raises(ValueError, match="--raw_text: only the zero-shot CBS column"):
         plan("cdlm-table3", "paper", tmp_path, raw_text=["source=x"])
 
@@ -624,6 +638,12 @@ def test_cdlm_figures_6_and_8_plan_the_papers_design(tmp_path):
     fixed = next(c for c in fig8.cells if c.row == "SRC: 100%; TGT: varying" and c.column == "10")
     assert fixed.argv[fixed.argv.index("--source_text_fraction") + 1] == "1"
     assert fixed.argv[fixed.argv.index("--target_text_fraction") + 1] == "0.1"
+    assert "--equal_text_fraction" not in fixed.argv
+    # both varying: an equal amount of source and target text at each point (004:1154-1156), not a share of each
+    both = [c for c in fig8.cells if c.row == "SRC: varying; TGT: varying"]
+    assert both and all(c.argv[c.argv.index("--equal_text_fraction") + 1] == f"{float(c.column) / 100:g}" and
+                        "--source_text_fraction" not in c.argv and "--target_text_fraction" not in c.argv
+                        for c in both)
     assert len({c.name for c in fig8.cells}) == len(fig8.cells)
 
 

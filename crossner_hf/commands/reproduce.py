@@ -36,8 +36,10 @@ class ReproduceArguments:
     domains: list[str] | None = field(default=None, metadata={
         "help": "Domains (columns) to run (default: the paper's: all five for crossner-table2, music for "
                 "crossner-fig2/fig3/table4, politics for nerbert-fig3, the eleven columns of nerbert-table2 at --scale "
-                "paper (the five CrossNER ones otherwise), the six non-CrossNER ones for nerbert-fig2; cdlm-table3/4: "
-                "the paper's datasets and the five CrossNER domains at --scale paper, politics otherwise)."})
+                "paper (the five CrossNER ones otherwise), the six non-CrossNER ones for nerbert-fig2; the CDLM "
+                "experiments: the paper's datasets alone at --scale paper (table3: bionlp13pc, bionlp13cg; table4/5 "
+                "and fig8: cbs_news; fig6: bionlp13cg), politics otherwise; a CrossNER domain named here is an "
+                "extension column)."})
     seeds: list[int] | None = field(default=None, metadata={
         "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
     rows: list[str] | None = field(default=None, metadata={

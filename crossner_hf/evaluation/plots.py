@@ -206,14 +206,41 @@ def plot_category_counts(
     return _save(plt, fig, path)
 
 
+def curve_gains(curves: Mapping[str, Mapping[float, Sequence[float]]],
+                pairs: Mapping[str, tuple[str, str]]) -> dict[str, dict[float, float]]:
+    """``{gain: {x: mean(better) - mean(baseline)}}`` for each ``gain: (better, baseline)`` pair of curves, at the
+    x both have (NER-BERT's improvement over BERT, NER-BERT Figure 2's right axis, 003:128)."""
+    import statistics
+
+    gains = {}
+    for name, (better, baseline) in pairs.items():
+        a, b = curves.get(better, {}), curves.get(baseline, {})
+        xs = sorted(set(a) & set(b))
+        if xs:
+            gains[name] = {x: statistics.fmean(a[x]) - statistics.fmean(b[x]) for x in xs}
+    return gains
+
+
 def plot_curves(curves: Mapping[str, Mapping[float, Sequence[float]]], path: str | Path, *, xlabel: str,
-                ylabel: str = "test F1 (%)", title: str | None = None) -> Path:
+                ylabel: str = "test F1 (%)", title: str | None = None,
+                gains: Mapping[str, tuple[str, str]] | None = None, gain_label: str = "gain (F1 points)") -> Path:
     """Line per curve through the mean at each x, with a band of ± one standard deviation over seeds
-    (the CrossNER few-shot and corpus-size figures); an x with one value has no band."""
+    (the CrossNER few-shot and corpus-size figures); an x with one value has no band. ``gains``
+    (``{name: (better, baseline)}``): each pair's difference of means, dashed, on a second y axis at the right
+    (NER-BERT Figure 2 draws NER-BERT's gain over BERT so, 003:128)."""
     import statistics
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8))
+    differences = curve_gains(curves, gains or {})
+    if differences:
+        right = ax.twinx()
+        for name, points in differences.items():
+            xs = sorted(points)
+            right.plot(xs, [points[x] for x in xs], linestyle="--", marker="^", color=type_colour(name), label=name)
+        right.axhline(0.0, color="grey", linewidth=0.6)
+        right.set_ylabel(gain_label)
+        right.legend(fontsize=7, loc="lower right")
     for name, points in curves.items():
         xs = sorted(points)
         means = [statistics.fmean(points[x]) for x in xs]

@@ -65,6 +65,12 @@ RAW_TEXT = {"source": "Reuters news, the source LM's raw text (377,592 sentences
 """The raw corpora CDLM's zero-shot column reads (``--raw_text NAME=FILE``): no labelled target text exists."""
 
 
+SOURCE_TEXT_READERS = ("zero-shot", "dann")
+"""The ``cdlm-table4`` runs that read the source raw text: the model's source LM and DANN's domain classifier,
+trained over source- and target-domain raw data (004:1100-1103); SELF-TRAIN reads the target's alone
+(004:1092-1094)."""
+
+
 def raw_text(name: str, given: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(flag values, inputs) of a raw corpus: the file when given (an input the grid checks), else a 'missing
     input' naming the flag."""
@@ -154,9 +160,10 @@ def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
                 corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None,
                 raw: Sequence[str] | None = None) -> list[Cell]:
     """CDLM Table 4 (004:1115-1130): zero-shot; precision, recall and F1 of each column's test split. SELF-TRAIN
-    and DANN read the target LM text as their unlabelled target text; STM-SOURCE reads no target text. On the
-    paper's CBS column the LMs read the raw corpora (``raw``: ``source=FILE``, ``cbs_news=FILE``), never a
-    fallback: without them the cells that read them are 'missing input'."""
+    and DANN read the target LM text as their unlabelled target text, DANN the source raw text too (its domain
+    classifier, 004:1100-1103); STM-SOURCE reads no target text. On the paper's CBS column the LMs and DANN read
+    the raw corpora (``raw``: ``source=FILE``, ``cbs_news=FILE``), never a fallback: without them the cells that
+    read them are 'missing input'."""
     given = parse_raw_text(raw)
 
     def text(column: str, schedule: str) -> list[str]:
@@ -165,14 +172,14 @@ def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
         if schedule == "source":
             return []
         flags = ["--target_text", *raw_text(column, given)[0]]
-        if schedule == "zero-shot":
+        if schedule in SOURCE_TEXT_READERS:
             flags += ["--source_text", *raw_text("source", given)[0]]
         return flags
 
     def inputs(column: str, row: str) -> tuple[str, ...]:
         if column not in PAPER_COLUMNS["cdlm-table4"] or row == "STM-SOURCE":
             return ()
-        return (*raw_text(column, given)[1], *(raw_text("source", given)[1] if row == "Ours" else ()))
+        return (*raw_text(column, given)[1], *(raw_text("source", given)[1] if row in ("Ours", "DANN") else ()))
 
     rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf",
                         lambda column, s=schedule: [*_bilstm_flags(scale, data_dir, s), *text(column, s)])
@@ -194,7 +201,9 @@ FIG8_SHARES = {"smoke": (0.5, 1.0), "cpu": (0.25, 0.5, 1.0), "paper": (0.1, 0.25
 
 FIG8_CURVES = (("SRC: varying; TGT: varying", True, True), ("SRC: 100%; TGT: varying", False, True),
                ("SRC: varying; TGT: 100%", True, False))
-"""Figure 8's three lines (004:1151-1156, 004:1188-1193): which of the source / target raw text varies."""
+"""Figure 8's three lines (004:1151-1156, 004:1188-1193): which of the source / target raw text varies. Both
+varying, each point is an equal amount of source and target text (004:1154-1156): ``--equal_text_fraction``,
+a share of the smaller corpus drawn from each; a fixed line's other text is all of its corpus."""
 
 
 def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
@@ -222,8 +231,9 @@ def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
 def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
               corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None,
               raw: Sequence[str] | None = None) -> list[Cell]:
-    """CDLM Figure 8 (004:1147-1196): zero-shot F1 against the share of raw text, three lines: both varying, the
-    source fixed at 100% and the target varying, the target fixed and the source varying. On CBS the raw
+    """CDLM Figure 8 (004:1147-1196): zero-shot F1 against the share of raw text, three lines: both varying (equal
+    numbers of source and target sentences, 004:1154-1156), the source fixed at 100% and the target varying, the
+    target fixed and the source varying. On CBS the raw
     corpora come from ``--raw_text`` (004:737-739, 004:772-774): without them the cells are 'missing input'."""
     given = parse_raw_text(raw)
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"],
@@ -237,14 +247,20 @@ def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
         for row, src_varies, tgt_varies in FIG8_CURVES:
             for share in FIG8_SHARES[scale]:
                 src, tgt = (share if src_varies else 1.0), (share if tgt_varies else 1.0)
-                # the 100%/100% point ends every line; one cell per line keeps each cell on one line (and
-                # parallel executors from racing for one folder), at the price of two repeats of that point
-                line = "both" if src_varies and tgt_varies else ("tgt" if tgt_varies else "src")
+                if src_varies and tgt_varies:
+                    # an equal number of source and target sentences at each point (004:1154-1156): the share
+                    # is of the smaller corpus, so 100% here is not the fixed lines' 100% of each
+                    line, amounts = "both", ("--equal_text_fraction", f"{share:g}")
+                else:
+                    # the 100%/100% point ends both fixed lines; one cell per line keeps each cell on one line
+                    # (and parallel executors from racing for one folder), at the price of a repeated point
+                    line = "tgt" if tgt_varies else "src"
+                    amounts = ("--source_text_fraction", f"{src:g}", "--target_text_fraction", f"{tgt:g}")
                 for seed in seeds_for(scale, seeds):
                     cells.append(Cell(
                         name=f"{column}/fig8-{line}-src{100 * src:g}-tgt{100 * tgt:g}/seed-{seed}", command="cdlm",
-                        argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *text, "--source_text_fraction", f"{src:g}",
-                              "--target_text_fraction", f"{tgt:g}", *target, "--seed", str(seed)),
+                        argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *text, *amounts, *target, "--seed",
+                              str(seed)),
                         row=row, column=f"{100 * share:g}", seed=seed, inputs=(*inputs, *extra),
                         meta={"domain": column}, minutes=minutes_for(scale, "rnn")))
     return cells

@@ -341,7 +341,11 @@ def write_curve_figure(experiment: str, cells: Sequence[Cell], out: str | Path, 
             curves.setdefault(cell.row, {}).setdefault(float(cell.column), []).append(score)
     if not curves:
         return None
-    return plot_curves(curves, Path(out) / "figure.png", xlabel=xlabel,
+    # NER-BERT Fig. 2 draws NER-BERT's gain over BERT per domain on a right axis (003:128); rows "NER-BERT (d)"
+    gains = {f"gain ({row[len('NER-BERT ('):-1]})": (row, "BERT" + row[len("NER-BERT"):]) for row in curves
+             if experiment == "nerbert-fig2" and row.startswith("NER-BERT (")}
+    return plot_curves(curves, Path(out) / "figure.png", xlabel=xlabel, gains=gains,
+                       gain_label="NER-BERT - BERT (F1 points)",
                        title=f"{experiment}: {', '.join(sorted({c.meta.get('domain', '') for c in cells} - {''}))} "
                              f"({Path(model).name})")
 
@@ -364,7 +368,7 @@ def write_panel_figure(experiment: str, cells: Sequence[Cell], out: str | Path, 
 
 FIGURES = {"crossner-fig2": "% of the integrated corpus used for DAPT", "crossner-fig3": "target training sentences",
            "nerbert-fig2": "% of the target training split", "cdlm-fig6": "target NER training sentences",
-           "cdlm-fig8": "% of the raw text"}
+           "cdlm-fig8": "% of the raw text (both varying: of the smaller corpus, equal amounts)"}
 """The curve figures and their x axis; nerbert-fig3 is a panel (:func:`write_panel_figure`)."""
 
 

@@ -11,9 +11,11 @@ procedures below are this project's reading (``docs/fidelity.md``):
   probability per word under the CRF) with their predicted tags, and continues training on CoNLL-2003
   plus those sentences for ``self_train_epochs``.
 - **DANN**: each step adds to the CRF loss of a CoNLL-2003 batch the cross-entropy of a domain classifier
-  (one hidden layer over each sentence's mean BiLSTM state) on that batch (source) and on a batch of
-  target text (target), through a gradient reversal of strength ``dann_weight`` x (2 / (1 + e^(-10 p)) - 1),
-  p the share of training done (Ganin et al.'s schedule).
+  (one hidden layer over each sentence's mean BiLSTM state) on a batch of source raw text (``--source_text``,
+  the paper's Reuters sentences; without it the CoNLL-2003 batch itself) and on a batch of target text,
+  through a gradient reversal of strength ``dann_weight`` x (2 / (1 + e^(-10 p)) - 1), p the share of training
+  done (Ganin et al.'s schedule). The paper trains the classifier over both domains' raw data (004:1100-1103),
+  a selection of it (004:1127-1128: how it was selected is not said; the texts given are read whole).
 
 Rounds and the DANN run are resumable like every RNN run (``OUT/round-K/checkpoint``, ``OUT/checkpoint``).
 """
@@ -111,11 +113,15 @@ def self_train(args, model, vocab, labels, source: list[Example], target_text: l
 
 
 def dann(args, model, vocab, labels, source: list[Example], target_text: list[Example], dev, test,
-         started: float, data: dict[str, Any]) -> dict[str, Any]:
-    """DANN: the CRF loss on CoNLL-2003 plus an adversarial source-vs-target classifier through gradient reversal."""
+         started: float, data: dict[str, Any], source_text: list[Example] | None = None) -> dict[str, Any]:
+    """DANN: the CRF loss on CoNLL-2003 plus an adversarial source-vs-target classifier through gradient reversal;
+    the classifier's source side reads ``source_text`` when given, else the CoNLL-2003 batch."""
     out = Path(args.output_dir)
     streams = {"train": Stream(source, args.batch_size, args.seed),
                "target_text": Stream(target_text, args.batch_size, args.seed + 1)}
+    if source_text:  # a stream of its own: the raw text is not the NER data and has its own size
+        streams["source_text"] = Stream(source_text, args.batch_size, args.seed + 2)
+        data = {**data, "source_text": len(source_text)}  # part of the identity: a resume reads the same text
     steps_per_epoch = streams["train"].batches_per_pass()
     per_epoch = min(steps_per_epoch, args.max_steps_per_epoch or steps_per_epoch)
     total = args.max_steps if args.max_steps > 0 else per_epoch * args.num_train_epochs
@@ -126,10 +132,14 @@ def dann(args, model, vocab, labels, source: list[Example], target_text: list[Ex
         tgt = tensors(vocab, [Example(e.tokens, None) for e in batches["target_text"]], device)
         progress = min(1.0, streams["target_text"].position / max(total, 1))  # positions resume with the run
         reversal = args.dann_weight * (2 / (1 + math.exp(-10 * progress)) - 1)
-        features = {k: src[k] for k in ("word_ids", "char_ids", "attention_mask")}
+        if "source_text" in batches:
+            features = tensors(vocab, batches["source_text"], device)  # raw text: untagged examples
+        else:
+            features = {k: src[k] for k in ("word_ids", "char_ids", "attention_mask")}
         logits = torch.cat([inner.domain_logits(**features, reversal=reversal),
                             inner.domain_logits(**tgt, reversal=reversal)])
-        domains = torch.cat([torch.zeros(len(batches["train"])), torch.ones(len(batches["target_text"]))]).long()
+        n_source = len(batches.get("source_text", batches["train"]))
+        domains = torch.cat([torch.zeros(n_source), torch.ones(len(batches["target_text"]))]).long()
         return m(**src).loss + torch.nn.functional.cross_entropy(logits, domains.to(logits.device))
 
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=step,
@@ -138,4 +148,4 @@ def dann(args, model, vocab, labels, source: list[Example], target_text: list[Ex
                      steps_per_epoch=steps_per_epoch)
     return finish_run(type(model), args, vocab, labels, test, out, state, started,
                       {"model": "bilstm-crf", "n_train_sentences": len(source), "n_target_text": len(target_text),
-                       **data})
+                       "n_source_text": len(source_text) if source_text else None, **data})
