@@ -189,3 +189,17 @@ def test_one_meaning_of_resume(tmp_path, value, expected):
     assert resume_checkpoint(config) == want
     with pytest.raises(ValueError, match="--resume_from_checkpoint 'nowhere': no such folder"):
         resume_point("nowhere", tmp_path)
+
+
+def test_the_experiment_folder_is_given_once(tmp_path):
+    """plan() takes the folder its cells write under; run_experiment runs there, and refuses another one."""
+    from crossner_hf.reproduce.experiments import plan
+    from crossner_hf.reproduce.run import run_experiment
+
+    grid = plan("cdlm-table5", "paper", tmp_path / "out")  # every cell lacks input here: nothing trains
+    assert grid.output_dir == tmp_path / "out"
+    result = run_experiment(grid, run=False)
+    assert result.output_dir == tmp_path / "out" and (tmp_path / "out" / "plan.json").is_file()
+    assert run_experiment(grid, str(tmp_path / "out"), run=False).status == result.status  # the same, repeated
+    with pytest.raises(ValueError, match=r"output_dir .*elsewhere is not the folder the plan was made for"):
+        run_experiment(grid, tmp_path / "elsewhere", run=False)

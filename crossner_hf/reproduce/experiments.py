@@ -104,6 +104,9 @@ class Plan:
     notes: tuple[str, ...] = ()
     unplanned: tuple[tuple[str, str], ...] = ()
     """(row, reason) of the paper's rows no cell plans: not implemented, borrowed, or not run at this scale."""
+    output_dir: Path | None = None
+    """The folder the cells were planned in (their command lines name folders under it): where
+    :func:`~crossner_hf.reproduce.run.run_experiment` runs them, given once."""
 
 
 def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, corpora: str | None, seed: int,
@@ -510,4 +513,4 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
     notes = cpu_cuts(experiment, cells, any(r in skipped for r in {**CPU_NOT_RUN.get(experiment, {}),
                                                                     **cdlm_tables.CPU_NOT_RUN.get(experiment, {})})
                      ) if scale == "cpu" else ()
-    return Plan(experiment, scale, cells, model, notes, tuple(skipped.items()))
+    return Plan(experiment, scale, cells, model, notes, tuple(skipped.items()), Path(out))

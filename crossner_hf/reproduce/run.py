@@ -1,5 +1,5 @@
-"""Running an experiment: ``run_experiment(plan(...), out, ExecutorOptions(...)) -> ExperimentResult`` runs
-the grid's cells on the chosen executor and writes the table and the figure; :func:`dry_run_text` describes a
+"""Running an experiment: ``run_experiment(plan(..., out), executor=ExecutorOptions(...)) -> ExperimentResult`` runs
+the grid's cells, in the folder the plan was made for, on the chosen executor and writes the table and the figure; :func:`dry_run_text` describes a
 plan without running it. The ``reproduce`` command translates its flags into these calls."""
 
 from __future__ import annotations
@@ -31,6 +31,21 @@ def dry_run_text(cells, out) -> str:
     return "\n".join(lines)
 
 
+def _output_dir(grid: Plan, output_dir: str | Path | None) -> Path:
+    """The experiment's folder: the plan's, which ``output_dir`` may repeat but not contradict."""
+    planned = grid.output_dir
+    if output_dir is None:
+        if planned is None:
+            raise ValueError("run_experiment: the plan names no output folder; make it with plan(experiment, scale, "
+                             "out) or pass output_dir.")
+        return Path(planned)
+    if planned is not None and Path(output_dir).resolve() != Path(planned).resolve():
+        raise ValueError(f"run_experiment: output_dir {output_dir} is not the folder the plan was made for "
+                         f"({planned}), where its cells' command lines write; drop output_dir or plan again with "
+                         f"plan(..., {str(output_dir)!r}).")
+    return Path(output_dir)
+
+
 @dataclass(frozen=True)
 class ExperimentResult:
     """What running (or refreshing) an experiment gives back: each cell's status, the table (Markdown and CSV)
@@ -47,17 +62,19 @@ class ExperimentResult:
         return [name for name, state in self.status.items() if state == "failed"]
 
 
-def run_experiment(grid: Plan, output_dir: str | Path, executor: ExecutorOptions | None = None, *,
+def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: ExecutorOptions | None = None, *,
                    run: bool = True) -> ExperimentResult:
     """Run ``grid``'s cells (those not done; ``run=False`` only reads what is done) on ``executor`` (default:
     local, one after another), then write ``table.md`` / ``table.csv`` (ours beside the paper's) and the figure.
 
-    ``grid`` comes from :func:`~crossner_hf.reproduce.experiments.plan`. Cells run in their own folders under
-    ``output_dir``; a rerun resumes (done cells are kept, a killed one continues from its checkpoint).
+    ``grid`` comes from :func:`~crossner_hf.reproduce.experiments.plan`, which was given the output folder: the
+    cells run in their own folders under it; a rerun resumes (done cells are kept, a killed one continues from its
+    checkpoint). ``output_dir`` need not be given again; when it is, it must be the plan's folder (the cells'
+    command lines name folders under that one).
     """
     from crossner_hf.outputs import check_writable
 
-    out = Path(output_dir)
+    out = _output_dir(grid, output_dir)
     check_writable(out, "--output_dir", folder=True)
     if grid.experiment in (*FIGURES, "nerbert-fig3"):
         from crossner_hf.extras import require
