@@ -41,7 +41,38 @@ def bad_files(tmp_path_factory, tiny_bert_dir):
     readonly = root / "readonly"
     readonly.mkdir()
     readonly.chmod(0o555)
+    _broken_user_folders(root)
     return root
+
+
+def _broken_user_folders(root):
+    """A user's folders with one defect each (issue 48): every one must be one line naming file:line."""
+    import json
+
+    import pandas as pd
+
+    rows = [{"words": ["Popular", "approaches", "use", "Python"], "labels": ["O", "O", "O", "B-x_programlang"]},
+            {"words": ["Ada", "wrote", "it"], "labels": ["B-x_person", "O", "O"]}]
+    lines = [json.dumps(r) for r in rows]
+    for name, train in (("trunc", [lines[0], lines[1][:30]]),  # a truncated JSON Lines line
+                        ("nonbio", [lines[0], json.dumps({"words": ["Rust"], "labels": ["x_programlang"]})]),
+                        ("notags", [lines[0], json.dumps({"words": ["Rust"], "labels": None})])):
+        (root / name).mkdir()
+        for split in ("train", "validation", "test"):
+            (root / name / f"{split}.jsonl").write_text("\n".join(train if split == "train" else lines) + "\n")
+    quote = root / "quote"
+    quote.mkdir()
+    frame = pd.DataFrame(rows)
+    for split in ("train", "validation", "test"):
+        frame.to_csv(quote / f"{split}.csv", index=False)
+    # an unbalanced quote: the second row's words cell opens a quote it never closes
+    written = (quote / "train.csv").read_text().splitlines()
+    (quote / "train.csv").write_text("\n".join([*written[:2], '"' + written[2].replace('"', "")]) + "\n")
+    parquet = root / "parquet"
+    parquet.mkdir()
+    for split in ("train", "validation", "test"):
+        frame.to_parquet(parquet / f"{split}.parquet")
+    (parquet / "test.parquet").write_bytes((parquet / "test.parquet").read_bytes()[:40])  # cut short
 
 
 def _run(args, cwd, monkeypatch=None, capsys=None):
@@ -88,6 +119,17 @@ CASES = {
                                                "--output_dir", f / "readonly" / "stats"], "readonly", "readonly/stats"),
     "report: unwritable output": (lambda f, m: ["report", "--model", m, "--config", "politics", "--output",
                                                 f / "readonly" / "r.html"], "readonly", "readonly/r.html"),
+    "report: truncated JSON Lines line": (lambda f, m: ["report", "--model", m, "--dataset_dir", f / "trunc",
+                                                        "--output", f / "r1.html"], "trunc/train.jsonl:2: ", "r1.html"),
+    "report: unbalanced CSV quote": (lambda f, m: ["report", "--model", m, "--dataset_dir", f / "quote", "--output",
+                                                   f / "r2.html"], "quote/train.csv:3: ", "r2.html"),
+    "train: tag without B-/I-": (lambda f, m: ["train", "--model", m, "--dataset_dir", f / "nonbio", "--output_dir",
+                                               f / "t3"], "not BIO: `x_programlang` at ", "t3"),
+    "confusion: row without tags": (lambda f, m: ["confusion", "--model", m, "--dataset_dir", f / "notags",
+                                                  "--output_dir", f / "c4"], "notags/train.jsonl:2: no 'labels'",
+                                    "c4/confusion.txt"),
+    "export: broken Parquet": (lambda f, m: ["export", "--model", m, "--output_dir", f / "x5", "--dataset_dir",
+                                             f / "parquet"], "parquet/test.parquet: not a readable Parquet", "x5"),
     "confusion: unwritable output": (lambda f, m: ["confusion", "--model", m, "--config", "politics", "--output_dir",
                                                    f / "readonly" / "c"], "readonly", "readonly/c"),
 }

@@ -161,3 +161,111 @@ def test_yaml_config_for_build_script(tmp_path, cache, crossner_data_dir):
     bad.write_text("data_dri: x\n")
     with pytest.raises(ValueError, match="unknown keys \\['data_dri'\\]"):
         parse_args((script.BuildArguments,), ["--config", str(bad)])
+
+
+# ----------------------------------------------------------------------------- issue 48: data as users write it
+
+CSV_ROWS = [
+    (["Popular", "approaches", "use", "Python", "."], ["O", "O", "O", "B-x_programlang", "O"]),
+    (["Ada", "Lovelace", "wrote", "it", "."], ["B-x_person", "I-x_person", "O", "O", "O"]),
+    (["Guido", "wrote", "Python", "in", "Amsterdam", "."], ["B-x_person", "O", "B-x_programlang", "O", "O", "O"]),
+]
+
+
+def _pandas_csv(folder: Path, rows=CSV_ROWS) -> Path:
+    """A user's CSV folder as pandas writes it: list cells become "['Popular', 'approaches', ...]"."""
+    import pandas as pd
+
+    folder.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame({"sentence_tokens": [w for w, _ in rows], "ner_labels": [t for _, t in rows]})
+    for split in ("train", "validation", "test"):
+        frame.to_csv(folder / f"{split}.csv", index=False)
+    return folder
+
+
+def test_a_pandas_written_csv_loads_and_trains(tmp_path, tiny_bert_dir, monkeypatch):
+    from crossner_hf.cli import main
+    from crossner_hf.data.target import load_target
+
+    folder = _pandas_csv(tmp_path / "mycsv")
+    assert "\"['Popular', 'approaches', 'use', 'Python', '.']\"" in (folder / "train.csv").read_text()
+    target = load_target(str(folder), text_column="sentence_tokens", label_column="ner_labels")
+    assert target["train"][1]["tokens"] == ["Ada", "Lovelace", "wrote", "it", "."]
+    assert target.labels == ["O", "B-x_programlang", "I-x_programlang", "B-x_person", "I-x_person"]
+    assert [target.labels[i] for i in target["train"][2]["ner_tags"]] == CSV_ROWS[2][1]
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(folder), "--text_column_name",
+                 "sentence_tokens", "--label_column_name", "ner_labels", "--output_dir", str(out), "--max_steps", "2",
+                 "--per_device_train_batch_size", "2", "--seeds", "5", "--use_cpu", "true", "--disable_tqdm", "true",
+                 "--eval_strategy", "steps", "--eval_steps", "2", "--save_strategy", "steps", "--save_steps", "2"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert "mycsv" in json.dumps(results) and (out / "model.safetensors").is_file()
+
+
+def test_a_csv_cell_that_holds_no_list_says_what_a_cell_must_hold(tmp_path):
+    from crossner_hf.data.target import load_target
+
+    folder = tmp_path / "spaces"
+    folder.mkdir()
+    for split in ("train", "validation", "test"):
+        (folder / f"{split}.csv").write_text("words,tags\nAda wrote,\"['B-x', 'O']\"\n", encoding="utf-8")
+    with pytest.raises(ValueError) as named:
+        load_target(str(folder), text_column="words", label_column="tags")
+    message = str(named.value)
+    assert message.startswith(f"{folder}/train.csv:2: the 'words' cell holds 'Ada wrote' (str); a cell must hold a "
+                              "list of words: ['Popular', 'approaches'] as pandas' to_csv writes it")
+    assert "--text_column_name" not in message  # the column was named: the message does not blame its name
+    with pytest.raises(ValueError, match="if 'words' is not the words column, name it with --text_column_name"):
+        load_target(str(folder))
+    # JSON-style cells are read as well as pandas' Python-literal ones
+    for split in ("train", "validation", "test"):
+        (folder / f"{split}.csv").write_text('words,tags\n"[""Ada"", ""wrote""]","[""B-x"", ""O""]"\n',
+                                             encoding="utf-8")
+    assert load_target(str(folder))["test"][0]["tokens"] == ["Ada", "wrote"]
+
+
+def test_the_data_check_summarises_a_folder_and_lists_every_problem(tmp_path, capsys):
+    from crossner_hf.cli import main
+    from crossner_hf.data.check import check_dataset
+
+    folder = tmp_path / "js"
+    folder.mkdir()
+    good = [json.dumps({"tokens": w, "ner_tags": t}) for w, t in CSV_ROWS]
+    (folder / "train.jsonl").write_text("\n".join([good[0], json.dumps({"tokens": ["Rust"], "ner_tags":
+                                                                        ["x_programlang"]}), *good[1:]]) + "\n")
+    (folder / "validation.jsonl").write_text("\n".join(good) + "\n")
+    (folder / "test.jsonl").write_text("\n".join([*good, good[0][:25]]) + "\n")
+    capsys.readouterr()
+    assert main(["data", "--dataset_dir", str(folder)]) == 1  # a problem: exit 1, the summary still printed
+    printed = capsys.readouterr().out
+    for line in (f"train            3 sentences        16 words  [{folder}/train.jsonl]",
+                 "tags (5, in id order): O B-x_programlang I-x_programlang B-x_person I-x_person",
+                 "scheme: BIO (IOB2): O, B-type, I-type", "2 problem(s):",
+                 f"not BIO: `x_programlang` at {folder}/train.jsonl:2; tags are O, B-type, I-type",
+                 f"{folder}/test.jsonl:4: not a complete JSON object"):
+        assert line in printed, (line, printed)
+    assert "validation       3 sentences" in printed and "test       not read" in printed
+    check = check_dataset(folder)
+    assert not check.ok and check.types["validation"] == {"x_programlang": 2, "x_person": 2}
+    assert str(check) == printed.rstrip("\n")
+    for split in ("train", "test"):
+        (folder / f"{split}.jsonl").write_text("\n".join(good) + "\n")
+    assert main(["data", "--dataset_dir", str(folder)]) == 0 and "no problems" in capsys.readouterr().out
+
+
+def test_the_data_check_of_a_conll_folder_lists_each_bad_line(tmp_path):
+    from crossner_hf.data.check import check_dataset
+
+    folder = tmp_path / "conll"
+    folder.mkdir()
+    (folder / "train.txt").write_text("Ada\tB-x_person\nwrote\tO\n\nRust\tx_lang\nis\tO\nfast\tI-x_lang\n")
+    (folder / "dev.txt").write_text("Ada\tB-x_person\n")
+    (folder / "test.txt").write_text("Ada B-x_person\n")
+    check = check_dataset(folder)
+    assert check.kind == "CoNLL folder" and check.sentences == {"train": 2, "validation": 1, "test": 0}
+    assert [p.split(": ", 1)[0] for p in check.problems] == [f"{folder / 'train.txt'}, line 4",
+                                                             f"{folder / 'train.txt'}, line 6",
+                                                             f"{folder / 'test.txt'}, line 1"]
+    assert "1 orphan I- tag(s)" in check.scheme and check.labels == ["O", "B-x_person", "I-x_person", "B-x_lang",
+                                                                      "I-x_lang"]

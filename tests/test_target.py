@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 
 import pytest
@@ -81,3 +82,57 @@ def test_load_target_takes_a_datasetdict_with_dev_named_dev():
     target = load_target(data, name="mine")
     assert target.name == "mine" and target.labels == ["O", "B-x_person", "I-x_person"]
     assert len(target["validation"]) == 1 and target.source is None
+
+
+@pytest.fixture(scope="module")
+def politics_model(tmp_path_factory, tiny_bert_dir):
+    """A tiny token classifier with the politics labels (an untrained head: the commands' data paths are tested)."""
+    from transformers import AutoTokenizer
+
+    from crossner_hf.data.labels import LABELS
+    from crossner_hf.modeling.heads import token_classifier_from_pretrained
+
+    out = tmp_path_factory.mktemp("politics") / "model"
+    token_classifier_from_pretrained(tiny_bert_dir, LABELS["politics"]).save_pretrained(out)
+    AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
+    return out
+
+
+def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_warning(politics_model, tmp_path,
+                                                                                       crossner_data_dir, capsys):
+    from crossner_hf.cli import main
+
+    data = ["--data_dir", str(crossner_data_dir), "--split", "validation"]
+    assert main(["report", "--model", str(politics_model), "--domain", "politics", *data, "--n_boot", "5",
+                 "--output", str(tmp_path / "r.html")]) == 0
+    by_domain = capsys.readouterr().out
+    with pytest.warns(FutureWarning, match="--config politics is deprecated .* 0.3.0; use --domain politics"):
+        assert main(["report", "--model", str(politics_model), "--config", "politics", *data, "--n_boot", "5",
+                     "--output", str(tmp_path / "r2.html")]) == 0
+    assert capsys.readouterr().out.splitlines()[:-1] == by_domain.splitlines()[:-1]  # the same scores; the path differs
+    assert main(["confusion", "--model", str(politics_model), "--domain", "politics", *data, "--output_dir",
+                 str(tmp_path / "c")]) == 0
+    record = json.loads((tmp_path / "c" / "confusion.json").read_text())
+    assert record["source"]["dataset"] == "politics" and record["sentences"] == 541
+    with pytest.raises(SystemExit):  # --domain takes CrossNER configs only; a folder goes to --dataset_dir
+        main(["confusion", "--model", str(politics_model), "--domain", "mydata"])
+
+
+def test_the_commands_share_one_declaration_of_the_data_flags():
+    import dataclasses
+
+    from crossner_hf.commands.data_args import LabeledDataArguments
+    from crossner_hf.cli import command_parser
+
+    flags = {f.name for f in dataclasses.fields(LabeledDataArguments)}
+    for command in ("train", "bilstm-crf", "cdlm", "multicell", "report", "confusion", "plot-entities", "predict",
+                    "export", "build-corpora", "data"):
+        module, _ = command_parser(command)
+        dtype = next(v for k, v in vars(module).items() if k.endswith("Arguments") and isinstance(v, type)
+                     and issubclass(v, LabeledDataArguments) and v.__module__ == module.__name__)
+        fields = {f.name: f for f in dataclasses.fields(dtype)}
+        assert flags <= set(fields), (command, flags - set(fields))
+        inherited = {name for name in flags if fields[name].metadata is
+                     next(f for f in dataclasses.fields(LabeledDataArguments) if f.name == name).metadata}
+        assert inherited >= flags - {"domain"}, (command, flags - inherited)  # declared once (build-corpora: its
+        # --domain names the corpus's domain, not a labeled target, so it keeps its own help)

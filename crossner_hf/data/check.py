@@ -121,8 +121,8 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
     from datasets import DatasetDict
 
     from crossner_hf.data.labels import CONFIGS
-    from crossner_hf.data.target import (SPLIT_FILES, _crossner, _normalized, check_conll_folder,
-                                         conll_folder_labels, is_conll_folder, target_name)
+    from crossner_hf.data.target import (FOLDER_LABELS_FILE, SPLIT_FILES, _crossner, _normalized,
+                                         check_conll_folder, conll_folder_labels, is_conll_folder, target_name)
 
     problems: list[str] = []
     shown = str(source)
@@ -140,10 +140,11 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
         check.files = {split: [str(Path(shown) / name)] for split, name in SPLIT_FILES.items()}
         check.bytes = sum((folder / name).stat().st_size for name in SPLIT_FILES.values())
         _check_conll(check, folder, problems, strict)
-        try:
-            check.labels = conll_folder_labels(folder)
-        except ValueError as err:
-            problems.append(" ".join(str(err).split()))
+        if (folder / FOLDER_LABELS_FILE).is_file():  # the folder's own tag list
+            try:
+                check.labels = conll_folder_labels(folder)
+            except ValueError as err:
+                problems.append(" ".join(str(err).split()))
     else:
         check = DatasetCheck(shown, target_name(source), "dataset")
         try:
@@ -176,10 +177,14 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
 def _check_conll(check: DatasetCheck, folder: Path, problems: list[str], strict: bool) -> None:
     """Sentences, words and entities per split of a CoNLL folder, every malformed line into ``problems``."""
     from crossner_hf.data.conll import read_conll
+    from crossner_hf.data.target import SPLIT_FILES
 
+    types: dict[str, None] = {}  # first-seen order: the tag list conll_folder_labels gives without a labels.json
     for split, name in SPLIT_FILES.items():
         sentences = read_conll(folder / name, None, strict=strict, warn_repairs=False, problems=problems)
         check.sentences[split] = len(sentences)
         check.words[split] = sum(len(s["tokens"]) for s in sentences)
         counts = Counter(t[2:] for s in sentences for t in s["ner_tags"] if t.startswith("B-"))
         check.types[split] = dict(counts)
+        types.update(dict.fromkeys(t[2:] for s in sentences for t in s["ner_tags"] if t != "O"))
+    check.labels = ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]

@@ -77,6 +77,7 @@ def read_conll(
         FileNotFoundError: if ``path`` does not exist.
     """
     path = Path(path)
+    already = len(problems) if problems is not None else 0
 
     def fail(lineno: int, message: str) -> None:
         error = ConllFormatError(path, lineno, message)
@@ -153,7 +154,7 @@ def read_conll(
         tokens.append(token)
         tags.append(tag)
     close_sentence()
-    if not sentences:
+    if not sentences and (problems is None or len(problems) == already):  # a bad line already says why
         fail(1, "no sentences: the file is empty or holds only blank or -DOCSTART- lines; pass a CoNLL file of "
                 "word<TAB>tag lines")
     if repaired and warn_repairs:

@@ -40,6 +40,9 @@ logger = logging.getLogger(__name__)
 BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".arrow": "arrow"}
 """File suffix -> the ``datasets`` builder that reads it; other folders go to ``load_dataset`` as they are."""
 
+QUIET_BYTES = 64 * 2**20
+"""Folders smaller than this are read without ``datasets``' progress bars (they take a blink)."""
+
 JSON_EXAMPLE = '{"tokens": ["Ada", "Lovelace"], "ner_tags": ["B-person", "I-person"]}'
 
 
@@ -242,6 +245,13 @@ def _load(builder: str, files: Mapping[str, list[Path]], shown_root: str) -> dic
     from datasets import load_dataset
     from datasets.exceptions import DatasetGenerationError
 
+    from datasets.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    # a bar for files read in a blink is noise, and a problem found right after it should be the output's last line
+    quiet = sum(p.stat().st_size for paths in files.values() for p in paths) < QUIET_BYTES
+    was_disabled = are_progress_bars_disabled()
+    if quiet:
+        disable_progress_bars()
     try:
         loaded = load_dataset(builder, data_files={split: [str(p) for p in paths] for split, paths in files.items()})
     except (DatasetGenerationError, pyarrow.ArrowException, ValueError, OSError) as err:
@@ -249,4 +259,7 @@ def _load(builder: str, files: Mapping[str, list[Path]], shown_root: str) -> dic
         first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         raise ValueError(f"{shown_root}: the {builder} files could not be read ({first[:200]}); check that every "
                          "row has the same columns with the same kinds of values.") from None
+    finally:
+        if quiet and not was_disabled:
+            enable_progress_bars()
     return dict(loaded)
