@@ -167,3 +167,22 @@ def test_hub_name_offline_says_so(bad_files):
     lines = [line for line in res.stderr.strip().splitlines() if not line.startswith(("INFO ", "WARNING "))]
     assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-1500:]
     assert "the Hub is offline" in lines[0] and "local model folder" in lines[0]
+
+
+def test_an_open_progress_bar_is_closed_before_the_error_line(capsys):
+    """Issue 48: the one-line error ends the output; no bar prints its last frame after it."""
+    from tqdm import tqdm
+
+    from crossner_hf.commands import run_command
+    from crossner_hf.commands.data import make_parser
+
+    bars = []
+
+    def failing(args):
+        bars.append(tqdm(total=10, desc="Generating train split"))
+        bars[0].update(3)
+        raise ValueError("js/train.jsonl:2: not a complete JSON object")
+
+    assert run_command(make_parser, failing, ["--domain", "politics"]) == 2
+    err = capsys.readouterr().err.rstrip("\n").splitlines()
+    assert err[-1] == "crossner-hf data: error: js/train.jsonl:2: not a complete JSON object" and bars[0].disable

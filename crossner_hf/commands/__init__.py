@@ -60,6 +60,7 @@ def run_command(
         full = disk_full_message(err, argv)
         if debug or (full is None and not isinstance(err, (*USER_ERRORS, OSError, UnicodeDecodeError))):
             raise
+        close_progress_bars()  # a bar closed later would print its last frame after the error line
         print(f"{parser.prog}: error: {full or one_line(err)}", file=sys.stderr)
         return 2
     return result if isinstance(result, int) else 0
@@ -99,11 +100,21 @@ def disk_full_message(err: BaseException, argv: Sequence[str]) -> str | None:
         return None  # a failed write on a disk with room left: not this
     largest = max((p.stat().st_size for p in probe.rglob("*") if p.is_file()), default=0) if probe.is_dir() \
         and probe != Path("/") else 0
-    need = (f"; it writes files of up to {largest / 2**20:.0f} MB at a time (a checkpoint holds the weights and "
+    from crossner_hf.data.check import human_size
+
+    need = (f"; it writes files of up to {human_size(largest)} at a time (a checkpoint holds the weights and "
             f"the optimiser state, about three times the weights)") if largest else ""
-    return (f"no space left on the device holding {folder} ({free / 2**20:.0f} MB free{need}); free space or "
+    return (f"no space left on the device holding {folder} ({human_size(free)} free{need}); free space or "
             "choose another folder, then rerun with --resume_from_checkpoint true: what was being written is "
             "not counted as complete.")
+
+
+def close_progress_bars() -> None:
+    """Close every open tqdm bar (``datasets``' and ``transformers``' are tqdm's), so an error line ends the output."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 def one_line(err: BaseException) -> str:
