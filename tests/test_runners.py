@@ -189,6 +189,13 @@ def test_one_meaning_of_resume(tmp_path, value, expected):
     assert resume_checkpoint(config) == want
     with pytest.raises(ValueError, match="--resume_from_checkpoint 'nowhere': no such folder"):
         resume_point("nowhere", tmp_path)
+    # a stage of several (finetune's seeds and source stage) takes a given checkpoint only when it holds it
+    other = tmp_path / "seed-2"
+    (other / "checkpoint-6").mkdir(parents=True)
+    (other / "checkpoint-6" / COMPLETE).write_text("{}")
+    if expected == "given":
+        assert resume_point(value, other, one_of_several=True) == str(other / "checkpoint-6")
+        assert resume_point(value, other) == value  # a one-stage run takes it wherever it is
 
 
 def test_the_experiment_folder_is_given_once(tmp_path):

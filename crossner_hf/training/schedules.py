@@ -145,7 +145,7 @@ def _stage_args(args: FinetuneConfig, output_dir: Path, seed: int, **changes: An
 def _resume_point(args: FinetuneConfig, output_dir: Path) -> str | None:
     """Where a stage in ``output_dir`` continues from: the one meaning of resume
     (:func:`crossner_hf.training.workflow.resume_point`)."""
-    return resume_point(args.resume_from_checkpoint, output_dir, main=args.process_index == 0)
+    return resume_point(args.resume_from_checkpoint, output_dir, main=args.process_index == 0, one_of_several=True)
 
 
 def _drop_checkpoints(args: FinetuneConfig, folder: Path) -> None:

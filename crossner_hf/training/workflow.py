@@ -62,12 +62,12 @@ def wants_resume(value: bool | str | None) -> bool:
 
 
 def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = True,
-                 flag: str = "--resume_from_checkpoint") -> str | None:
+                 flag: str = "--resume_from_checkpoint", one_of_several: bool = False) -> str | None:
     """The checkpoint a run in ``folder`` continues from, or ``None`` (start afresh, or nothing to resume yet).
 
-    ``value``: see :func:`wants_resume`; a path continues from that checkpoint when it lies in ``folder`` (a run
-    of several stages, each in its own folder, resumes the others from their latest), and a path that is not a
-    folder is a one-line error. ``main``: only the main process removes incomplete checkpoints."""
+    ``value``: see :func:`wants_resume`; a path continues from that checkpoint (for ``one_of_several`` stages, each
+    in its own folder, only the stage whose folder holds it; the others resume from their latest), and a path that
+    is not a folder is a one-line error. ``main``: only the main process removes incomplete checkpoints."""
     if not wants_resume(value):
         return None
     folder = Path(folder)
@@ -77,7 +77,7 @@ def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = T
         if not path.is_dir():
             raise ValueError(f"{flag} {text!r}: no such folder; pass a checkpoint-* folder, or true for the latest "
                              "complete checkpoint in --output_dir.")
-        if path.resolve().parent == folder.resolve():
+        if not one_of_several or path.resolve().parent == folder.resolve():
             return str(path)
     if not folder.is_dir():
         return None
