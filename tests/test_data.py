@@ -269,3 +269,32 @@ def test_the_data_check_of_a_conll_folder_lists_each_bad_line(tmp_path):
                                                              f"{folder / 'test.txt'}, line 1"]
     assert "1 orphan I- tag(s)" in check.scheme and check.labels == ["O", "B-x_person", "I-x_person", "B-x_lang",
                                                                       "I-x_lang"]
+
+
+def test_one_raw_text_reader_for_dapt_and_the_rnn_recipes(tmp_path, monkeypatch):
+    """Issue 47: the RNN recipes' text, the dapt command's flags and adapt_encoder's corpus read raw text through
+    corpora.text.load_text_corpus alone, and read the same texts."""
+    import crossner_hf.corpora.text as text
+    from datasets import Dataset
+
+    from crossner_hf.commands.dapt import DAPTArguments
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
+    from crossner_hf.training.dapt import _corpus_dataset
+    from crossner_hf.training.rnn.common import text_examples
+
+    read = []
+    real = text.load_text_corpus
+    monkeypatch.setattr(text, "load_text_corpus", lambda source, **kw: read.append(source) or real(source, **kw))
+    raw = tmp_path / "raw.txt"
+    raw.write_text("the senate voted\n\n  \nlabour won\n", encoding="utf-8")
+    rnn = [e.tokens for e in text_examples([str(raw)])]
+    by_runner = list(_corpus_dataset(raw, None)["text"])
+    by_command = list(DAPTArguments(model_name_or_path="m", train_file=[str(raw)],
+                                    output_dir=str(tmp_path / "o")).corpus()[0]["text"])
+    assert by_runner == by_command == ["the senate voted", "labour won"] and rnn == [t.split() for t in by_runner]
+    folder = write_hub_dataset_folder({"mine-domain": Dataset.from_dict({"text": ["a b", "c"]})}, tmp_path / "lv")
+    args = DAPTArguments(model_name_or_path="m", dataset_name=str(folder), dataset_config="mine-domain",
+                         output_dir=str(tmp_path / "o2"))
+    assert list(args.corpus()[0]["text"]) == ["a b", "c"] == [" ".join(e.tokens) for e in
+                                                            text_examples([f"{folder}:mine-domain"])]
+    assert len(read) == 5  # every one of them went through the one reader

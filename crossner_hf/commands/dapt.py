@@ -80,11 +80,13 @@ class DAPTArguments(DAPTConfig):
 
             texts = load_text_corpus(list(self.train_file), num_proc=self.preprocessing_num_workers)
             return texts, ",".join(Path(f).name for f in self.train_file)
-        from datasets import load_dataset
+        from crossner_hf.corpora.text import load_text_corpus
 
         local = Path(self.dataset_name).expanduser().exists()
         name = Path(self.dataset_name).resolve().name if local else self.dataset_name
-        return load_dataset(self.dataset_name, self.dataset_config), f"{name}:{self.dataset_config}"
+        texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True,
+                                 num_proc=self.preprocessing_num_workers)  # the one raw-text reader, as adapt_encoder's
+        return texts, f"{name}:{self.dataset_config}"
 
 
 def run_dapt(args: DAPTArguments):

@@ -48,18 +48,43 @@ from crossner_hf.data.tokenization import SPECIAL_WORD_ID as PAD_WORD  # one nam
 
 
 def load_text_corpus(
-    files: str | Path | Sequence[str | Path],
+    files: str | Path | Sequence[str | Path] | Any,
     *,
+    config: str | None = None,
+    dataset: bool = False,
     cache_dir: str | None = None,
     num_proc: int | None = None,
 ) -> Dataset:
-    """Read text files (one text a line, UTF-8) into a ``Dataset`` with a ``text`` column.
+    """The one raw-text reader: a ``Dataset`` with a ``text`` column from any of
 
-    Blank and whitespace-only lines are dropped; other lines are kept as they are
-    (without the line break). Glob patterns are allowed. The Arrow copy is cached by
-    ``datasets`` (under ``cache_dir`` if given), so a second load of the same files is
-    a memory map.
+    - text files (one text a line, UTF-8): a path, a glob, or a list of them; blank and whitespace-only lines are
+      dropped, the others kept as they are (without the line break);
+    - a dataset folder (``FOLDER`` or ``FOLDER:CONFIG``, as the corpus levels of ``build-corpora`` are named, or
+      ``config=``) or a Hub id (``dataset=True``, with ``config=``): its ``train`` split's ``text`` column, or its
+      ``tokens`` column joined by spaces (labeled data, labels unused);
+    - a ``Dataset`` or ``DatasetDict`` (its ``train`` split) already in memory, read the same way.
+
+    DAPT (the ``dapt`` command's ``--train_file`` / ``--dataset_name`` and :func:`~crossner_hf.training.dapt.
+    adapt_encoder`'s corpus) and the RNN recipes' raw text (``--target_text``, ``--source_text``) read through
+    here. The Arrow copy of files is cached by ``datasets`` (under ``cache_dir`` if given), so a second load of
+    the same files is a memory map.
     """
+    from datasets import DatasetDict
+
+    if isinstance(files, DatasetDict):
+        files = files["train"] if "train" in files else next(iter(files.values()))
+    if isinstance(files, Dataset):
+        return _text_column(files, "the corpus")
+    named = (str(files), config) if dataset and isinstance(files, (str, Path)) else _dataset_source(files, config)
+    if named is not None:
+        folder, name = named
+        try:
+            loaded = load_dataset(folder, name, split="train", cache_dir=cache_dir)
+        except (FileNotFoundError, ValueError, ConnectionError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"load_text_corpus: {folder}{f':{name}' if name else ''} could not be read as a "
+                             f"dataset ({first[:200]}).") from None
+        return _text_column(loaded, f"{folder}{f':{name}' if name else ''}")
     paths = [files] if isinstance(files, (str, Path)) else list(files)
     if not paths:
         raise ValueError("load_text_corpus got no files: pass a path or a list of paths.")
@@ -74,8 +99,8 @@ def load_text_corpus(
             raise ValueError(f"load_text_corpus: text file {path} not found; check the path.")
         else:
             resolved.append(path)
-    dataset = load_dataset("text", data_files=resolved, split="train", cache_dir=cache_dir)
-    kept = dataset.filter(
+    lines = load_dataset("text", data_files=resolved, split="train", cache_dir=cache_dir)
+    kept = lines.filter(
         lambda texts: [bool(t.strip()) for t in texts],
         input_columns="text",
         batched=True,
@@ -84,9 +109,34 @@ def load_text_corpus(
     )
     logger.info(
         "Loaded %d texts from %d file(s) (%d blank lines dropped).",
-        len(kept), len(resolved), len(dataset) - len(kept),
+        len(kept), len(resolved), len(lines) - len(kept),
     )
     return kept
+
+
+def _dataset_source(source: Any, config: str | None) -> tuple[str, str | None] | None:
+    """``(folder or Hub id, config)`` when ``source`` names a dataset rather than text files, else ``None``."""
+    if not isinstance(source, (str, Path)):
+        return None
+    spec = str(source)
+    if Path(spec).is_file() or glob.has_magic(spec):
+        return None
+    folder, colon, name = spec.rpartition(":") if ":" in spec else (spec, "", "")
+    if colon and Path(folder).is_dir():
+        return folder, name or config
+    if Path(spec).is_dir():
+        return spec, config
+    return None
+
+
+def _text_column(dataset: Dataset, where: str) -> Dataset:
+    """``dataset`` with its texts in ``text``: the column itself, or ``tokens`` joined by spaces."""
+    if "text" in dataset.column_names:
+        return dataset
+    if "tokens" in dataset.column_names:
+        return dataset.map(lambda row: {"text": " ".join(row["tokens"])}, desc="Joining words into texts")
+    raise ValueError(f"{where} has the columns {dataset.column_names}; it needs a 'text' column (or 'tokens'): "
+                     "Dataset.rename_column(name, 'text').")
 
 
 def _special_ids(tokenizer: Any) -> tuple[int, int, int | None]:

@@ -127,28 +127,18 @@ class DAPTResult(WorkflowResult):
 
 
 def _corpus_dataset(corpus: Any, num_proc: int | None):
-    """A ``Dataset`` with a ``text`` column from a ``Dataset`` / ``DatasetDict`` (its train split), a list of texts,
-    or text files (a path, a glob, or a list of them)."""
-    from datasets import Dataset, DatasetDict
+    """A ``Dataset`` with a ``text`` column: a list of texts as it is, anything else (a ``Dataset`` / ``DatasetDict``,
+    text files, a dataset folder) through :func:`crossner_hf.corpora.text.load_text_corpus`, the one raw-text
+    reader (the ``dapt`` command reads its flags' corpus through it too)."""
+    from datasets import Dataset
 
     from crossner_hf.corpora.text import load_text_corpus
 
-    if isinstance(corpus, DatasetDict):
-        corpus = corpus["train"] if "train" in corpus else next(iter(corpus.values()))
-    if isinstance(corpus, Dataset):
-        if "text" not in corpus.column_names:
-            raise ValueError(f"the DAPT corpus has the columns {corpus.column_names}; it needs a 'text' column "
-                             "(Dataset.rename_column(name, 'text')).")
-        return corpus
-    if isinstance(corpus, (str, Path)):
-        return load_text_corpus([corpus], num_proc=num_proc)
-    items = list(corpus)
-    if items and all(isinstance(x, Path) for x in items):
-        return load_text_corpus(items, num_proc=num_proc)
-    if not items or not all(isinstance(x, str) for x in items):
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, str) for x in corpus):
+        return Dataset.from_dict({"text": [t for t in corpus if t.strip()]})  # texts in memory: nothing to read
+    if isinstance(corpus, (list, tuple)) and not all(isinstance(x, Path) for x in corpus):
         raise ValueError("the DAPT corpus: pass a Dataset with a 'text' column, a list of texts, or text files.")
-    texts = [t for t in items if t.strip()]
-    return Dataset.from_dict({"text": texts})
+    return load_text_corpus(corpus, num_proc=num_proc)
 
 
 def _share(texts, fraction: float, seed: int):

@@ -54,27 +54,14 @@ def sentences_as_examples(texts: Sequence[str] | Sequence[Sequence[str]]) -> lis
 
 
 def text_examples(paths: list[str]) -> list[Example]:
-    """Sentences from text files (one a line), or from a dataset folder this project builds.
+    """Sentences (words split at white space) from text files (one a line), or from a dataset folder this project
+    builds (``FOLDER:CONFIG``, or a folder with one config: its ``text`` column, DAPT corpus levels and Wikipedia
+    domain corpora, or its ``tokens`` column, labeled data with the labels unused), each read by
+    :func:`crossner_hf.corpora.text.load_text_corpus`, the one raw-text reader."""
+    from crossner_hf.corpora.text import load_text_corpus
 
-    ``FOLDER:CONFIG`` (or a folder with one config) reads its ``text`` column (DAPT corpus
-    levels, Wikipedia domain corpora) or its ``tokens`` column (labeled data, labels unused).
-    """
-    out = []
-    for spec in paths:
-        folder, _, config = spec.partition(":")
-        if Path(folder).is_dir():
-            from datasets import load_dataset
-
-            ds = load_dataset(folder, config or None, split="train")
-            if "tokens" in ds.column_names:
-                out.extend(Example(list(t), None) for t in ds["tokens"] if t)
-            elif "text" in ds.column_names:
-                out.extend(Example(t.split(), None) for t in ds["text"] if t.split())
-            else:
-                raise ValueError(f"{spec}: no 'text' or 'tokens' column (columns: {ds.column_names}).")
-            continue
-        with open(spec, encoding="utf-8") as fh:
-            out.extend(Example(line.split(), None) for line in fh if line.split())
+    out = [Example(words, None) for spec in paths for words in (t.split() for t in load_text_corpus(spec)["text"])
+           if words]
     if not out:
         raise ValueError(f"No text in {paths}.")
     return out
