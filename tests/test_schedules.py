@@ -11,7 +11,6 @@ from transformers import TrainerCallback
 from crossner_hf.data.labels import LABELS
 from crossner_hf.commands.train import TrainArguments, run_train
 from crossner_hf.training.schedules import source_in_target_space
-from crossner_hf.training.trainer import OversamplingSampler
 
 
 @pytest.fixture(autouse=True)
@@ -114,18 +113,6 @@ def test_joint_runs_with_oversampling(tiny_bert_dir, tmp_path):
                     oversample_factor=3, num_train_epochs=1)).results
     # one epoch = 40 source + 3 x 16 target rows = 88 rows = 22 batches of 4
     assert res["per_seed"][0]["global_step"] == 22
-
-
-def test_oversampling_sampler_counts_and_determinism():
-    s = OversamplingSampler(n_source=5, n_target=3, factor=10, seed=1)
-    first = list(s)
-    assert len(first) == len(s) == 35
-    assert all(first.count(i) == 1 for i in range(5)) and all(first.count(i) == 10 for i in range(5, 8))
-    assert list(s) == first
-    s.set_epoch(1)
-    assert list(s) != first and sorted(s) == sorted(first)
-    with pytest.raises(ValueError, match="factor >= 1"):
-        OversamplingSampler(1, 1, 0)
 
 
 def test_source_tags_mapped_by_name(crossner_data_dir):
