@@ -1,0 +1,87 @@
+"""crossner_hf.training.checkpoints: a checkpoint counts once complete, and a seeded collator's generator is saved
+with it and restored on resume (the end-to-end resumes are in tests/test_safety.py and tests/test_recipes.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from types import SimpleNamespace
+
+import torch
+
+from crossner_hf.training.checkpoints import (COLLATOR_RNG, COMPLETE, CollatorRNG, CompletionMarker,
+                                              last_complete_checkpoint)
+
+
+def _checkpoint(folder, step, complete):
+    path = folder / f"checkpoint-{step}"
+    path.mkdir(parents=True)
+    (path / "model.safetensors").write_bytes(b"weights")
+    if complete:
+        (path / COMPLETE).write_text(json.dumps({"global_step": step}))
+    return path
+
+
+def test_the_newest_complete_checkpoint_is_resumed_and_torn_ones_are_removed(tmp_path, caplog):
+    old = _checkpoint(tmp_path, 2, complete=True)
+    newer = _checkpoint(tmp_path, 10, complete=True)
+    torn = _checkpoint(tmp_path, 12, complete=False)  # killed while the Trainer wrote it
+    (tmp_path / "checkpoint-x").mkdir()  # not a checkpoint name: ignored
+    with caplog.at_level(logging.WARNING):
+        assert last_complete_checkpoint(tmp_path, clean=False) == str(newer)
+    assert torn.is_dir() and "Skipping" in caplog.text and "removing" not in caplog.text
+    assert last_complete_checkpoint(tmp_path) == str(newer)  # 10 sorts after 2 as a number, not as text
+    assert not torn.exists() and old.is_dir()
+    assert last_complete_checkpoint(tmp_path / "absent") is None
+    empty = tmp_path / "only-torn"
+    _checkpoint(empty, 4, complete=False)
+    assert last_complete_checkpoint(empty) is None and not (empty / "checkpoint-4").exists()
+
+
+def test_the_marker_is_written_by_the_main_process_into_the_saved_checkpoint(tmp_path):
+    folder = _checkpoint(tmp_path, 6, complete=False)
+    state = SimpleNamespace(global_step=6)
+    CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=1), state, None)
+    assert not (folder / COMPLETE).exists()  # another process: the main one writes it
+    CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=0), state, None)
+    assert json.loads((folder / COMPLETE).read_text()) == {"global_step": 6}
+    assert last_complete_checkpoint(tmp_path) == str(folder)
+    # a step with no checkpoint folder (save skipped) writes nothing
+    CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=0),
+                               SimpleNamespace(global_step=7), None)
+    assert not (tmp_path / "checkpoint-7").exists()
+
+
+class _Seeded:
+    """A collator with its own seeded generator, as the masking collators have."""
+
+    def __init__(self, seed: int):
+        self.seed, self.generator = seed, None
+
+    def create_rng(self) -> None:
+        self.generator = torch.Generator().manual_seed(self.seed)
+
+    def __call__(self, examples):
+        return torch.rand(len(examples), generator=self.generator)
+
+
+def test_the_collators_generator_resumes_where_the_saved_step_left_it(tmp_path):
+    args = SimpleNamespace(output_dir=str(tmp_path), process_index=0, gradient_accumulation_steps=2)
+    through = _Seeded(7)
+    rng = CollatorRNG(through)
+    collate = rng.wrap(through)
+    batches = [collate([0, 1]) for _ in range(7)]  # the loader runs a batch ahead of the step that saves
+    folder = _checkpoint(tmp_path, 2, complete=True)
+    rng.on_save(args, SimpleNamespace(global_step=2), None)  # step 2 x 2 accumulation: the 5th batch is next
+    saved = torch.load(folder / COLLATOR_RNG.format(rank=0), weights_only=True)
+    assert saved["calls"] == 4
+
+    resumed = _Seeded(7)
+    again = CollatorRNG(resumed)
+    again.restore(folder, process_index=0)
+    assert again.calls == 4
+    collate_again = again.wrap(resumed)
+    assert all(torch.equal(collate_again([0, 1]), b) for b in batches[4:])  # the same draws as the run that went on
+    again.restore(None, 0)  # nothing to restore: a fresh run
+    again.restore(tmp_path / "checkpoint-9", 0)
+    assert again.calls == 7
