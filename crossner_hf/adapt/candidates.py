@@ -65,7 +65,8 @@ class Method:
 def slug(name: str) -> str:
     """A model name as a folder part (``outputs/dapt`` -> ``dapt``; ``user/ner-bert`` -> ``user-ner-bert``)."""
     path = Path(name)
-    text = path.name if path.exists() else name
+    # a folder (given as a path, there or not) by its last part; a Hub id keeps its owner
+    text = path.name if path.exists() or path.is_absolute() or name.startswith(".") else name
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
 
@@ -176,7 +177,7 @@ def _settings(budget: str, schedule: str, model: str, dapt: bool = False) -> str
     from crossner_hf.adapt.config import is_minilm
 
     encoder = "MiniLM settings (lr 1e-4, head 1e-3, batch 8)" if is_minilm(model) else (
-        "paper preset" if budget == "paper" else "lr 1e-4, head 1e-3, batch 8")
+        "paper preset" if budget == "paper" else "lr 5e-5, batch 8")
     if budget == "smoke":
         encoder = "2 steps"
     return f"{budget}: {schedule}, {encoder}" + (", after DAPT (span-adjacent)" if dapt else "")
