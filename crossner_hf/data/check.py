@@ -66,7 +66,7 @@ class DatasetCheck:
 
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.kind}" + (f", {human_size(self.bytes)}" if self.bytes is not None else "")
-                 + f" ({self.source})"]
+                 + (f" ({self.source})" if self.source != self.name else "")]
         for split in SPLITS:
             if split in self.sentences:
                 files = f"  [{', '.join(self.files[split])}]" if self.files.get(split) else ""
@@ -122,15 +122,19 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
 
     from crossner_hf.data.labels import CONFIGS
     from crossner_hf.data.target import (FOLDER_LABELS_FILE, SPLIT_FILES, _crossner, _normalized,
-                                         check_conll_folder, conll_folder_labels, is_conll_folder, target_name)
+                                         check_conll_folder, conll_folder_labels, is_conll_folder,
+                                         resolve_data_dir, target_name)
 
     problems: list[str] = []
     shown = str(source)
     if shown in CONFIGS:
         check = DatasetCheck(shown, shown, "CrossNER domain")
         try:
+            folder = resolve_data_dir(shown, data_dir)
+            check.files = {split: [str(folder / name)] for split, name in SPLIT_FILES.items()}
+            check.bytes = sum((folder / name).stat().st_size for name in SPLIT_FILES.values())
             dataset = _crossner(shown, data_dir, strict)
-        except ValueError as err:  # ConllFormatError is one
+        except (ValueError, FileNotFoundError) as err:  # ConllFormatError, CrossNERDataNotFound
             problems.append(" ".join(str(err).split()))
             dataset = DatasetDict()
         _summarise(check, dataset)
