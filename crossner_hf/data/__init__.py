@@ -1,8 +1,10 @@
 """The data layer: CrossNER's labels and files, CoNLL reading, target datasets, words, tokenisation, MLM collators, dataset statistics.
 
 Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading CoNLL files with
-errors that name file and line), ``target`` (CrossNER domains, CoNLL folders and any
-``load_dataset`` source as a target dataset), ``words`` (sentence and word splitting),
+errors that name file and line), ``columns`` (any dataset's columns, cells and tags), ``files`` (JSON Lines / CSV /
+Parquet folders, every malformed line named file:line), ``target`` (``load_target``, the one labeled-data loader:
+CrossNER domains, CoNLL folders and any ``load_dataset`` source), ``check`` (``check_dataset``: every problem of a
+dataset, no model), ``sampling`` (every seeded draw: few-shot sets, corpus shares), ``words`` (sentence and word splitting),
 ``tokenization`` (sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1,
 Figure 1). Imports nothing above it."""
 
@@ -36,7 +38,11 @@ _LAZY = {
     "load_target_dataset": "crossner_hf.data.target",
     "TargetData": "crossner_hf.data.target",
     "load_target": "crossner_hf.data.target",
+    "check_dataset": "crossner_hf.data.check",
+    "DatasetCheck": "crossner_hf.data.check",
+    "few_shot_target": "crossner_hf.data.sampling",
+    "share": "crossner_hf.data.sampling",
 }
-"""Names ``crossner_hf.data`` had when it was one module (kept so old imports work)."""
+"""Names ``crossner_hf.data`` had when it was one module (kept so old imports work), and the data check and draws."""
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -173,6 +173,7 @@ def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bo
     only its ``DatasetDict`` of ``train`` / ``validation`` / ``test`` for a CrossNER config (``conll2003``,
     ``politics``, ``science``, ``music``, ``literature``, ``ai``).
     """
+    labels_for(config)  # a CrossNER config only: an unknown name is one line listing them, never a folder lookup
     return load_target(config, data_dir=data_dir, strict=strict).dataset
 
 
