@@ -206,9 +206,11 @@ def test_a_ray_run_gives_the_same_table(searched, mydata, tiny_bert_dir, tmp_pat
 
 
 @pytest.mark.slow
-def test_the_adapt_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch):
+def test_the_adapt_page_runs(searched, mydata, tiny_bert_dir, tmp_path, monkeypatch):
     """docs/adapt.md's commands in order, in a folder holding `mydata/` and `mydata_raw.txt` (a tiny model in place
-    of the MiniLM; the page's smoke budget as written)."""
+    of the MiniLM; the page's smoke budget as written). The cells the `searched` fixture trained with the same flags
+    are put in place first, so the suite does not train them twice: the page's commands resume, choose, ship,
+    compare and tag (training from scratch is the fixture's test)."""
     import re
     import shlex
     import shutil
@@ -217,6 +219,8 @@ def test_the_adapt_page_runs(mydata, tiny_bert_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shutil.copytree(mydata, tmp_path / "mydata")
     shutil.copy(mydata.parent / "raw.txt", tmp_path / "mydata_raw.txt")
+    for cell in ("direct", "corpora", "dapt/domain", "dapt-domain"):
+        shutil.copytree(searched[0] / "cells" / cell, tmp_path / "outputs" / "adapt-mydata" / "cells" / cell)
     blocks = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
     commands = [line for block in blocks for line in block.splitlines() if line.strip()]
     assert [shlex.split(c)[1] for c in commands] == ["adapt", "adapt", "compare", "predict"]
@@ -257,3 +261,18 @@ def test_a_failed_method_is_one_line_the_rest_go_on_and_best_is_pushed(searched,
     assert "\n" not in rows["missing-encoder/direct"]["status"] and record["chosen"] == "direct"
     assert "| missing-encoder/direct | - | - |" in capsys.readouterr().out
     assert "model.safetensors" in fake_hub.files("user/mydata-adapt")
+
+
+def test_conll_types_matching_yours_by_name_are_mapped_for_the_schedules_with_a_source(tmp_path):
+    from crossner_hf.adapt import dry_run
+
+    rows = [{"tokens": ["Hinton", "joined", "Google", "."], "ner_tags": ["B-x_person", "O", "B-lab", "O"]}] * 4
+    (tmp_path / "d").mkdir()
+    for split in ("train", "validation", "test"):
+        (tmp_path / "d" / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    text = dry_run("m", str(tmp_path / "d"), AdaptConfig(budget="smoke", output_dir=str(tmp_path / "out")))
+    lines = [line for line in text.splitlines() if line.startswith("    crossner-hf train")]
+    joint = next(line for line in lines if "--schedule joint" in line)
+    direct = next(line for line in lines if "--schedule direct" in line)
+    assert "--source_label_map person=x_person" in joint and "--source_label_map" not in direct
+    assert "CoNLL-2003 types mapped: person=x_person" in text
