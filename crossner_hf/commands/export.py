@@ -61,8 +61,10 @@ def main(args: ExportArguments) -> int:
     from crossner_hf.publishing.onnx_export import export_onnx
 
     set_torch_threads(args.threads)
-    # the data flags name the evaluation data; without them export_onnx reads the dataset results.json names
-    source = args.load_target() if (args.dataset_dir or args.domain) and not args.no_eval else None
+    # the data flags name the evaluation (and int8 calibration) data; without them export_onnx reads the dataset
+    # results.json names
+    named = args.dataset_dir or args.domain
+    source = args.load_target() if named and (args.quantize or not args.no_eval) else None
     result = export_onnx(args.model, args.output_dir, quantize=args.quantize, eval_source=source,
                          eval_split=args.split, data_dir=args.data_dir, evaluate=not args.no_eval,
                          threads=args.threads, batch_size=args.batch_size)
