@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -141,7 +142,7 @@ def test_coach_names_what_it_cannot_leave_out(tmp_path, own_types):
                                                                   **SMALL))
 
 
-def test_config_fields_that_moved_to_the_runner_still_work_with_the_one_warning(tmp_path):
+def test_config_fields_that_moved_to_the_runner_still_work_with_the_one_warning(tmp_path, tiny_bert_dir, monkeypatch):
     from crossner_hf.training.dapt import DAPTConfig
     from crossner_hf.training.rnn.common import PretrainedInputs, runner_call
     from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
@@ -164,6 +165,20 @@ def test_config_fields_that_moved_to_the_runner_still_work_with_the_one_warning(
                                     "multicell", model_is="features_model", word_vectors="v.txt")
     assert (inputs.features_model, inputs.word_vectors, config.output_dir) == ("org/encoder", "v.txt",
                                                                                "outputs/encoder-multicell")
+    # an encoder object with its tokenizer: saved once into the run's folder, which is named after it
+    from transformers import AutoModel, AutoTokenizer
+
+    monkeypatch.chdir(tmp_path)
+    encoder, tokenizer = AutoModel.from_pretrained(tiny_bert_dir), AutoTokenizer.from_pretrained(tiny_bert_dir)
+    _, config, inputs = runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",
+                                    model_is="features_model", tokenizer=tokenizer)
+    name = Path(tiny_bert_dir).name
+    assert config.output_dir == f"outputs/{name}-multicell"
+    assert inputs.features_model == f"outputs/{name}-multicell/.base-model"
+    assert (tmp_path / inputs.features_model / "config.json").is_file()
+    with pytest.raises(ValueError, match="needs tokenizer= as well"):
+        runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",
+                    model_is="features_model")
 
 
 @pytest.mark.parametrize("value, expected", [

@@ -209,20 +209,19 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
     values = {name: moved_value(config, name, keywords.get(name))
               for name in ("word_vectors", "char_ngram_vectors", "features_model") if name in keywords
               or name in getattr(config, "__dict__", {}).get("_moved_fields", {})}
+    if config.output_dir is None:  # named after the model as given (a file by its stem)
+        is_file = isinstance(model, (str, Path)) and Path(str(model)).is_file()
+        config.output_dir = default_output_dir(Path(str(model)).stem if is_file else model, workflow)
     source_model = None
     if model is not None:
         if values.get(model_is) is not None:
             raise ValueError(f"{runner}: the model argument is the {model_is.replace('_', ' ')}; do not pass "
-                             f"{model_is}= as well.")
+                             f"{model_is}= as well (nor set it in the config).")
         if model_is == "features_model" and not isinstance(model, (str, Path)):
-            out = config.output_dir or default_output_dir(model, workflow)
-            model = model_folder(model, tokenizer, out, runner)
+            model = model_folder(model, tokenizer, config.output_dir, runner)  # an object: saved once, loaded
         if model_is == "word_vectors" and Path(str(model)).is_dir():
             source_model = str(model)
         else:
             values[model_is] = str(model)
-    if config.output_dir is None:
-        name = Path(str(model)).stem if model is not None and Path(str(model)).is_file() else model
-        config.output_dir = default_output_dir(name, workflow)
     return target, config, PretrainedInputs(**{k: v for k, v in values.items() if v is not None},
                                             source_model=source_model)
