@@ -136,3 +136,29 @@ def test_the_commands_share_one_declaration_of_the_data_flags():
                      next(f for f in dataclasses.fields(LabeledDataArguments) if f.name == name).metadata}
         assert inherited >= flags - {"domain"}, (command, flags - inherited)  # declared once (build-corpora: its
         # --domain names the corpus's domain, not a labeled target, so it keeps its own help)
+
+
+def test_build_corpora_and_export_take_the_data_flags(politics_model, tmp_path):
+    """Issue 48: build-corpora and export read a user's CSV through the same flags as train and report."""
+    import pandas as pd
+
+    from crossner_hf.cli import main
+
+    rows = [(["Ada", "Lovelace", "met", "Babbage", "in", "London", "."], ["B-x_person", "I-x_person", "O",
+                                                                          "B-x_person", "O", "B-x_city", "O"]),
+            (["London", "rains", "."], ["B-x_city", "O", "O"])]
+    folder = tmp_path / "mycsv"
+    folder.mkdir()
+    frame = pd.DataFrame({"sentence_tokens": [w for w, _ in rows], "ner_labels": [t for _, t in rows]})
+    for split in ("train", "validation", "test"):
+        frame.to_csv(folder / f"{split}.csv", index=False)
+    columns = ["--text_column_name", "sentence_tokens", "--label_column_name", "ner_labels"]
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Ada Lovelace lived in London .\nBabbage met Ada Lovelace in London .\n", encoding="utf-8")
+    assert main(["build-corpora", "--domain", "mine", "--text_file", str(raw), "--dataset_dir", str(folder),
+                 *columns, "--k", "1", "--output_dir", str(tmp_path / "corpora")]) == 0
+    assert "3 entities from the labeled train split(s) of mycsv" in (tmp_path / "corpora" / "README.md").read_text()
+    assert main(["export", "--model", str(politics_model), "--output_dir", str(tmp_path / "onnx"), "--dataset_dir",
+                 str(folder), *columns, "--threads", "1"]) == 0
+    record = json.loads((tmp_path / "onnx" / "config.json").read_text())
+    assert "mycsv" in json.dumps(record) and "sentence_tokens" not in json.dumps(record)
