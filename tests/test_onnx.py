@@ -95,7 +95,9 @@ def test_int8_export_loads_tags_and_its_card_states_what_predict_gives(exported,
     import onnx
 
     ops = {node.op_type for node in onnx.load(str(folder / "model.onnx")).graph.node}
-    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= ops or "DynamicQuantizeMatMul" in ops, ops
+    # static: activation scales calibrated at export (QuantizeLinear with constant scales), none computed per batch
+    assert {"QuantizeLinear", "DequantizeLinear"} <= ops and "DynamicQuantizeLinear" not in ops, ops
+    assert record["quantization"]["method"] == "static" and record["quantization"]["calibration_windows"] > 100
     assert record["exported_from"] == "politics-model"  # a name, never an absolute local path
     tagger = Tagger.from_pretrained(folder)
     assert tagger.runtime == "onnxruntime (int8)"
@@ -109,6 +111,35 @@ def test_int8_export_loads_tags_and_its_card_states_what_predict_gives(exported,
                    "--output", str(folder.parent / "pred.conll"), "--threads", "1"])
     assert rc == 0
     assert f"F1 {100 * f1:.2f} (conlleval)" in capsys.readouterr().err
+
+
+def test_int8_tags_do_not_depend_on_the_batch(exported, crossner_data_dir):
+    """Dynamic quantisation scaled activations per batch (padding included), so a sentence's tags, and the F1,
+    moved with --batch_size; calibrated static scales give every batch size the same tags."""
+    tagger = Tagger.from_pretrained(exported["int8"].output_dir, threads=1)
+    words, _ = _test_words(crossner_data_dir)
+    one, thirty_two, sixty_four = (tagger.tag(words, batch_size=b) for b in (1, 32, 64))
+    assert one == thirty_two == sixty_four
+    assert sum(t != "O" for row in one for t in row) > 100  # the head tags many words: the comparison says something
+
+
+def test_export_names_why_it_has_no_dataset(torch_folder, tmp_path, caplog):
+    """A results.json naming local files is not 'no results.json'; int8 without data to calibrate on is one line."""
+    import logging
+    import shutil
+
+    from crossner_hf.publishing.onnx_export import export_onnx
+
+    local = tmp_path / "local-model"
+    shutil.copytree(torch_folder, local)
+    (local / "results.json").write_text(json.dumps({"dataset": {"name": "mydata", "source": None}}))
+    with caplog.at_level(logging.WARNING):
+        export_onnx(local, tmp_path / "fp32", threads=1)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "names the dataset 'mydata', local files" in said and "no results.json" not in said
+    (local / "results.json").unlink()
+    with pytest.raises(ValueError, match="calibrates its activation scales .* has no results.json.*--dataset_dir"):
+        export_onnx(local, tmp_path / "int8", quantize="int8", threads=1)
 
 
 def test_report_and_confusion_take_an_onnx_folder(exported, crossner_data_dir, tmp_path, capsys):

@@ -165,12 +165,12 @@ def test_old_tagging_names_warn_and_still_tag(tiny_bert_dir, tmp_path):
 
 def _jsonl_folder(folder):
     """A user's JSON Lines folder: columns `sentence_tokens` / `ner_labels`, their own types."""
-    rows = {"train": [(["Ada", "met", "Charles", "."], ["B-person", "O", "B-person", "O"]),
-                      (["Visit", "London", "now"], ["O", "B-city", "O"])],
-            "validation": [(["Hello", "Paris"], ["O", "B-city"])],
-            "test": [(["Ada", "Lovelace", "lives", "in", "London"], ["B-person", "I-person", "O", "O", "B-city"]),
-                     (["Charles", "sleeps"], ["B-person", "O"]),
-                     (["Rome", "and", "Paris", "."], ["B-city", "O", "B-city", "O"])]}
+    rows = {"train": [(["Ada", "met", "Charles", "."], ["B-scholar", "O", "B-scholar", "O"]),
+                      (["Visit", "London", "now"], ["O", "B-town", "O"])],
+            "validation": [(["Hello", "Paris"], ["O", "B-town"])],
+            "test": [(["Ada", "Lovelace", "lives", "in", "London"], ["B-scholar", "I-scholar", "O", "O", "B-town"]),
+                     (["Charles", "sleeps"], ["B-scholar", "O"]),
+                     (["Rome", "and", "Paris", "."], ["B-town", "O", "B-town", "O"])]}
     folder.mkdir()
     for split, items in rows.items():
         (folder / f"{split}.jsonl").write_text("".join(json.dumps({"sentence_tokens": w, "ner_labels": t}) + "\n"
@@ -185,9 +185,9 @@ def test_predict_dataset_dir_prints_the_scores_of_report_and_evaluate_tagger(tin
     data = _jsonl_folder(tmp_path / "mydata")
     columns = ["--text_column_name", "sentence_tokens", "--label_column_name", "ner_labels"]
     target = load_target(str(data), text_column="sentence_tokens", label_column="ner_labels")
-    model = _head(tiny_bert_dir, tmp_path / "model", target.labels, "B-city")  # every word a city
+    model = _head(tiny_bert_dir, tmp_path / "model", target.labels, "B-town")  # every word a town
     evaluation = evaluate_tagger(Tagger.from_pretrained(model), target, "test")
-    assert 0 < evaluation.f1 < 1 and "city" in evaluation.per_type  # partly right: the figures say something
+    assert 0 < evaluation.f1 < 1 and "town" in evaluation.per_type  # partly right: the figures say something
     capsys.readouterr()
     assert cli_main(["predict", "--model", str(model), "--dataset_dir", str(data), *columns, "--split", "test"]) == 0
     printed = capsys.readouterr()
@@ -201,3 +201,23 @@ def test_predict_dataset_dir_prints_the_scores_of_report_and_evaluate_tagger(tin
     # the data flags are checked as the other commands check them
     assert cli_main(["predict", "--model", str(model), "--dataset_dir", str(data), "--pretokenized"]) == 2
     assert "already word-split" in capsys.readouterr().err
+
+
+def test_confusion_says_no_type_errors_only_when_its_count_is_zero(tiny_bert_dir, tmp_path, capsys):
+    """Types outside the CrossNER hierarchy have no in-branch share; the line must follow the wrong-type count."""
+    from crossner_hf.data.target import load_target
+
+    data = _jsonl_folder(tmp_path / "mydata")
+    columns = ["--text_column_name", "sentence_tokens", "--label_column_name", "ner_labels"]
+    labels = load_target(str(data), text_column="sentence_tokens", label_column="ner_labels").labels
+    for favourite, type_errors in (("B-town", True), ("O", False)):
+        model = _head(tiny_bert_dir, tmp_path / f"model-{favourite}", labels, favourite)
+        out = tmp_path / f"conf-{favourite}"
+        capsys.readouterr()
+        assert cli_main(["confusion", "--model", str(model), "--dataset_dir", str(data), *columns,
+                         "--output_dir", str(out)]) == 0
+        printed = capsys.readouterr().out
+        record = json.loads((out / "confusion.json").read_text())
+        assert (record["type_errors"] > 0) is type_errors and record["in_branch_share"] is None
+        assert ("no type errors" in printed) is (not type_errors)
+        assert ("wrong-type 0" in printed) is (not type_errors)

@@ -64,7 +64,11 @@ class Tagger(abc.ABC):
         (a CRF model always decodes with Viterbi: overriding it is refused). ``threads`` is the number of CPU
         threads an ONNX folder's runtime uses (default: one per core); for PyTorch models set
         ``torch.set_num_threads`` (the ``--threads`` flag of the commands does)."""
-        for kind in Tagger._kinds:
+        from crossner_hf.inference.onnx_runtime import is_onnx_folder
+
+        # an exported folder first: its config.json is ours to check (a damaged one says "export it again")
+        kinds = [] if is_onnx_folder(path) else Tagger._kinds
+        for kind in kinds:
             if kind.opens(path):
                 return kind.from_folder(path, device=device, decoding=decoding, threads=threads)
         return TransformerTagger.from_folder(path, device=device, decoding=decoding, threads=threads)
