@@ -170,9 +170,10 @@ def _row(i: int, words_cell: Any, tags_cell: Any, names: list[str] | None, *, pl
         if words_cell is None:
             raise ValueError(f"{place}: no {text!r} value; every row needs its words.")
         words = cell_list(words_cell, place=place, column=text, what="words", named=named[0])
-        if not all(isinstance(w, str) for w in words):
-            raise ValueError(f"{place}: the {text!r} cell holds {type(next(w for w in words if not isinstance(w, str))).__name__}"
-                             f"s; a cell must hold a list of words: {CELL_EXAMPLE}.")
+        odd = next((w for w in words if not isinstance(w, str)), None)
+        if odd is not None:
+            raise ValueError(f"{place}: the {text!r} cell holds {type(odd).__name__}s; a cell must hold a list of "
+                             f"words: {CELL_EXAMPLE}.")
         if tags_cell is None:
             raise ValueError(f"{place}: no {label!r} value; every row needs its tags.")
         tags = cell_list(tags_cell, place=place, column=label, what="tags", named=named[1])
@@ -247,8 +248,8 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
                 fixed, n = orphan_rule(row, strict=strict, where=place(rows[split][i]), tokens=words[split][i])
                 unknown = [t for t in fixed if t not in index]
                 if unknown:
-                    raise ValueError(f"{place(rows[split][i])}: tags {unknown} are not in the train split's tag list {labels}; "
-                                     "use the same tags in every split.")
+                    raise ValueError(f"{place(rows[split][i])}: tags {unknown} are not in the train split's tag "
+                                     f"list {labels}; use the same tags in every split.")
             except ValueError as err:
                 problem(str(err))
                 continue

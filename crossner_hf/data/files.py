@@ -109,8 +109,9 @@ def _scan_jsonl(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]
         except ValueError as err:
             msg = getattr(err, "msg", str(err))
             column = getattr(err, "colno", None)
-            problems.append(f"{shown}:{number}: not a complete JSON object ({msg}{f': column {column}' if column else ''}"
-                            f"); each line holds one object, e.g. {JSON_EXAMPLE}")
+            where = f": column {column}" if column else ""
+            problems.append(f"{shown}:{number}: not a complete JSON object ({msg}{where}); each line holds one "
+                            f"object, e.g. {JSON_EXAMPLE}")
             continue
         if not isinstance(row, dict):
             problems.append(f"{shown}:{number}: a JSON {type(row).__name__}, not an object; each line holds one "
