@@ -225,3 +225,31 @@ def test_the_experiment_folder_is_given_once(tmp_path):
     assert run_experiment(grid, str(tmp_path / "out"), run=False).status == result.status  # the same, repeated
     with pytest.raises(ValueError, match=r"output_dir .*elsewhere is not the folder the plan was made for"):
         run_experiment(grid, tmp_path / "elsewhere", run=False)
+
+
+def test_pretrain_nerbert_takes_a_model_object_with_its_tokenizer_and_callbacks(tmp_path, tiny_bert_dir):
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, TrainerCallback
+
+    from crossner_hf import NERBERTConfig, pretrain_nerbert
+
+    class Steps(TrainerCallback):
+        seen = 0
+
+        def on_step_end(self, args, state, control, **kwargs):
+            Steps.seen += 1
+
+    features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=["O", "B-lab", "I-lab"]))})
+    rows = {"tokens": [["Geneva", "rocks"]] * 8, "ner_tags": [[1, 0]] * 8}
+    corpus = DatasetDict({s: Dataset.from_dict(rows, features=features) for s in ("train", "validation")})
+    model = AutoModelForMaskedLM.from_pretrained(tiny_bert_dir)
+    config = NERBERTConfig(output_dir=str(tmp_path / "nb"), effective_batch_size=4, per_device_train_batch_size=4,
+                           max_steps=2, eval_steps=2, save_steps=2, use_cpu=True, disable_tqdm=True,
+                           dataloader_pin_memory=False, report_to="none")
+    with pytest.raises(ValueError, match=r"pretrain_nerbert\(model=<a model object>\) needs tokenizer= as well"):
+        pretrain_nerbert(model, corpus, config)
+    result = pretrain_nerbert(model, corpus, config, tokenizer=AutoTokenizer.from_pretrained(tiny_bert_dir),
+                              callbacks=[Steps()])
+    assert Steps.seen == 2 and result["global_step"] == 2 and result.model == tiny_bert_dir
+    assert not (tmp_path / "nb" / ".base-model").exists()  # the object's copy is never published
+    assert json.loads((tmp_path / "nb" / "config.json").read_text())["id2label"]["1"] == "B-lab"
