@@ -313,7 +313,7 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     ("few_shot: 20.5", "few_shot: 20.5 is not a whole number (--few_shot takes an int)"),
     ("learning_rate: [1, 2]", "learning_rate: [1, 2] is a list; --learning_rate takes one value"),
     ("schedule: together", "schedule: 'together' is not one of direct, pretrain-finetune, joint (--schedule)"),
-    ("domain: ../../etc", "domain: '../../etc' is not one of politics"),
+    ("domain: ../../etc", "domain: '../../etc' is not one of conll2003, politics"),
     ("seeds: [555, x", "not valid YAML (line 3, column"),
 ])
 def test_each_config_value_is_checked_at_parse_time_in_one_line(line, message, tmp_path, capsys):

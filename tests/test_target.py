@@ -101,6 +101,7 @@ def politics_model(tmp_path_factory, tiny_bert_dir):
 def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_warning(politics_model, tmp_path,
                                                                                        crossner_data_dir, capsys):
     from crossner_hf.cli import main
+    from crossner_hf.data.labels import LABELS
 
     data = ["--data_dir", str(crossner_data_dir), "--split", "validation"]
     assert main(["report", "--model", str(politics_model), "--domain", "politics", *data, "--n_boot", "5",
@@ -116,6 +117,11 @@ def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_war
     assert record["source"]["dataset"] == "politics" and record["sentences"] == 541
     with pytest.raises(SystemExit):  # --domain takes CrossNER configs only; a folder goes to --dataset_dir
         main(["confusion", "--model", str(politics_model), "--domain", "mydata"])
+    # predict takes the same flags (its --config stays the YAML file of flags, as for every other command)
+    assert main(["predict", "--model", str(politics_model), "--domain", "politics", *data, "--output",
+                 str(tmp_path / "p.conll")]) == 0
+    first = (tmp_path / "p.conll").read_text().splitlines()[0].split("\t")
+    assert len(first) == 3 and first[1] in LABELS["politics"]
 
 
 def test_the_commands_share_one_declaration_of_the_data_flags():

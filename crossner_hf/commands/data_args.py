@@ -2,10 +2,10 @@
 
 :class:`LabeledDataArguments` is the one declaration of ``--domain`` / ``--dataset_dir SOURCE``,
 ``--text_column_name``, ``--label_column_name``, ``--strict`` and ``--data_dir``: ``train``, ``bilstm-crf``,
-``cdlm``, ``multicell`` (through :mod:`crossner_hf.commands.rnn_args`), ``predict``, ``export``,
-``build-corpora`` and ``data`` take it as it is; ``report``, ``confusion`` and ``plot-entities`` take
-:class:`EvaluationDataArguments`, the same flags plus ``--split`` (and their old ``--config``, kept for one
-release with a ``FutureWarning``). Every one of them loads its target through
+``cdlm``, ``multicell`` (through :mod:`crossner_hf.commands.rnn_args`), ``export``,
+``build-corpora`` and ``data`` take it as it is; ``predict`` takes :class:`SplitDataArguments`, the same flags plus
+``--split``; ``report``, ``confusion`` and ``plot-entities`` take :class:`EvaluationDataArguments`, those plus their
+old ``--config``, kept for one release with a ``FutureWarning``. Every one of them loads its target through
 :func:`crossner_hf.data.target.load_target` (:meth:`LabeledDataArguments.load_target`), so a source opens,
 fails and is named the same way whatever the command.
 """
@@ -37,6 +37,11 @@ class LabeledDataArguments:
     data_dir: str | None = field(default=None, metadata={
         "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
 
+    def __post_init__(self):
+        parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
+        if parent is not None:
+            parent()
+
     def target_source(self, default: str | None = None) -> str | Path | None:
         """``--dataset_dir`` when given, else ``--domain``, else ``default``
         (:func:`crossner_hf.data.target.target_source`'s one rule)."""
@@ -61,15 +66,23 @@ class LabeledDataArguments:
 
 
 @dataclass
-class EvaluationDataArguments(LabeledDataArguments):
-    """The data flags of the evaluation commands: :class:`LabeledDataArguments` plus the split they score, and
-    ``--config``, their old name of ``--domain`` (a ``FutureWarning``; removed in 0.3.0)."""
+class SplitDataArguments(LabeledDataArguments):
+    """:class:`LabeledDataArguments` plus the split a command tags or scores (``predict``)."""
 
     split: str = field(default="test", metadata={"help": "The split to score.", "choices": list(SPLITS)})
+
+
+@dataclass
+class EvaluationDataArguments(SplitDataArguments):
+    """The data flags of ``report``, ``confusion`` and ``plot-entities``: :class:`SplitDataArguments` plus
+    ``--config``, their old name of ``--domain`` (a ``FutureWarning``; removed in 0.3.0). Their YAML file of flags
+    is ``--config_file``, as before."""
+
     config: str | None = field(default=None, metadata={
         "help": "Deprecated: the old name of --domain (removed in 0.3.0).", "choices": list(CONFIGS)})
 
     def __post_init__(self):
+        super().__post_init__()
         if self.config is not None:
             from crossner_hf._moved import warn_renamed
 

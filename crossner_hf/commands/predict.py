@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
+from crossner_hf.commands.data_args import SplitDataArguments, labeled_target
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ FORMATS = ("jsonl", "conll")
 
 
 @dataclass
-class PredictArguments(EvaluationDataArguments):
+class PredictArguments(SplitDataArguments):
     inputs: list[str] = field(
         default_factory=list,
         metadata={"positional": True, "nargs": "*", "metavar": "TEXT",
@@ -81,7 +81,7 @@ class PredictArguments(EvaluationDataArguments):
     )
 
     def __post_init__(self):
-        super().__post_init__()  # --config, the old name of --domain
+        super().__post_init__()
         if not self.model:
             raise ValueError("predict needs --model: the output_dir of a `crossner-hf train` run or a Hub id.")
         given = [n for n, v in (("TEXT", self.inputs), ("--input_file", self.input_file), ("--conll", self.conll),
