@@ -27,12 +27,12 @@ from typing import Any
 
 from crossner_hf.commands import make_command_parser
 from crossner_hf.commands.data_args import LabeledDataArguments
-from crossner_hf.corpora.build import CorporaArguments
+from crossner_hf.corpora.build import CorporaConfig
 
 
 @dataclass
-class BuildCorporaArguments(CorporaArguments, LabeledDataArguments):
-    """:class:`CorporaArguments` plus the data flags every command shares: ``--dataset_dir SOURCE`` (with
+class BuildCorporaArguments(CorporaConfig, LabeledDataArguments):
+    """:class:`CorporaConfig` plus the data flags every command shares: ``--dataset_dir SOURCE`` (with
     ``--text_column_name``, ``--label_column_name``, ``--strict``) is the labeled data the entity list is taken
     from (``--entity_list_from_dataset``, its older name, still works); ``--data_dir`` the CrossNER files
     (``--entity_list_from_crossner``'s folder)."""
@@ -66,5 +66,6 @@ def make_parser(subparsers: Any | None = None):
 def main(args: BuildCorporaArguments) -> int:
     from crossner_hf.corpora.build import build_corpora
 
-    build_corpora(args)
+    build_corpora(CorporaConfig.from_arguments(args), text_column=args.text_column_name,
+                  label_column=args.label_column_name, strict=args.strict)
     return 0

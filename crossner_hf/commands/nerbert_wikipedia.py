@@ -26,10 +26,17 @@ Then ``load_dataset(OUTPUT_DIR, "all")`` reads it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from crossner_hf.wikipedia.build import NERBERTCorpusArguments
 from crossner_hf.commands import make_command_parser
+from crossner_hf.wikipedia.build import NERBERTCorpusConfig
+
+
+@dataclass
+class NERBERTCorpusArguments(NERBERTCorpusConfig):
+    """The ``build-nerbert-corpus`` command's flags: :class:`~crossner_hf.wikipedia.build.NERBERTCorpusConfig`,
+    handed down as that config alone (:func:`main`)."""
 
 
 def make_parser(subparsers: Any | None = None):
@@ -43,5 +50,5 @@ def make_parser(subparsers: Any | None = None):
 def main(args: NERBERTCorpusArguments) -> int:
     from crossner_hf.wikipedia.build import build_nerbert_corpus
 
-    build_nerbert_corpus(args)
+    build_nerbert_corpus(NERBERTCorpusConfig.from_arguments(args))
     return 0

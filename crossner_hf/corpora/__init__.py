@@ -24,6 +24,7 @@ or ``transformers`` until they are used.
 from __future__ import annotations
 
 from crossner_hf._lazy import lazy_attributes
+from crossner_hf._moved import renamed_attributes
 
 
 _LAZY = {
@@ -44,10 +45,11 @@ _LAZY = {
     "load_text_corpus": "text",
     "pack_sequences": "text",
     "tokenize_corpus": "text",
-    "CorporaArguments": "build",
+    "CorporaConfig": "build",
     "build_corpora": "build",
 }
 
 __all__ = sorted(_LAZY)
 
-__getattr__, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
+_lazy_getattr, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
+__getattr__ = renamed_attributes(__name__, _lazy_getattr)  # old names first, with the one warning

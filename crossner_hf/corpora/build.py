@@ -2,7 +2,7 @@
 
 From text files plus an entity list (or a NER model), or from a Wikipedia dump through the
 category graph and DBpedia types. ``crossner-hf build-corpora``
-(:mod:`crossner_hf.commands.build_corpora`) parses :class:`CorporaArguments` and calls
+(:mod:`crossner_hf.commands.build_corpora`) parses :class:`CorporaConfig` (plus the data flags) and calls
 :func:`build_corpora`.
 """
 
@@ -25,6 +25,7 @@ from crossner_hf.corpora import (
     save_entity_list,
     specialised_types,
 )
+from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.target import SPLIT_FILES as DATA_SPLIT_FILES
 from crossner_hf.data.labels import DOMAINS, LABELS
 from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
@@ -36,7 +37,9 @@ SPLIT_FILES = {**DATA_SPLIT_FILES, "dev": DATA_SPLIT_FILES["validation"]}  # the
 
 
 @dataclass
-class CorporaArguments:
+class CorporaConfig(WorkflowConfig):
+    """What :func:`build_corpora` builds and from what (the ``build-corpora`` command adds the data flags)."""
+
     domain: str = field(metadata={"help": "The domain's name: a CrossNER domain (its types decide the task level), or "
                                           "your own (letters, digits, - _ .; the task level then takes every type "
                                           "of the entity list unless --specialised_types says otherwise)."})
@@ -122,7 +125,8 @@ class CorporaArguments:
     private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
 
 
-def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
+def _mention_source(args: CorporaConfig, text_column: str | None = None, label_column: str | None = None,
+                    strict: bool = True) -> tuple[Any, str]:
     """The mention finder and a sentence describing it for the card."""
     if args.wikipedia_dump:
         return None, "the anchors of the pages, typed by their link targets' DBpedia classes"
@@ -144,9 +148,8 @@ def _mention_source(args: CorporaArguments) -> tuple[Any, str]:
         origin = f"the entity list `{Path(args.entity_list).name}`"
     elif args.entity_list_from_dataset:
         entities, name = _entities_from_dataset(args.entity_list_from_dataset, args.crossner_splits,
-                                                text_column=getattr(args, "text_column_name", None),
-                                                label_column=getattr(args, "label_column_name", None),
-                                                strict=getattr(args, "strict", True))
+                                                text_column=text_column, label_column=label_column,
+                                                strict=strict)
         origin = f"the labeled {','.join(args.crossner_splits)} split(s) of {name}"
     else:
         if args.domain not in DOMAINS:
@@ -182,7 +185,7 @@ def _entities_from_dataset(source: str, splits: list[str], *, text_column: str |
     return entity_list_from_conll(rows, label_names=target.labels), target.name
 
 
-def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
+def _wikipedia_levels(args: CorporaConfig, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
     """The levels from a Wikipedia dump: domain pages by category, anchors as mentions. Also returns the
     work folder and the wall seconds of each step so far."""
     from crossner_hf.corpora import select_levels
@@ -228,7 +231,7 @@ def _wikipedia_levels(args: CorporaArguments, types: list[str]) -> tuple[Any, st
     return levels, source, work, timings
 
 
-def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str], source: str) -> str:
+def _card_body(args: CorporaConfig, counts: dict[str, int], types: list[str], source: str) -> str:
     from crossner_hf.publishing.cards import render
 
     levels = [
@@ -245,8 +248,10 @@ def _card_body(args: CorporaArguments, counts: dict[str, int], types: list[str],
     })
 
 
-def build_corpora(args: CorporaArguments) -> Path:
-    """Build and write the four levels; returns the dataset folder."""
+def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_column: str | None = None,
+                  strict: bool = True) -> Path:
+    """Build and write the four levels; returns the dataset folder. ``text_column`` / ``label_column`` / ``strict``:
+    how the labeled data of ``entity_list_from_dataset`` is read (:func:`~crossner_hf.data.target.load_target`)."""
     import re
 
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
@@ -258,7 +263,7 @@ def build_corpora(args: CorporaArguments) -> Path:
     if bool(args.text_file) == bool(args.wikipedia_dump):
         raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump (with --ontology and "
                          "--instance_types), not both or neither.")
-    mention_fn, source = _mention_source(args)
+    mention_fn, source = _mention_source(args, text_column, label_column, strict)
     if args.specialised_types:
         types = list(args.specialised_types)
     elif args.domain in DOMAINS:
@@ -313,3 +318,7 @@ def build_corpora(args: CorporaArguments) -> Path:
         push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     return folder
 
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)

@@ -23,6 +23,7 @@ Names are imported lazily, so ``import crossner_hf.wikipedia`` stays cheap.
 from __future__ import annotations
 
 from crossner_hf._lazy import lazy_attributes
+from crossner_hf._moved import renamed_attributes
 
 
 _LAZY = {
@@ -48,7 +49,7 @@ _LAZY = {
     "bio_tags": "sentences",
     "CorpusOptions": "nerbert_corpus",
     "CorpusBuilder": "nerbert_corpus",
-    "NERBERTCorpusArguments": "build",
+    "NERBERTCorpusConfig": "build",
     "build_nerbert_corpus": "build",
     "prepare_domain_sentences": "build",
     "prepare_nerbert_sentences": "build",
@@ -56,4 +57,5 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-__getattr__, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
+_lazy_getattr, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
+__getattr__ = renamed_attributes(__name__, _lazy_getattr)  # old names first, with the one warning

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.executors import EXECUTORS
 
 logger = logging.getLogger(__name__)
@@ -85,7 +86,9 @@ class WikipediaSourceArguments:
 
 
 @dataclass
-class NERBERTCorpusArguments(WikipediaSourceArguments):
+class NERBERTCorpusConfig(WikipediaSourceArguments, WorkflowConfig):
+    """What :func:`build_nerbert_corpus` builds and from what; the ``build-nerbert-corpus`` command's flags."""
+
     min_category_entities: int = field(
         default=10, metadata={"help": "Categories with fewer entities become ENTITY (paper: 10)."}
     )
@@ -235,7 +238,7 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
     return work, _stats(stage_stats(work, "extract-typed"), len(tasks), started, types_db, timings)
 
 
-def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
+def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
     from crossner_hf.publishing.dataset_folder import write_hub_folder_from_batches
     from crossner_hf.wikipedia.nerbert_corpus import (
@@ -294,7 +297,7 @@ def build_nerbert_corpus(args: NERBERTCorpusArguments) -> Path:
     return out
 
 
-def _card_body(args: NERBERTCorpusArguments, report: dict[str, Any], sizes: dict, n_categories: int,
+def _card_body(args: NERBERTCorpusConfig, report: dict[str, Any], sizes: dict, n_categories: int,
                steps_table: str) -> str:
     from crossner_hf.publishing.cards import render
 
@@ -314,3 +317,8 @@ def _card_body(args: NERBERTCorpusArguments, report: dict[str, Any], sizes: dict
                            for c, s in sizes.items()),
         "repo": args.push_to_hub or args.output_dir,
     })
+
+
+from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
+
+__getattr__ = renamed_attributes(__name__)
