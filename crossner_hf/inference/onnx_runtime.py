@@ -5,7 +5,8 @@ is still a model folder of ours: ``config.json`` (labels, the provenance record 
 reported F1 used, and an ``crossner_onnx`` record: file, precision, opset, quantisation, the file's
 SHA-256), the tokenizer, ``model.onnx`` and a card. :class:`OnnxTokenClassifier` offers what the
 windows loop of :mod:`crossner_hf.inference.predict` needs of a model: ``config`` and
-``log_probabilities(batch)`` on numpy arrays. Windows, stitching and the BIO-constrained Viterbi are
+``log_probabilities(batch)`` on numpy arrays (an int8 graph, whose activations are quantised at run time, gets
+each window alone, so its tags do not depend on the batch). Windows, stitching and the BIO-constrained Viterbi are
 therefore the PyTorch path's own code, not a copy.
 
 Why ``torch.onnx`` + ``onnxruntime`` and not ``optimum``: ``optimum-onnx`` 0.1.0 (the newest on the
@@ -159,14 +160,32 @@ class OnnxTokenClassifier:
     def eval(self) -> OnnxTokenClassifier:  # the PyTorch model's interface: inference only, nothing to switch
         return self
 
+    @property
+    def one_window_at_a_time(self) -> bool:
+        """Whether the graph quantises its activations at run time (dynamic int8, every int8 folder so far): then
+        each window runs alone and unpadded, because the scales come from the tensor the graph is given, and a
+        padded batch would make a sentence's tags depend on its neighbours and on the padding."""
+        quantization = self.record.get("quantization") or {}
+        return self.precision == "int8" and quantization.get("method", "dynamic") == "dynamic"
+
     def logits(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        """``(batch, tokens, labels)`` float32 scores of one padded batch (inputs the graph lacks are dropped)."""
+        """``(batch, tokens, labels)`` float32 scores of one padded batch (inputs the graph lacks are dropped;
+        padded positions of a graph run one window at a time score 0)."""
         feed = {name: np.ascontiguousarray(inputs[name], dtype=np.int64) for name in self.input_names
                 if name in inputs}
         missing = [n for n in self.input_names if n not in feed]
         if missing:
             raise ValueError(f"{self.path}: the graph needs inputs {missing} that the tokenizer did not give.")
-        return self.session.run(["logits"], feed)[0]
+        if not self.one_window_at_a_time:
+            return self.session.run(["logits"], feed)[0]
+        lengths = feed["attention_mask"].sum(axis=1)
+        out: np.ndarray | None = None
+        for row, length in enumerate(lengths.tolist()):
+            scores = self.session.run(["logits"], {k: v[row:row + 1, :length] for k, v in feed.items()})[0]
+            if out is None:
+                out = np.zeros((len(lengths), feed["attention_mask"].shape[1], scores.shape[-1]), dtype=np.float32)
+            out[row, :length] = scores[0]
+        return out if out is not None else self.session.run(["logits"], feed)[0]
 
     def log_probabilities(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """``(batch, tokens, labels)`` log-softmax of :meth:`logits`, in float32 as the PyTorch path computes it."""

@@ -424,21 +424,16 @@ def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source:
     settings = {"runtime": "onnxruntime (CPUExecutionProvider)", "exporter": f"{record['exporter']}, opset {record['opset']}",
                 "precision": precision, "graph inputs": ", ".join(record["inputs"]), "sha256 of model.onnx": record["sha256"]}
     if quantization:
-        calibrated = (f"; activations {quantization['activation_type']}, scales calibrated on "
-                      f"{quantization['calibration_windows']} windows of {quantization.get('calibration_dataset')} "
-                      f"{quantization['calibration_split']}" if quantization["method"] == "static" else "")
         settings.update({"quantisation": f"{quantization['method']}, {quantization['weight_type']} weights, "
-                                         f"{'per channel' if quantization['per_channel'] else 'per tensor'}"
-                                         f"{calibrated}",
+                                         f"{'per channel' if quantization['per_channel'] else 'per tensor'}, "
+                                         f"{quantization.get('runs', 'batches')}",
                          "quantised ops": ", ".join(quantization["op_types"]),
                          "kept in fp32": "embeddings, " + ", ".join(quantization["nodes_kept_fp32"] or ["-"])})
     values = {
         "title": f"{source.name} (ONNX, {precision})", "source": source.name, "runtime": runtime,
-        "quantization_text": ((" (static int8: activation scales calibrated at export, so a sentence's tags do not "
-                               "depend on the batch; the embeddings and the classifier stay fp32)")
-                              if quantization and quantization["method"] == "static" else
-                              " (dynamic int8 weights; the embeddings and the classifier stay fp32)"
-                              if quantization else ""),
+        "quantization_text": (" (dynamic int8 weights, activations quantised per window, each window run alone so "
+                              "a sentence's tags do not depend on the batch; the embeddings and the classifier stay "
+                              "fp32)" if quantization else ""),
         "decoding": decoding, "results_text": results_text, "repo": "PATH_OR_REPO_ID",
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
         "n_labels": len(labels), "labels": ", ".join(f"`{t}`" for t in labels),

@@ -3,9 +3,9 @@
 ``export_onnx(model_dir, output_dir, quantize="int8")`` (the ``crossner-hf export`` command) writes
 
 - ``model.onnx``: the token classifier's graph (``torch.onnx.export``, TorchScript exporter, opset 17,
-  dynamic batch and sequence axes) whose output is the logits; with ``quantize="int8"`` its weights and
-  activations are quantised, the activation scales calibrated on the model's train split, so tags do not depend
-  on the batch (:data:`INT8_SETTINGS`, chosen by measurement: see ``docs/inference.md``);
+  dynamic batch and sequence axes) whose output is the logits; with ``quantize="int8"`` its weights are
+  quantised and its activations at run time, one window at a time, so tags do not depend on the batch
+  (:data:`INT8_SETTINGS`, chosen by measurement: see ``docs/inference.md``);
 - ``config.json``: the model's own (labels, the provenance record with the decoding its F1 used) plus
   the export record ``crossner_onnx`` (file, precision, opset, quantisation, SHA-256 of the graph,
   the model it came from, and the evaluation below);
@@ -29,15 +29,11 @@ import logging
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from crossner_hf.inference.onnx_runtime import ONNX_FILE, ONNX_RECORD, PRECISIONS, file_sha256, require_onnxruntime
-
-if TYPE_CHECKING:
-    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -47,25 +43,21 @@ OPSET = 17
 QUANTIZATIONS = ("int8",)
 
 INT8_SETTINGS: dict[str, Any] = {
-    "method": "static",
-    "format": "QDQ",
-    "activation_type": "QUInt8",
+    "method": "dynamic",
     "weight_type": "QInt8",
     "per_channel": True,
     "op_types": ["MatMul"],
-    "weights_only_matmul": True,
     "keep_fp32": ["classifier"],
-    "calibration": "MinMax",
-    "calibration_split": "train",
-    "calibration_sentences": 256,
+    "runs": "one window at a time",
 }
-"""How ``quantize="int8"`` quantises (measured on politics with the demo's MiniLM, docs/inference.md): static
-quantisation, int8 weights per output channel and uint8 activations whose scales were calibrated once, at export,
-on ``calibration_sentences`` sentences of the ``calibration_split`` of the model's dataset (each window alone,
-unpadded). Fixed scales make a sentence's tags independent of the batch it is tagged in (dynamic quantisation
-scales activations per batch, padding included, so the F1 moved with ``--batch_size``). Only the encoder's
-MatMul layers with a weight operand are quantised; attention's activation products, the embeddings (Gather) and
-the classifier stay fp32."""
+"""How ``quantize="int8"`` quantises (measured on politics test with the demo's MiniLM, docs/inference.md):
+dynamic quantisation (int8 weights, activations quantised at run time), per output channel, of the encoder's
+MatMul layers; the embeddings (Gather) and the classifier stay fp32. Dynamic quantisation scales the activations
+by the tensor it is given, so a padded batch would make a sentence's tags depend on its neighbours and on the
+padding (the F1 moved with ``--batch_size``): the runtime gives the graph one unpadded window at a time
+(``runs``, :class:`~crossner_hf.inference.onnx_runtime.OnnxTokenClassifier`), as fast as batches here. Static
+quantisation with activation scales calibrated on the train split was measured as well: 1.3 F1 lower and 20%
+slower (docs/inference.md)."""
 
 
 @dataclass
@@ -131,42 +123,10 @@ def export_graph(model: Any, tokenizer: Any, path: str | Path, *, opset: int = O
     return names
 
 
-def calibration_feeds(tokenizer: Any, model: Any, sentences: Sequence[Sequence[str]], input_names: Sequence[str],
-                      ) -> list[dict[str, np.ndarray]]:
-    """One ONNX Runtime feed per window of ``sentences`` (batch 1, no padding: the ranges are the words' own), the
-    windows cut as :func:`~crossner_hf.inference.predict.run_windows` cuts them."""
-    import numpy as np
-
-    from crossner_hf.data.tokenization import resolve_max_length, tokenize_and_align
-
-    enc = tokenize_and_align({"tokens": [list(s) for s in sentences]}, tokenizer,
-                             max_length=resolve_max_length(tokenizer, None, model), stride=32)
-    feeds = []
-    for ids in enc["input_ids"]:
-        row = np.asarray([ids], dtype=np.int64)
-        feed = {"input_ids": row, "attention_mask": np.ones_like(row), "token_type_ids": np.zeros_like(row)}
-        feeds.append({name: feed[name] for name in input_names})
-    return feeds
-
-
-def quantize_int8(source: str | Path, target: str | Path, calibration: Sequence[dict[str, np.ndarray]]
-                  ) -> dict[str, Any]:
-    """Quantise the fp32 graph ``source`` into ``target`` with :data:`INT8_SETTINGS`, the activation scales
-    calibrated on ``calibration`` (ONNX Runtime feeds, :func:`calibration_feeds`); returns the settings used."""
+def quantize_int8(source: str | Path, target: str | Path) -> dict[str, Any]:
+    """Quantise the fp32 graph ``source`` into ``target`` with :data:`INT8_SETTINGS`; returns the settings used."""
     import onnx
-    from onnxruntime.quantization import (CalibrationDataReader, CalibrationMethod, QuantFormat, QuantType,
-                                          quantize_static)
-
-    if not calibration:
-        raise ValueError("quantize_int8: no calibration sentences; int8 scales its activations by ranges measured "
-                         "on the model's data.")
-
-    class Feeds(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.rest = iter(calibration)
-
-        def get_next(self) -> dict[str, np.ndarray] | None:
-            return next(self.rest, None)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     graph = onnx.load(str(source), load_external_data=False)
     keep = [node.name for node in graph.graph.node
@@ -175,16 +135,12 @@ def quantize_int8(source: str | Path, target: str | Path, calibration: Sequence[
     level = root.level
     root.setLevel(logging.ERROR)  # the quantiser logs every skipped tensor on the root logger
     try:
-        quantize_static(
-            str(source), str(target), Feeds(), quant_format=getattr(QuantFormat, INT8_SETTINGS["format"]),
-            op_types_to_quantize=INT8_SETTINGS["op_types"], per_channel=INT8_SETTINGS["per_channel"],
-            activation_type=getattr(QuantType, INT8_SETTINGS["activation_type"]),
-            weight_type=getattr(QuantType, INT8_SETTINGS["weight_type"]), nodes_to_exclude=keep,
-            calibrate_method=getattr(CalibrationMethod, INT8_SETTINGS["calibration"]),
-            extra_options={"MatMulConstBOnly": INT8_SETTINGS["weights_only_matmul"]})
+        quantize_dynamic(str(source), str(target), weight_type=getattr(QuantType, INT8_SETTINGS["weight_type"]),
+                         per_channel=INT8_SETTINGS["per_channel"], op_types_to_quantize=INT8_SETTINGS["op_types"],
+                         nodes_to_exclude=keep)
     finally:
         root.setLevel(level)
-    return {**INT8_SETTINGS, "calibration_windows": len(calibration), "nodes_kept_fp32": keep}
+    return {**INT8_SETTINGS, "nodes_kept_fp32": keep}
 
 
 def _default_eval_source(model_dir: Path) -> tuple[str | None, str]:
@@ -267,7 +223,7 @@ def export_onnx(
 ) -> ExportResult:
     """Export the trained folder ``model`` to an ONNX folder ``output_dir`` (see the module docstring).
 
-    ``quantize``: ``None`` (fp32) or ``"int8"`` (calibrated on the train split of ``eval_source``).
+    ``quantize``: ``None`` (fp32) or ``"int8"``.
     ``eval_source`` / ``eval_split``: where the card's F1 is measured (default: the dataset the model's
     ``results.json`` names, its test split); ``evaluate=False`` skips it. ``threads`` / ``batch_size``: the runtime's CPU threads and windows per batch for that run.
     """
@@ -290,23 +246,13 @@ def export_onnx(
     precision = "int8" if quantize else "fp32"
     start = time.perf_counter()
     source, why_none = (eval_source, "") if eval_source is not None else _default_eval_source(source_dir)
-    target = _eval_target(source, data_dir) if source is not None and (evaluate or quantize) else None
-    if quantize and target is None:
-        raise ValueError(f"--quantize int8 calibrates its activation scales on sentences of the model's data, and "
-                         f"{why_none}: pass --dataset_dir (or --domain) to name it.")
+    target = _eval_target(source, data_dir) if source is not None and evaluate else None
     with tempfile.TemporaryDirectory(prefix=".crossner-export-", dir=output) as work, staged_outputs(output) as stage:
         fp32 = Path(work) / "fp32.onnx"
         inputs = export_graph(torch_model, tokenizer, fp32, opset=opset)
         quantization = None
         if quantize:
-            split = INT8_SETTINGS["calibration_split"]
-            if split not in target.dataset:
-                raise ValueError(f"--quantize int8 calibrates on the {split} split, and {target.name} has only "
-                                 f"{', '.join(target.dataset)}; name data with a {split} split.")
-            sentences = target[split]["tokens"][: INT8_SETTINGS["calibration_sentences"]]
-            quantization = quantize_int8(fp32, stage / ONNX_FILE,
-                                         calibration_feeds(tokenizer, torch_model, sentences, inputs))
-            quantization["calibration_dataset"] = target.name
+            quantization = quantize_int8(fp32, stage / ONNX_FILE)
         else:
             shutil.move(fp32, stage / ONNX_FILE)
         record: dict[str, Any] = {
@@ -351,5 +297,5 @@ def _save_config(config: Any, folder: Path, record: dict[str, Any]) -> None:
     saved.save_pretrained(folder)
 
 
-__all__ = ["ExportResult", "INT8_SETTINGS", "OPSET", "PRECISIONS", "QUANTIZATIONS", "calibration_feeds",
-           "evaluate_folder", "export_graph", "export_onnx", "quantize_int8"]
+__all__ = ["ExportResult", "INT8_SETTINGS", "OPSET", "PRECISIONS", "QUANTIZATIONS", "evaluate_folder", "export_graph",
+           "export_onnx", "quantize_int8"]
