@@ -24,12 +24,13 @@ from typing import Any
 
 from crossner_hf.adapt.config import AdaptConfig
 from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.executor_args import ExecutorArguments
 from crossner_hf.commands.data_args import LabeledDataArguments
 from crossner_hf.encoders import OFFLINE_ENCODER
 
 
 @dataclass
-class AdaptArguments(AdaptConfig, LabeledDataArguments):
+class AdaptArguments(ExecutorArguments, AdaptConfig, LabeledDataArguments):
     """:class:`~crossner_hf.adapt.config.AdaptConfig` plus the model, the data, the raw text and the executor."""
 
     model_name_or_path: str = field(default=OFFLINE_ENCODER, metadata={
@@ -43,15 +44,6 @@ class AdaptArguments(AdaptConfig, LabeledDataArguments):
     data_dir: str | None = field(default=None, metadata={
         "help": "CrossNER data folder holding conll2003/, the source of pretrain-finetune and joint (default: "
                 "$CROSSNER_DATA_DIR)."})
-    executor: str = field(default="local", metadata={
-        "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
-        "choices": ["local", "ray", "slurm"]})
-    ray_address: str | None = field(default=None, metadata={"help": "Ray cluster to join (default: RAY_ADDRESS)."})
-    slurm_partition: str | None = field(default=None, metadata={"help": "Slurm partition of the cells' jobs."})
-    slurm_account: str | None = field(default=None, metadata={"help": "Slurm account of the cells' jobs."})
-    slurm_cluster: str | None = field(default=None, metadata={
-        "help": "submitit cluster (default: Slurm when sbatch is present; 'local' runs the Slurm path here).",
-        "choices": ["slurm", "local", "debug"]})
     dry_run: bool = field(default=False, metadata={
         "help": "Print the cells, their dependencies and the estimated minutes at every budget; run nothing."})
 
@@ -81,16 +73,13 @@ def main(args: AdaptArguments) -> int:
     method failed (the table marks it), 0 otherwise."""
     from crossner_hf.adapt.run import adapt, dry_run
     from crossner_hf.commands.data_args import labeled_target
-    from crossner_hf.executors import ExecutorOptions
 
     target = labeled_target(args, None)
     if args.dry_run:
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
                       entity_list=args.entity_list, source=args.data_dir))
         return 0
-    options = ExecutorOptions(executor=args.executor, ray_address=args.ray_address,
-                                  slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
-                                  slurm_account=args.slurm_account)
+    options = args.executor_options()
     result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
                    entity_list=args.entity_list, source=args.data_dir, executor=options)
     print(result.table)

@@ -22,10 +22,11 @@ from typing import Any
 
 from crossner_hf.reproduce.experiments import EXPERIMENTS
 from crossner_hf.commands import make_command_parser
+from crossner_hf.commands.executor_args import ExecutorArguments
 
 
 @dataclass
-class ReproduceArguments:
+class ReproduceArguments(ExecutorArguments):
     experiment: str = field(metadata={"positional": True, "help": "The experiment: a table or figure of the papers.",
                                       "choices": list(EXPERIMENTS)})
     output_dir: str = field(metadata={"help": "Folder of the grid: cells/, table.md, table.csv, plan.json."})
@@ -66,15 +67,6 @@ class ReproduceArguments:
                 "bionlp13pc, bionlp13cg, cbs_news; SOURCE: a Hub id or a folder load_dataset "
                 "opens, or a CoNLL folder; see `train --dataset_dir`), or further datasets as NAME=SOURCE or a bare "
                 "folder (named after it). At --scale paper a paper column without a source shows 'missing input'."})
-    executor: str = field(default="local", metadata={
-        "help": "local (cells one after another), ray (Ray tasks; RAY_ADDRESS joins a cluster), slurm (submitit).",
-        "choices": ["local", "ray", "slurm"]})
-    ray_address: str | None = field(default=None, metadata={"help": "Ray cluster to join (default: RAY_ADDRESS)."})
-    slurm_partition: str | None = field(default=None, metadata={"help": "Slurm partition of the cells' jobs."})
-    slurm_account: str | None = field(default=None, metadata={"help": "Slurm account of the cells' jobs."})
-    slurm_cluster: str | None = field(default=None, metadata={
-        "help": "submitit cluster (default: Slurm when sbatch is present; 'local' runs the Slurm path here).",
-        "choices": ["slurm", "local", "debug"]})
     dry_run: bool = field(default=False, metadata={
         "help": "Print the cells, their dependencies, inputs and estimated cost; run nothing."})
     status: bool = field(default=False, metadata={
@@ -93,7 +85,6 @@ def main(args: ReproduceArguments) -> int:
     the status table and our table beside the paper's; 1 when a cell failed."""
     import sys
 
-    from crossner_hf.executors import ExecutorOptions
     from crossner_hf.reproduce.experiments import plan
     from crossner_hf.reproduce.grid import status_table
     from crossner_hf.reproduce.run import dry_run_text, run_experiment
@@ -108,9 +99,7 @@ def main(args: ReproduceArguments) -> int:
         if grid.notes:
             print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
         return 0
-    options = ExecutorOptions(executor=args.executor, ray_address=args.ray_address,
-                              slurm_partition=args.slurm_partition, slurm_cluster=args.slurm_cluster,
-                              slurm_account=args.slurm_account)
+    options = args.executor_options()
     result = run_experiment(grid, args.output_dir, options, run=not args.status)
     print(status_table(grid.cells, args.output_dir), file=sys.stderr)
     print(result.table.read_text())
