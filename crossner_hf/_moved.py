@@ -65,6 +65,7 @@ MOVED = {
     "crossner_hf.nerbert": "crossner_hf.training.nerbert",
     "crossner_hf.reproduce.executors": "crossner_hf.executors",
     "crossner_hf.wikipedia.executors": "crossner_hf.executors",
+    "crossner_hf.corpora.tagger": "crossner_hf.corpora.model_mentions",
 }
 """old module name -> the module that holds its code now."""
 

@@ -193,7 +193,7 @@ def test_a_damaged_onnx_folder_is_one_line(exported, tmp_path, damage, capsys):
 
 
 def test_corpus_builder_tags_through_tagger_and_the_onnx_folder(torch_folder, exported):
-    from crossner_hf.corpora.tagger import ModelMentionFinder
+    from crossner_hf.corpora.model_mentions import ModelMentionFinder
 
     texts = ["Angela Merkel met Emmanuel Macron in Paris, France.", "", "The senate voted on the budget."]
     onnx = ModelMentionFinder(exported["fp32"].output_dir, batch_size=8, threads=1)

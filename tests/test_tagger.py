@@ -96,7 +96,7 @@ def _head(tiny_bert_dir, folder, labels, favourite):
 
 
 def test_the_pipeline_class_and_the_mention_finder_tag_through_tagger(tiny_bert_dir, tmp_path, monkeypatch):
-    from crossner_hf.corpora.tagger import ModelMentionFinder
+    from crossner_hf.corpora.model_mentions import ModelMentionFinder
     from crossner_hf.inference.pipelines import load_pipeline
 
     folder = _head(tiny_bert_dir, tmp_path / "m", ["O", "B-x", "I-x"], "B-x")

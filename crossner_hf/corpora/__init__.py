@@ -5,7 +5,7 @@ One module per job:
 * ``matcher``: ``EntityMatcher`` (Aho-Corasick, word boundaries, leftmost-longest) and
   ``EntityMention``;
 * ``entity_list``: entity lists ``surface -> type`` from TSV files or CrossNER labels;
-* ``tagger``: ``ModelMentionFinder``, mentions from a trained NER model;
+* ``model_mentions``: ``ModelMentionFinder``, mentions from a trained NER model (through ``Tagger``);
 * ``levels``: the ``domain``/``entity``/``task``/``integrated`` corpus levels;
 * ``text``: loading text files and tokenising them (packed blocks or line by line);
 
@@ -34,8 +34,8 @@ _LAZY = {
     "iter_spans": "entity_list",
     "load_entity_list": "entity_list",
     "save_entity_list": "entity_list",
-    "ModelMentionFinder": "tagger",
-    "find_mentions_with_model": "tagger",
+    "ModelMentionFinder": "model_mentions",
+    "find_mentions_with_model": "model_mentions",
     "LEVELS": "levels",
     "MentionFn": "levels",
     "annotate_mentions": "levels",
