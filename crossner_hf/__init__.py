@@ -33,6 +33,9 @@ _LAZY = {
     "train_multicell": "crossner_hf.training.rnn.multicell",
     "MultiCellTrainingConfig": "crossner_hf.training.rnn.multicell",
     "WorkflowResult": "crossner_hf.results",
+    # which of them suits the user's domain: all run, chosen on dev, the best shipped
+    "adapt": "crossner_hf.selection.run",
+    "AdaptConfig": "crossner_hf.selection.config",
     # tagging and scoring
     "Tagger": "crossner_hf.inference.tagger",
     "evaluate_tagger": "crossner_hf.evaluation.scoring",
@@ -42,7 +45,7 @@ _LAZY = {
     "plan": "crossner_hf.reproduce.experiments",
     "run_experiment": "crossner_hf.reproduce.run",
 }
-"""What a user calls, at most 25 names (``adapt`` / ``AdaptConfig`` to come); everything else is imported from
+"""What a user calls, at most 25 names; everything else is imported from
 its subpackage, and the names this facade held before 0.2 warn through :mod:`crossner_hf._moved`."""
 
 __all__ = [*_LAZY]

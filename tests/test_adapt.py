@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from crossner_hf.adapt import AdaptConfig, adapt, compare
-from crossner_hf.adapt.candidates import NEEDS_RAW_TEXT, plan_methods, select
-from crossner_hf.adapt.choice import Row, choose, paired_bootstrap
-from crossner_hf.adapt.evidence import markdown_table
-from crossner_hf.adapt.run import rows_of
+from crossner_hf.selection import AdaptConfig, adapt, compare
+from crossner_hf.selection.candidates import NEEDS_RAW_TEXT, plan_methods, select
+from crossner_hf.selection.choice import Row, choose, paired_bootstrap
+from crossner_hf.selection.evidence import markdown_table
+from crossner_hf.selection.run import rows_of
 from crossner_hf.cli import main as cli_main
 from crossner_hf.data.conll import read_conll
 from crossner_hf.data.target import load_target
@@ -264,7 +264,7 @@ def test_a_failed_method_is_one_line_the_rest_go_on_and_best_is_pushed(searched,
 
 
 def test_conll_types_matching_yours_by_name_are_mapped_for_the_schedules_with_a_source(tmp_path):
-    from crossner_hf.adapt import dry_run
+    from crossner_hf.selection import dry_run
 
     rows = [{"tokens": ["Hinton", "joined", "Google", "."], "ner_tags": ["B-x_person", "O", "B-lab", "O"]}] * 4
     (tmp_path / "d").mkdir()

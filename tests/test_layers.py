@@ -25,7 +25,7 @@ LAYERS = [
     "training",     # Trainer subclasses, schedules, DAPT, NER-BERT, the RNN loop and recipes
     "testing",      # tiny models and files for tests and smoke runs
     "reproduce",    # the papers' grids and tables (runs commands as processes, never imports them)
-    "adapt",        # which method for a user's domain: the candidates as a grid, the choice on dev, the evidence
+    "selection",    # which method for a user's domain: the candidates as a grid, the choice on dev, the evidence
     "commands",     # flags -> library calls
     "cli",
 ]

@@ -15,7 +15,7 @@ import crossner_hf
 from crossner_hf.outputs import portable
 from crossner_hf.results import SCHEMA, SHARED_KEYS, WorkflowResult, read_results
 
-RUNNERS = {"finetune", "adapt_encoder", "pretrain_nerbert", "train_bilstm_crf", "train_cdlm", "train_multicell"}
+RUNNERS = {"finetune", "adapt_encoder", "pretrain_nerbert", "train_bilstm_crf", "train_cdlm", "train_multicell", "adapt"}
 OWN_TYPES = {"politician": "investigator", "country": "lab"}  # CoNLL-2003 has neither, nor do they match its types
 SMALL = dict(word_dim=12, char_dim=6, char_filters=6, hidden_size=8, use_cpu=True, seed=3, num_train_epochs=2,
              max_steps_per_epoch=4, early_stopping_patience=0, source_subsample=40)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.adapt.config import AdaptConfig
+from crossner_hf.selection.config import AdaptConfig
 from crossner_hf.commands import make_command_parser
 from crossner_hf.commands.executor_args import ExecutorArguments
 from crossner_hf.commands.data_args import LabeledDataArguments
@@ -31,7 +31,7 @@ from crossner_hf.encoders import OFFLINE_ENCODER
 
 @dataclass
 class AdaptArguments(ExecutorArguments, AdaptConfig, LabeledDataArguments):
-    """:class:`~crossner_hf.adapt.config.AdaptConfig` plus the model, the data, the raw text and the executor."""
+    """:class:`~crossner_hf.selection.config.AdaptConfig` plus the model, the data, the raw text and the executor."""
 
     model_name_or_path: str = field(default=OFFLINE_ENCODER, metadata={
         "help": f"The encoder every method starts from: a Hub id, a folder, or '{OFFLINE_ENCODER}' (the "
@@ -54,7 +54,7 @@ class AdaptArguments(ExecutorArguments, AdaptConfig, LabeledDataArguments):
         AdaptConfig.__post_init__(self)
 
     def config(self) -> AdaptConfig:
-        """The settings part alone (what :func:`~crossner_hf.adapt.run.adapt` takes)."""
+        """The settings part alone (what :func:`~crossner_hf.selection.run.adapt` takes)."""
         from dataclasses import fields
 
         return AdaptConfig(**{f.name: getattr(self, f.name) for f in fields(AdaptConfig)})
@@ -71,7 +71,7 @@ def make_parser(subparsers: Any | None = None):
 def main(args: AdaptArguments) -> int:
     """Plan (``--dry_run``: print and stop) or run the search; print the table and where the model is. 1 when a
     method failed (the table marks it), 0 otherwise."""
-    from crossner_hf.adapt.run import adapt, dry_run
+    from crossner_hf.selection.run import adapt, dry_run
     from crossner_hf.commands.data_args import labeled_target
 
     target = labeled_target(args, None)

@@ -44,7 +44,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: CompareArguments) -> int:
-    from crossner_hf.adapt.run import compare
+    from crossner_hf.selection.run import compare
     from crossner_hf.commands.data_args import labeled_target
 
     target = labeled_target(args, None) if args.dataset_dir else None
@@ -53,7 +53,7 @@ def main(args: CompareArguments) -> int:
     print(f"\nBy dev F1: {result.chosen}. {result.choice.reason}")
     boot = result.results.get("bootstrap")
     if boot:
-        from crossner_hf.adapt.choice import bootstrap_sentence
+        from crossner_hf.selection.choice import bootstrap_sentence
 
         print(bootstrap_sentence(boot["first"], boot["second"], boot))
     return 0

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from crossner_hf.adapt.config import (
+from crossner_hf.selection.config import (
     LEVELS,
     MINUTES,
     SCHEDULES,
@@ -174,7 +174,7 @@ def cells_of(methods: list[Method]) -> list[Cell]:
 
 def _settings(budget: str, schedule: str, model: str, dapt: bool = False) -> str:
     """The settings column of the table: what the budget gives this method, in a few words."""
-    from crossner_hf.adapt.config import is_minilm
+    from crossner_hf.selection.config import is_minilm
 
     encoder = "MiniLM settings (lr 1e-4, head 1e-3, batch 8)" if is_minilm(model) else (
         "paper preset" if budget == "paper" else "lr 5e-5, batch 8")

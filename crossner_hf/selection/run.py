@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.adapt.candidates import Method, cells_of, plan_methods, select, slug
-from crossner_hf.adapt.choice import Choice, Row, bootstrap_sentence, choose, paired_bootstrap, sentence_counts
-from crossner_hf.adapt.config import BUDGET_TEXT, BUDGETS, AdaptConfig
-from crossner_hf.adapt.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
+from crossner_hf.selection.candidates import Method, cells_of, plan_methods, select, slug
+from crossner_hf.selection.choice import Choice, Row, bootstrap_sentence, choose, paired_bootstrap, sentence_counts
+from crossner_hf.selection.config import BUDGET_TEXT, BUDGETS, AdaptConfig
+from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.grid import Cell, grid_status, run_grid
 from crossner_hf.results import WorkflowResult, shared_record

@@ -45,7 +45,7 @@ BUDGET_TEXT = {
 
 @dataclass
 class AdaptConfig:
-    """Settings of an ``adapt`` run (the model, the data and the executor are :func:`~crossner_hf.adapt.run.adapt`'s
+    """Settings of an ``adapt`` run (the model, the data and the executor are :func:`~crossner_hf.selection.run.adapt`'s
     arguments)."""
 
     output_dir: str | None = field(default=None, metadata={

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.adapt.choice import Choice, Row, _pm
+from crossner_hf.selection.choice import Choice, Row, _pm
 from crossner_hf.outputs import atomic_output
 
 logger = logging.getLogger(__name__)
