@@ -121,19 +121,26 @@ def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: C
 
     ray = require("ray", "ray")
     address = options.ray_address or os.environ.get("RAY_ADDRESS")
-    if not ray.is_initialized():
+    # a connection this call opens is closed when it returns (a caller's own ray.init is left as it was), so a
+    # Python caller (adapt in a notebook, a test) can run another grid, or ray.init, afterwards
+    started = not ray.is_initialized()
+    if started:
         if address:
             ray.init(address=address, log_to_driver=False)
         else:  # a local cluster of this machine's cores
             ray.init(include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(_ray_task)
-    env = dict(os.environ)  # Ray workers of a joined cluster do not inherit the driver's environment
-    refs: dict[str, Any] = {}
-    for task in tasks:
-        deps = [refs[d] for d in task.deps]
-        refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=task.gpus, name=task.name,
-                                         max_retries=0).remote(run, task, env, *deps)
-    return dict(zip(refs, ray.get(list(refs.values()))))
+    try:
+        remote = ray.remote(_ray_task)
+        env = dict(os.environ)  # Ray workers of a joined cluster do not inherit the driver's environment
+        refs: dict[str, Any] = {}
+        for task in tasks:
+            deps = [refs[d] for d in task.deps]
+            refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=task.gpus, name=task.name,
+                                             max_retries=0).remote(run, task, env, *deps)
+        return dict(zip(refs, ray.get(list(refs.values()))))
+    finally:
+        if started:
+            ray.shutdown()
 
 
 def slurm_parameters(task: Any, dependency_job_ids: Sequence[str], options: ExecutorOptions) -> dict[str, Any]:

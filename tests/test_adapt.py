@@ -164,6 +164,7 @@ def searched(mydata, tiny_bert_dir, tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # with the Ray test: one worker builds `searched` once
 def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir, capsys):
     from crossner_hf import Tagger, evaluate_tagger
 
@@ -199,6 +200,9 @@ def test_a_ray_run_gives_the_same_table(searched, mydata, tiny_bert_dir, tmp_pat
     argv = _flags(mydata, tiny_bert_dir, ray_out)
     argv[argv.index("--methods") + 1] = "direct,joint"
     assert cli_main([*argv, "--executor", "ray"]) == 0
+    import ray
+
+    assert not ray.is_initialized()  # the Ray connection the run opened is closed (the next ray.init works)
     local = {r["method"]: r for r in json.loads((out / "adapt.json").read_text())["rows"]}
     for row in json.loads((ray_out / "adapt.json").read_text())["rows"]:
         for key in ("dev_f1", "test_f1", "dev_per_seed", "test_per_seed", "status"):
@@ -206,6 +210,7 @@ def test_a_ray_run_gives_the_same_table(searched, mydata, tiny_bert_dir, tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # with the Ray test: one worker builds `searched` once
 def test_the_adapt_page_runs(searched, mydata, tiny_bert_dir, tmp_path, monkeypatch):
     """docs/adapt.md's commands in order, in a folder holding `mydata/` and `mydata_raw.txt` (a tiny model in place
     of the MiniLM; the page's smoke budget as written). The cells the `searched` fixture trained with the same flags
@@ -244,6 +249,7 @@ def test_the_adapt_page_runs(searched, mydata, tiny_bert_dir, tmp_path, monkeypa
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # with the Ray test: one worker builds `searched` once
 def test_a_failed_method_is_one_line_the_rest_go_on_and_best_is_pushed(searched, mydata, tiny_bert_dir, tmp_path,
                                                                          fake_hub, capsys):
     import shutil

@@ -420,8 +420,8 @@ def test_the_rnn_commands_pass_a_target_and_a_config_down_not_their_own_object(c
                                                                        else "recipes"))
     seen = {}
 
-    def fake(target, config, **kwargs):
-        seen.update(target=target, config=config, **kwargs)
+    def fake(model, target, config=None, **kwargs):  # the one runner shape: model, data, config
+        seen.update(model=model, target=target, config=config, **kwargs)
         return "result"
 
     monkeypatch.setattr(library, runner, fake)
