@@ -98,12 +98,24 @@ def politics_model(tmp_path_factory, tiny_bert_dir):
     return out
 
 
+def _first_sentences(crossner_data_dir, out, n: int = 40):
+    """A CrossNER-layout folder holding the first ``n`` sentences of each politics file: what ``--domain`` reads
+    is the same, and four evaluations of 40 sentences instead of 541 keep this test short."""
+    folder = out / "politics"
+    folder.mkdir(parents=True)
+    for split in ("train", "dev", "test"):
+        blocks = (crossner_data_dir / "politics" / f"{split}.txt").read_text(encoding="utf-8").split("\n\n")
+        (folder / f"{split}.txt").write_text("\n\n".join(blocks[:n]) + "\n", encoding="utf-8")
+    return out
+
+
 def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_warning(politics_model, tmp_path,
                                                                                        crossner_data_dir, capsys):
     from crossner_hf.cli import main
     from crossner_hf.data.labels import LABELS
 
-    data = ["--data_dir", str(crossner_data_dir), "--split", "validation"]
+    small = _first_sentences(crossner_data_dir, tmp_path / "crossner")
+    data = ["--data_dir", str(small), "--split", "validation"]
     assert main(["report", "--model", str(politics_model), "--domain", "politics", *data, "--n_boot", "5",
                  "--output", str(tmp_path / "r.html")]) == 0
     by_domain = capsys.readouterr().out
@@ -114,7 +126,7 @@ def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_war
     assert main(["confusion", "--model", str(politics_model), "--domain", "politics", *data, "--output_dir",
                  str(tmp_path / "c")]) == 0
     record = json.loads((tmp_path / "c" / "confusion.json").read_text())
-    assert record["source"]["dataset"] == "politics" and record["sentences"] == 541
+    assert record["source"]["dataset"] == "politics" and record["sentences"] == 40
     with pytest.raises(SystemExit):  # --domain takes CrossNER configs only; a folder goes to --dataset_dir
         main(["confusion", "--model", str(politics_model), "--domain", "mydata"])
     # predict takes the same flags (its --config stays the YAML file of flags, as for every other command)
