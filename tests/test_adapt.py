@@ -183,6 +183,12 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
     assert result.test_f1 == pytest.approx(shipped["test_f1_exact"] / 100) and result["chosen"] == record["chosen"]
+    # the search's seconds count each run once: the DAPT run shared by two schedules is not counted twice
+    from crossner_hf.results import WorkflowResult
+
+    runs = [p.parent for name in ("results.json", "dapt_results.json") for p in (out / "cells").rglob(name)
+            if p.parent.name != "corpora" and p.parent.parent.name != p.parent.name]
+    assert result.seconds == pytest.approx(sum(WorkflowResult.read(folder).seconds for folder in set(runs)))
     # the CLI on the finished folder: nothing retrained, the same table
     mtimes = {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("results.json")}
     assert cli_main(_flags(mydata, tiny_bert_dir, out)) == 0
@@ -282,3 +288,25 @@ def test_conll_types_matching_yours_by_name_are_mapped_for_the_schedules_with_a_
     direct = next(line for line in lines if "--schedule direct" in line)
     assert "--source_label_map person=x_person" in joint and "--source_label_map" not in direct
     assert "CoNLL-2003 types mapped: person=x_person" in text
+
+
+def test_the_measured_search_is_the_command_the_page_prints(crossner_data_dir, tmp_path, monkeypatch, capsys):
+    """docs/adapt.md's "Measured" section: its data step runs, and its search command (an hour of a 2-core machine,
+    so dry-run here) plans on the converted folders the six methods its table shows."""
+    import re
+    import shlex
+
+    root = Path(__file__).resolve().parents[1]
+    section = (root / "docs" / "adapt.md").read_text(encoding="utf-8").split("## Measured", 1)[1]
+    monkeypatch.chdir(tmp_path)
+    (data_step,) = re.findall(r"`(python benchmarks/adapt_domains.py [^`]*)`", section)
+    argv = shlex.split(data_step)
+    assert subprocess.run([sys.executable, str(root / argv[1]), *argv[2:], "--data_dir", str(crossner_data_dir)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300).returncode == 0
+    assert len((tmp_path / "outputs" / "adapt-data" / "music-jsonl" / "train.jsonl").read_text().splitlines()) == 100
+    (command,) = re.findall(r"```text\n(crossner-hf adapt .*?)\n```", section, flags=re.S)
+    assert cli_main([*shlex.split(command)[1:], "--dry_run"]) == 0
+    out = capsys.readouterr().out
+    methods = re.findall(r"^\| ([a-z/-]+) \| [0-9.]+", section, flags=re.M)
+    assert len(methods) == 6 and all(re.search(rf"^  {re.escape(m)} +~", out, flags=re.M) for m in methods)
+    assert "needs --raw_text" not in out and not (tmp_path / "outputs" / "adapt-music").exists()
