@@ -19,7 +19,7 @@ from crossner_hf.selection import AdaptConfig, adapt, compare
 from crossner_hf.selection.candidates import NEEDS_RAW_TEXT, plan_methods, select
 from crossner_hf.selection.choice import Row, choose, paired_bootstrap
 from crossner_hf.selection.evidence import markdown_table
-from crossner_hf.selection.run import rows_of
+from crossner_hf.selection.run import _cells_seconds, rows_of
 from crossner_hf.cli import main as cli_main
 from crossner_hf.data.conll import read_conll
 from crossner_hf.data.target import load_target
@@ -183,7 +183,7 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
     assert result.test_f1 == pytest.approx(shipped["test_f1_exact"] / 100) and result["chosen"] == record["chosen"]
-    # the search's seconds count each run once: the DAPT run shared by two schedules is not counted twice
+    # the search's seconds are its runs' seconds, each run once (the shared DAPT run: the test below)
     from crossner_hf.results import WorkflowResult
 
     runs = [p.parent for name in ("results.json", "dapt_results.json") for p in (out / "cells").rglob(name)
@@ -310,3 +310,23 @@ def test_the_measured_search_is_the_command_the_page_prints(crossner_data_dir, t
     methods = re.findall(r"^\| ([a-z/-]+) \| [0-9.]+", section, flags=re.M)
     assert len(methods) == 6 and all(re.search(rf"^  {re.escape(m)} +~", out, flags=re.M) for m in methods)
     assert "needs --raw_text" not in out and not (tmp_path / "outputs" / "adapt-music").exists()
+
+
+def test_a_dapt_run_shared_by_two_schedules_counts_once_in_the_search_seconds(tmp_path):
+    """Each row's seconds include its DAPT run (the cost a method has); the search's total counts that run once."""
+    config = AdaptConfig(budget="smoke", methods=["dapt-domain/direct", "dapt-domain/joint"])
+    methods = select(plan_methods("m", "data", "mydata", config, raw_text=["raw.txt"], entity_list=None,
+                                  data_dir=None, out=tmp_path), config.methods)
+    cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
+    seconds = {"dapt": 100.0, "direct": 10.0, "joint": 30.0, "build-corpora": 1.0}
+    for cell in cells.values():
+        key = "build-corpora" if cell.command == "build-corpora" else "dapt" if cell.command == "dapt" else \
+            cell.name.split("/")[1]
+        cell.folder(tmp_path).mkdir(parents=True)
+        (cell.folder(tmp_path) / "results.json").write_text(json.dumps({
+            "schema": "crossner_hf.results/1", "workflow": cell.command, "model": "m", "seeds": [1],
+            "dev": {"overall_f1": 0.5}, "test": {"overall_f1": 0.4}, "seconds": seconds[key]}))
+    status = {name: "done" for name in cells}
+    rows = rows_of(methods, tmp_path, status, "smoke")
+    assert sorted(r.seconds for r in rows) == [110.0, 130.0]          # each method's cost, its DAPT included
+    assert _cells_seconds(list(cells.values()), tmp_path, status) == 140.0  # the DAPT run once, corpora not
