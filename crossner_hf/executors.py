@@ -2,7 +2,7 @@
 
 One :class:`ExecutorOptions` (``--executor local|ray|slurm`` and its knobs) and two kinds of work:
 
-- **A graph of tasks** (:func:`run_tasks`): the grid's cells (:mod:`crossner_hf.reproduce.grid`), each with a
+- **A graph of tasks** (:func:`run_tasks`): the grid's cells (:mod:`crossner_hf.grid`), each with a
   ``name``, ``deps``, ``cpus``, ``gpus`` and ``minutes``, run by a ``run(task, env=None) -> status`` the caller
   passes. A done task is skipped, a task runs only after its dependencies are done, a failed task is
   reported and the others go on (its dependants are 'blocked'), and rerunning resumes.

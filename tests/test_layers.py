@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "crossner_hf"
 
 LAYERS = [
     "base",         # _lazy, _moved, extras, outputs, results, executors, arguments, encoders, citations
+    "grid",         # typed cells of workflows, their folders and status, run packed / on Ray / on Slurm
     "data",         # labels, CoNLL, target datasets, words, tokenisation, collators, statistics
     "modeling",     # encoders, decoding, provenance, the RNN models
     "inference",    # the one Tagger and its transformer / RNN implementations

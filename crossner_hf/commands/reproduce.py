@@ -86,7 +86,7 @@ def main(args: ReproduceArguments) -> int:
     import sys
 
     from crossner_hf.reproduce.experiments import plan
-    from crossner_hf.reproduce.grid import status_table
+    from crossner_hf.grid import status_table
     from crossner_hf.reproduce.run import dry_run_text, run_experiment
 
     grid = plan(args.experiment, args.scale, args.output_dir, domains=args.domains, seeds=args.seeds, model=args.model,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from crossner_hf.reproduce.budgets import minutes_for, nerbert_columns, preset_flags, seeds_for
-from crossner_hf.reproduce.grid import Cell
+from crossner_hf.grid import Cell
 
 ELMO = ("cannot run here: ELMo needs a bidirectional LM pre-trained on the mixed raw text (allennlp weights or "
         "a biLM trainer, neither available offline; 004:858-862)")

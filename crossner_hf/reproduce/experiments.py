@@ -1,4 +1,4 @@
-"""The papers' experiments as grids of :class:`~crossner_hf.reproduce.grid.Cell`, at three scales.
+"""The papers' experiments as grids of :class:`~crossner_hf.grid.Cell`, at three scales.
 
 - ``smoke``: a tiny random BERT (``--model``, else one made in ``OUT/tiny-bert``), a few optimiser
   steps per run, small RNNs: exercises every path in minutes; the numbers mean nothing.
@@ -31,7 +31,7 @@ from crossner_hf.data.labels import DOMAINS
 from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_model, minutes_for, multicell_flags,
                                            nerbert_columns, preset_flags, rnn_flags, seeds_for, train_flags)
 from crossner_hf.reproduce import cdlm_tables
-from crossner_hf.reproduce.grid import Cell
+from crossner_hf.grid import Cell
 
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
                "nerbert-fig2", "nerbert-fig3", "cdlm-table3", "cdlm-table4", "cdlm-table5", "cdlm-fig6",

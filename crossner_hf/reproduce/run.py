@@ -11,7 +11,7 @@ from pathlib import Path
 
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.experiments import Plan
-from crossner_hf.reproduce.grid import grid_status, run_grid, topological
+from crossner_hf.grid import grid_status, run_grid, topological
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 The papers' numbers are transcribed once, each row with its source line, in ``paper_tables.json``
 (:mod:`.papers`). A table entry is built only from the result files of done cells
-(:func:`~crossner_hf.reproduce.grid.read_score`); a row/column whose cells are not all done
+(:func:`~crossner_hf.grid.read_score`); a row/column whose cells are not all done
 says what they are (``2/3 seeds``, ``failed``, ``missing input``, ``waiting``), never a partial
 mean presented as complete. The average column is given only when every column of the row is
 done. Paper rows no cell plans appear with the paper's numbers and the reason (not implemented,
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.reproduce.grid import Cell, grid_status, read_counts, read_score
+from crossner_hf.grid import Cell, grid_status, read_counts, read_score
 from crossner_hf.reproduce.papers import number, paper_data, paper_table, source_text
 
 
@@ -63,7 +63,7 @@ class Entry:
 def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None, metric: str = "f1"
                   ) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
     """(rows, columns, entries) of the scored cells, in the grid's order (scores of one entity
-    ``category`` when given, or test ``metric``, see :func:`~crossner_hf.reproduce.grid.read_score`)."""
+    ``category`` when given, or test ``metric``, see :func:`~crossner_hf.grid.read_score`)."""
     status = grid_status(cells, out)
     rows: list[str] = []
     columns: list[str] = []

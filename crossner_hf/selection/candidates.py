@@ -8,7 +8,7 @@ schedules fine-tuned from it (``dapt-integrated/joint``: joint training from the
 level). ``--models`` adds other encoders' three schedules, ``--bilstm_crf`` the BiLSTM-CRF floor. Without raw text the
 DAPT methods are still listed, as "needs --raw_text".
 
-Every run is a :class:`~crossner_hf.reproduce.grid.Cell` (a ``crossner-hf`` command in its own folder), so the
+Every run is a :class:`~crossner_hf.grid.Cell` (a ``crossner-hf`` command in its own folder), so the
 search runs, resumes and reports as the papers' grids do, on the same executors.
 """
 
@@ -30,7 +30,7 @@ from crossner_hf.selection.config import (
     rnn_budget_flags,
     train_budget_flags,
 )
-from crossner_hf.reproduce.grid import Cell
+from crossner_hf.grid import Cell
 
 NEEDS_RAW_TEXT = "needs --raw_text"
 

@@ -5,7 +5,7 @@ same table from runs already made.
 A search writes, under its output folder: ``data/<name>/`` (the target as JSON Lines, what every cell reads),
 ``entity_list.tsv`` (with raw text: the labeled spans of the train split, unless an entity list is given),
 ``plan.json``, ``cells/<method>/seed-<seed>/`` (one ``crossner-hf`` run each, as the papers' grids run them:
-:mod:`crossner_hf.reproduce.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and ``best/``, a copy of the
+:mod:`crossner_hf.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and ``best/``, a copy of the
 chosen method's best-dev seed with the comparison in its card. Rerunning the same call resumes: finished cells are
 kept, a killed one continues from its checkpoint.
 """
@@ -25,7 +25,7 @@ from crossner_hf.selection.choice import Choice, Row, bootstrap_sentence, choose
 from crossner_hf.selection.config import BUDGET_TEXT, BUDGETS, AdaptConfig
 from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
-from crossner_hf.reproduce.grid import Cell, grid_status, run_grid
+from crossner_hf.grid import Cell, grid_status, run_grid
 from crossner_hf.results import WorkflowResult, shared_record
 
 logger = logging.getLogger(__name__)

@@ -1,0 +1,26 @@
+"""The grid: typed runs (cells) of ``crossner-hf`` workflows, each in its own folder, run and resumed on the
+executors of :mod:`crossner_hf.executors` (local processes packed on this machine's cores and GPUs, Ray, Slurm).
+
+One grid serves every caller that runs many trainings: ``reproduce`` (the papers' experiments) and ``adapt`` (the
+methods on a user's domain). It sits low in the layers (it imports only the base layer): a cell runs its workflow
+as a process, never by importing a command.
+
+- :mod:`.cells`: :class:`Cell`, its folder and status, the dependency order, the status table, a cell's scores
+- :mod:`.run`: running one cell (its process, log, markers, resume) and a whole grid under the folder's lock
+"""
+
+from crossner_hf.grid.cells import (
+    STATUSES,
+    Cell,
+    cell_status,
+    grid_status,
+    read_counts,
+    read_score,
+    run_cell,
+    run_grid,
+    status_table,
+    topological,
+)
+
+__all__ = ["STATUSES", "Cell", "cell_status", "grid_status", "read_counts", "read_score", "run_cell", "run_grid",
+           "status_table", "topological"]
