@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
+"""The commands that checkpoint and take ``--resume_from_checkpoint`` (a grid cell of one resumes after a kill)."""
+
 STATUSES = ("done", "running", "failed", "blocked", "missing input", "waiting")
 """blocked: a dependency failed or is missing its input; missing input: a file or folder it reads is absent."""
 
@@ -71,7 +74,11 @@ class Cell:
     def command_line(self, out: str | Path) -> list[str]:
         target = (["--output", str(self.folder(out) / self.output_file)] if self.output_file
                   else ["--output_dir", str(self.folder(out))])
-        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, *target]
+        # a cell killed mid-run continues from its last complete checkpoint when the grid runs it again (a fresh
+        # folder has none, so the first run starts at step 0; the run-identity check refuses changed settings)
+        resume = (["--resume_from_checkpoint", "true"]
+                  if self.command in RESUMABLE and "--resume_from_checkpoint" not in self.argv else [])
+        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, *resume, *target]
 
     def to_dict(self) -> dict:
         return asdict(self)
