@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,16 @@ class ExecutorOptions:
 
     executor: str = "local"
     workers: int = -1
-    """Datatrove stages: tasks at the same time (-1: this machine's cores; on Slurm, the cluster's limit)."""
+    """Tasks at the same time (-1: fill the machine: a grid's GPU cells every GPU slot, its CPU cells one a core;
+    datatrove stages this machine's cores; on Slurm, the cluster's limit)."""
+    cells_per_gpu: int = 1
+    """Grid cells sharing one GPU (local: slots of ``CUDA_VISIBLE_DEVICES``; Ray: a fraction 1/K of a GPU each)."""
+    threads_per_cell: int | None = None
+    """Threads of each task's process (None: this machine's cores / the tasks running at once; Ray: its CPUs)."""
+    cells_per_job: int = 1
+    """Slurm: grid cells packed into one job (run there as the local executor packs them)."""
+    keep_checkpoints: bool = False
+    """Grids: a finished cell keeps its checkpoints (by default it keeps one copy of its model)."""
     ray_address: str | None = None
     slurm_partition: str | None = None
     slurm_cluster: str | None = None
@@ -72,6 +81,14 @@ class ExecutorOptions:
     def __post_init__(self) -> None:
         if self.executor not in EXECUTORS:
             raise ValueError(f"--executor {self.executor!r}: choose one of {', '.join(EXECUTORS)}.")
+        for name in ("cells_per_gpu", "cells_per_job"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name} {getattr(self, name)}: give a positive number of cells.")
+        if self.threads_per_cell is not None and self.threads_per_cell < 1:
+            raise ValueError(f"--threads_per_cell {self.threads_per_cell}: give a positive number of threads.")
+        if self.workers == 0 or self.workers < -1:
+            raise ValueError(f"--workers {self.workers}: give a positive number of tasks at once (-1 fills the "
+                             "machine).")
 
     def at_once(self) -> int:
         """How many datatrove tasks run at the same time: ``workers``, else this machine's cores (local, Ray
@@ -84,39 +101,196 @@ class ExecutorOptions:
 # ------------------------------------------------------------------------------------------- graphs of tasks
 
 RunTask = Callable[..., str]
-"""``run(task, env=None) -> status`` (``"done"``, ``"failed"``, ...): runs one task; ``env`` is the driver's
-environment, which Ray workers of a joined cluster do not inherit."""
+"""``run(task, env=None) -> status`` (``"done"``, ``"failed"``, ``"oom"``, ...): runs one task in a process given
+``env``, the whole environment that process gets (:func:`task_environment`)."""
+
+ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "CROSSNER_", "TRANSFORMERS_", "TORCH_", "PYTORCH_", "TOKENIZERS_", "LC_",
+                "SLURM_", "SUBMITIT_")
+ENV_NAMES = frozenset({
+    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
+    "PYTHONHASHSEED", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "NLTK_DATA",
+    "XDG_CACHE_HOME", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER",
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+})
+"""What of the driver's environment a task gets (names, and names starting with :data:`ENV_PREFIXES`): the data
+and cache locations, the offline switches, thread and path variables. ``CROSSNER_CELL_ENV=A,B`` adds names."""
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS")
+
+
+def _secret(name: str) -> bool:
+    return name.endswith(("_TOKEN", "_API_KEY", "_SECRET", "_PASSWORD")) or name in ("HF_TOKEN_PATH",)
+
+
+def task_environment(base: Mapping[str, str], *, gpus: Sequence[str | int] | None = None, threads: int | None = None,
+                     pushes: bool = False) -> dict[str, str]:
+    """The environment of one task's process: the allow-list of ``base`` (never the driver's whole environment,
+    which on Ray or Slurm would ship every variable, tokens included, through the cluster), tokens only when the
+    task pushes to the Hub, ``CUDA_VISIBLE_DEVICES`` set to the task's own GPUs (``None``: left as ``base`` has
+    it; ``[]``: none) and every thread variable set to ``threads``."""
+    extra = {n.strip() for n in base.get("CROSSNER_CELL_ENV", "").split(",") if n.strip()}
+    env = {k: v for k, v in base.items()
+           if (k in ENV_NAMES or k in extra or k.startswith(ENV_PREFIXES)) and (pushes or k in extra or not _secret(k))}
+    if gpus is not None:
+        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
+    elif "CUDA_VISIBLE_DEVICES" in base:
+        env["CUDA_VISIBLE_DEVICES"] = base["CUDA_VISIBLE_DEVICES"]
+    if threads is not None:
+        env.update({name: str(threads) for name in THREAD_VARIABLES})
+    return env
+
+
+def local_gpus(env: Mapping[str, str] | None = None) -> list[str]:
+    """This machine's GPUs as ``CUDA_VISIBLE_DEVICES`` names them: that variable when set (``""``: none), else
+    ``nvidia-smi -L``'s indices; ``[]`` without a GPU. No CUDA library is loaded."""
+    env = os.environ if env is None else env
+    if "CUDA_VISIBLE_DEVICES" in env:
+        return [g.strip() for g in env["CUDA_VISIBLE_DEVICES"].split(",") if g.strip() and g.strip() != "-1"]
+    import shutil
+    import subprocess
+
+    if shutil.which("nvidia-smi") is None:
+        return []
+    listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return [str(i) for i, line in enumerate(listed.stdout.splitlines()) if line.startswith("GPU ")] \
+        if listed.returncode == 0 else []
+
+
+@dataclass
+class Packing:
+    """How one machine's cores and GPUs are shared between the tasks running at once (see :func:`plan_packing`)."""
+
+    workers: int
+    threads: int
+    gpus: list[str]
+    cells_per_gpu: int
+
+
+def plan_packing(tasks: Sequence[Any], options: ExecutorOptions, env: Mapping[str, str] | None = None) -> Packing:
+    """``options.workers`` tasks at once (-1: fill the machine: every GPU slot when the tasks use GPUs and the
+    machine has some, else one task a core), each with ``cores / workers`` threads (``threads_per_cell``
+    overrides), so N tasks never oversubscribe the cores."""
+    cores = os.cpu_count() or 1
+    gpus = local_gpus(env)
+    uses_gpus = any(getattr(t, "gpus", 0) for t in tasks)
+    if options.workers > 0:
+        workers = options.workers
+    elif uses_gpus and gpus:
+        workers = len(gpus) * options.cells_per_gpu
+    else:
+        workers = cores
+    workers = max(1, min(workers, len(tasks) or 1))
+    threads = options.threads_per_cell or max(1, cores // workers)
+    return Packing(workers, threads, gpus, options.cells_per_gpu)
 
 
 def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, status: Callable[[Any], str],
-              log_dir: str | Path) -> dict[str, str]:
+              log_dir: str | Path, progress: Callable[[dict[str, str]], None] | None = None) -> dict[str, str]:
     """Run every task that is not done, dependencies first (``tasks`` in topological order); returns each task's
     final status. ``status(task)`` reads a task's status from its outputs (``"done"`` skips it); ``log_dir``
-    holds submitit's job folders."""
+    holds submitit's job folders; ``progress(statuses)`` is called after each change (a task started or ended)."""
     runner = {"local": _run_local, "ray": _run_ray, "slurm": _run_slurm}[options.executor]
-    return runner(list(tasks), options, run, status, Path(log_dir))
+    final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None))
+    return {name: "failed" if state == "oom" else state for name, state in final.items()}
+
+
+def _blocked(task: Any, state: Mapping[str, str]) -> bool | None:
+    """True: a dependency ended without finishing; None: one has not ended yet; False: all are done."""
+    ends = [state.get(d) for d in task.deps]
+    if any(e not in (None, "done", "running") for e in ends):
+        return True
+    return None if any(e != "done" for e in ends) else False
 
 
 def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-               log_dir: Path) -> dict[str, str]:
-    done: dict[str, str] = {}
-    for i, task in enumerate(tasks, 1):
-        if any(done.get(dep) != "done" for dep in task.deps):
-            done[task.name] = "blocked"
-            continue
-        done[task.name] = run(task)
-        logger.info("[%d/%d] %s: %s", i, len(tasks), task.name, done[task.name])
-    return done
+               log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
+    """The tasks packed on this machine: up to ``workers`` at once as their dependencies allow, each GPU task on
+    its own slot of one GPU (``CUDA_VISIBLE_DEVICES``), the cores split between them. A task that ran out of GPU
+    memory beside others ("oom") is run again alone, with the machine to itself."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    packing = plan_packing([t for t in tasks if status(t) != "done"], options)
+    state: dict[str, str] = {t.name: "done" for t in tasks if status(t) == "done"}
+    pending = [t for t in tasks if t.name not in state]
+    free = {g: packing.cells_per_gpu for g in packing.gpus}
+    alone: list[Any] = []  # out of GPU memory beside others: run again with nothing beside them
+    running: dict[Any, tuple[Any, list[str]]] = {}
+    logger.info("running %d tasks, %d at once, %d thread(s) each%s", len(pending), packing.workers, packing.threads,
+                f", {packing.cells_per_gpu} a GPU on GPUs {','.join(packing.gpus)}" if packing.gpus else "")
+
+    def take_gpus(task: Any, exclusive: bool) -> list[str] | None:
+        if not task.gpus or not packing.gpus:
+            return [] if packing.gpus else None
+        want = packing.cells_per_gpu if exclusive else 1
+        ids = [g for g in packing.gpus if free[g] >= want][:task.gpus]
+        if len(ids) < task.gpus:
+            return None
+        for g in ids:
+            free[g] -= want
+        return ids
+
+    pool = ThreadPoolExecutor(max_workers=packing.workers, thread_name_prefix="cell")
+    try:
+        while pending or running or alone:
+            for task in list(pending):
+                if _blocked(task, state):
+                    state[task.name] = "blocked"
+                    pending.remove(task)
+            queue = alone if (alone and not running) else [t for t in pending if _blocked(t, state) is False]
+            for task in list(queue):
+                exclusive = queue is alone
+                if len(running) >= (1 if exclusive else packing.workers) or (alone and not exclusive):
+                    break
+                ids = take_gpus(task, exclusive)
+                if ids is None and task.gpus and packing.gpus:
+                    continue  # no GPU slot free now: another task may fit
+                (alone if exclusive else pending).remove(task)
+                state[task.name] = "running"
+                threads = (options.threads_per_cell or os.cpu_count() or 1) if exclusive else packing.threads
+                env = task_environment(os.environ, gpus=ids if packing.gpus else None, threads=threads,
+                                       pushes=getattr(task, "pushes", False))
+                future = pool.submit(run, task, env=env)
+                running[future] = (task, [g for g in (ids or [])], exclusive)
+                progress(dict(state))
+            if not running:
+                for task in pending:  # nothing runs and nothing can start: their dependencies never ran
+                    state[task.name] = "blocked"
+                break
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for future in finished:
+                task, ids, exclusive = running.pop(future)
+                for g in ids:
+                    free[g] += packing.cells_per_gpu if exclusive else 1
+                result = future.result()
+                if result == "oom" and not exclusive and (running or packing.cells_per_gpu > 1):
+                    logger.warning("%s ran out of GPU memory beside other tasks; it runs again alone", task.name)
+                    alone.append(task)
+                    state.pop(task.name, None)
+                    continue
+                state[task.name] = result
+                logger.info("%s: %s", task.name, result)
+                progress(dict(state))
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return {t.name: state.get(t.name, "blocked") for t in tasks}
 
 
 def _ray_task(run: RunTask, task: Any, env: dict[str, str], *dep_status: str) -> str:
     if any(s != "done" for s in dep_status):
         return "blocked"
+    import ray
+
+    env = dict(env)
+    # the GPU(s) Ray assigned this task and no other: the task's process must not see the rest of the node's
+    env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in ray.get_gpu_ids()) if task.gpus else ""
     return run(task, env=env)
 
 
 def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-             log_dir: Path) -> dict[str, str]:
+             log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
     from crossner_hf.extras import require
 
     ray = require("ray", "ray")
@@ -130,17 +304,51 @@ def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: C
         else:  # a local cluster of this machine's cores
             ray.init(include_dashboard=False, log_to_driver=False)
     try:
-        remote = ray.remote(_ray_task)
-        env = dict(os.environ)  # Ray workers of a joined cluster do not inherit the driver's environment
-        refs: dict[str, Any] = {}
-        for task in tasks:
-            deps = [refs[d] for d in task.deps]
-            refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=task.gpus, name=task.name,
-                                             max_retries=0).remote(run, task, env, *deps)
-        return dict(zip(refs, ray.get(list(refs.values()))))
+        state = _ray_pass(ray, tasks, options, run, status, progress, {})
+        oom = [t for t in tasks if state.get(t.name) == "oom"]
+        if oom and options.cells_per_gpu > 1:  # out of memory on a shared GPU: again, each with whole GPUs
+            logger.warning("%s ran out of GPU memory on a shared GPU; running again with whole GPUs",
+                           ", ".join(t.name for t in oom))
+            again = {t.name for t in oom}
+            for task in tasks:
+                if task.name in again or any(d in again for d in task.deps):
+                    again.add(task.name)
+            whole = ExecutorOptions(**{**options.__dict__, "cells_per_gpu": 1})
+            state.update(_ray_pass(ray, [t for t in tasks if t.name in again], whole, run, status, progress,
+                                   {k: v for k, v in state.items() if k not in again}))
+        return state
     finally:
         if started:
             ray.shutdown()
+
+
+def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
+              progress: Callable[[dict[str, str]], None], known: dict[str, str]) -> dict[str, str]:
+    remote = ray.remote(_ray_task)
+    refs: dict[str, Any] = {}
+    state = dict(known)
+    for task in tasks:
+        if status(task) == "done":
+            state[task.name] = "done"
+            continue
+        deps = [refs[d] if d in refs else state.get(d, "done") for d in task.deps]
+        # a fraction of a GPU packs cells_per_gpu tasks on one device; the CPUs it asks for are its threads
+        gpus = task.gpus / options.cells_per_gpu if task.gpus == 1 else task.gpus
+        env = task_environment(os.environ, threads=options.threads_per_cell or task.cpus,
+                               pushes=getattr(task, "pushes", False))
+        refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=gpus, name=task.name,
+                                         max_retries=0).remote(run, task, env, *deps)
+        state[task.name] = "running"
+    progress(dict(state))
+    names = {ref: name for name, ref in refs.items()}
+    waiting = list(refs.values())
+    while waiting:
+        ready, waiting = ray.wait(waiting, num_returns=1)
+        for ref in ready:
+            state[names[ref]] = ray.get(ref)
+            logger.info("%s: %s", names[ref], state[names[ref]])
+        progress(dict(state))
+    return state
 
 
 def slurm_parameters(task: Any, dependency_job_ids: Sequence[str], options: ExecutorOptions) -> dict[str, Any]:

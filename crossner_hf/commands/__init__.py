@@ -54,6 +54,12 @@ def run_command(
     try:
         (args,) = parser.parse_args_and_config(argv)
         result = main(args)
+    except KeyboardInterrupt as err:  # Ctrl-C: one line, the shell's 130 (a grid says what it kept)
+        if debug:
+            raise
+        close_progress_bars()
+        print(f"{parser.prog}: {getattr(err, 'message', 'interrupted')}", file=sys.stderr)
+        return 130
     except Exception as err:
         # a full disk surfaces as OSError, safetensors' SafetensorError or torch's RuntimeError, deep in a
         # save: one line naming the folder and the space, whatever raised it

@@ -16,11 +16,11 @@ from crossner_hf.grid.cells import (
     grid_status,
     read_counts,
     read_score,
-    run_cell,
-    run_grid,
+    render_flags,
     status_table,
     topological,
 )
+from crossner_hf.grid.run import GridInterrupted, grid_lock, run_cell, run_grid
 
-__all__ = ["STATUSES", "Cell", "cell_status", "grid_status", "read_counts", "read_score", "run_cell", "run_grid",
-           "status_table", "topological"]
+__all__ = ["STATUSES", "Cell", "GridInterrupted", "cell_status", "grid_lock", "grid_status", "read_counts",
+           "read_score", "render_flags", "run_cell", "run_grid", "status_table", "topological"]

@@ -1,32 +1,30 @@
-"""The cells of an experiment grid: what each runs, where, after what, and how far it got.
+"""The cells of a grid: what each runs, where, after what, and how far it got.
 
-A :class:`Cell` is one run of an existing ``crossner-hf`` command (``train``, ``dapt``,
-``bilstm-crf``, ...) writing into its own folder ``OUT/cells/<name>``; the harness adds
-``--output_dir`` and nothing else, so there is no second copy of training code. A cell is
-**done** when its result file (``results.json``, ``dapt_results.json``) exists: the commands
-move model, results and card into place together (:func:`crossner_hf.outputs.staged_outputs`),
-so that file's presence means the run finished. Rerunning a grid skips done cells.
+A :class:`Cell` is one typed run of a ``crossner-hf`` workflow (``train``, ``dapt``, ``bilstm-crf``, ...): the
+command, its settings as values (``settings``: flag name -> value, the fields of the workflow's config and its model
+and data arguments; a budget sets values there, never edits flag lists), the cells it reads (``deps``) and the
+files it needs (``inputs``). It runs as its own process (the command with the settings as flags, so there is no
+second copy of training code) in its own folder ``OUT/cells/<name>``, where :mod:`crossner_hf.grid.run` writes it
+as ``cell.json``; the harness adds ``--output_dir`` (and ``--resume_from_checkpoint true`` for the commands that
+checkpoint). A cell is **done** when its result file (``results.json``, ``dapt_results.json``) exists: the commands
+move model, results and card into place together (:func:`crossner_hf.outputs.staged_outputs`), so that file's
+presence means the run finished. Rerunning a grid skips done cells and continues a killed one.
 
 Status files in the cell folder (so any executor, on any node, reports the same table):
-``.running`` (host and pid, written when the run starts), ``.failed`` (the last line of the
-command's stderr); the command's whole output is in ``log.txt``.
+``.running`` (host, the grid's pid and the cell process's, written when the run starts), ``.failed`` (the last
+line of the command's output); the command's whole output is in ``log.txt``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from crossner_hf.executors import ExecutorOptions
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +65,22 @@ class Cell:
     output_file: str | None = None
     """For a command that writes one file (``plot-entities --output``): its name in the cell folder,
     passed as ``--output``; otherwise the folder is passed as ``--output_dir``."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    """The run's settings as values (flag name without ``--`` -> value), rendered after ``argv``
+    (:func:`render_flags`): what a budget sets."""
+    program: tuple[str, ...] | None = None
+    """The process to start instead of ``python -m crossner_hf.cli COMMAND`` (a step of the user's own that takes
+    the same ``--output_dir``)."""
+
+    @property
+    def pushes(self) -> bool:
+        """Whether the run pushes to the Hub: only then does its process get the driver's Hub token."""
+        flags = self.flags()
+        return "--push_to_hub" in flags and flags[flags.index("--push_to_hub") + 1:][:1] != ["false"]
+
+    def flags(self) -> list[str]:
+        """The command's flags: ``argv`` then the ``settings`` as flags (``--output_dir`` excepted)."""
+        return [*self.argv, *render_flags(self.settings)]
 
     def folder(self, out: str | Path) -> Path:
         return Path(out) / "cells" / self.name
@@ -76,12 +90,44 @@ class Cell:
                   else ["--output_dir", str(self.folder(out))])
         # a cell killed mid-run continues from its last complete checkpoint when the grid runs it again (a fresh
         # folder has none, so the first run starts at step 0; the run-identity check refuses changed settings)
+        flags = self.flags()
         resume = (["--resume_from_checkpoint", "true"]
-                  if self.command in RESUMABLE and "--resume_from_checkpoint" not in self.argv else [])
-        return [sys.executable, "-m", "crossner_hf.cli", self.command, *self.argv, *resume, *target]
+                  if self.command in RESUMABLE and "--resume_from_checkpoint" not in flags else [])
+        program = list(self.program) if self.program else [sys.executable, "-m", "crossner_hf.cli", self.command]
+        return [*program, *flags, *resume, *target]
+
+    def shell_line(self, out: str | Path) -> str:
+        """The equivalent ``crossner-hf`` command line (a user reruns one cell by hand with it)."""
+        import shlex
+
+        line = self.command_line(out)
+        return shlex.join(["crossner-hf", *line[3:]] if not self.program else line)
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Cell:
+        """A cell from its ``cell.json`` (or ``plan.json`` entry)."""
+        tuples = ("argv", "deps", "inputs", "program")
+        return cls(**{k: (tuple(v) if k in tuples and v is not None else v) for k, v in record.items()})
+
+
+def render_flags(settings: Mapping[str, Any]) -> list[str]:
+    """``{"max_steps": 60, "use_cpu": True, "seeds": [1, 2], "x": None}`` -> ``--max_steps 60 --use_cpu true
+    --seeds 1 2`` (None: left out, the command's default)."""
+    flags: list[str] = []
+    for name, value in settings.items():
+        if value is None:
+            continue
+        flag = f"--{name}"
+        if isinstance(value, bool):
+            flags += [flag, "true" if value else "false"]
+        elif isinstance(value, (list, tuple)):
+            flags += [flag, *(str(v) for v in value)]
+        else:
+            flags += [flag, str(value)]
+    return flags
 
 
 def topological(cells: Iterable[Cell]) -> list[Cell]:
@@ -135,7 +181,7 @@ def _still_running(marker: Path) -> bool:
         return True
     from crossner_hf.executors import pid_alive
 
-    return pid_alive(int(owner["pid"]))
+    return any(pid_alive(int(owner[key])) for key in ("pid", "cell_pid") if owner.get(key))
 
 
 def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
@@ -147,29 +193,6 @@ def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
             own = "blocked"
         status[cell.name] = own
     return status
-
-
-def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | None = None) -> dict[str, str]:
-    """Run every cell that is not done on ``options.executor`` (:mod:`crossner_hf.executors`: local, Ray, Slurm),
-    dependencies first; returns each cell's final status."""
-    from functools import partial
-
-    from crossner_hf.executors import ExecutorOptions, run_tasks
-
-    return run_tasks(topological(cells), options or ExecutorOptions(), run=partial(run_cell, out=str(out)),
-                     status=partial(cell_status, out=out), log_dir=Path(out) / "slurm")
-
-
-def _submit_cells(executor: Any, cells: list[Cell], out: str | Path, options: ExecutorOptions,
-                  status: dict[str, str]) -> dict[str, Any]:
-    """The old ``submit_cells`` (warns through :mod:`crossner_hf._moved`): :func:`crossner_hf.executors.submit_tasks`
-    over the cells."""
-    from functools import partial
-
-    from crossner_hf.executors import submit_tasks
-
-    return submit_tasks(executor, list(cells), options, status, run=partial(run_cell, out=str(out)),
-                        status=partial(cell_status, out=out))
 
 
 def status_table(cells: Iterable[Cell], out: str | Path) -> str:
@@ -188,45 +211,6 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
     counts = {s: sum(1 for v in status.values() if v == s) for s in STATUSES}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" (of {len(cells)})")
     return "\n".join(lines)
-
-
-def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None) -> str:
-    """Run one cell's command unless it is done; returns its status afterwards ('done' or 'failed').
-
-    The command's output goes to ``log.txt`` in the cell folder; a failure writes ``.failed`` with
-    the last line of its standard error (the commands print one line for user errors).
-    """
-    folder = cell.folder(out)
-    if (folder / cell.result_file).is_file():
-        return "done"
-    missing = [p for p in cell.inputs if not Path(p).exists()]
-    if missing:
-        return "missing input"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / ".failed").unlink(missing_ok=True)
-    (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
-    logger.info("cell %s: %s", cell.name, " ".join(cell.command_line(out)[2:]))
-    log_path = folder / "log.txt"
-    with open(log_path, "a", encoding="utf-8") as log:
-        log.write("$ " + " ".join(cell.command_line(out)) + "\n")
-        log.flush()
-        start = log.tell()
-        # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
-        proc = subprocess.run(cell.command_line(out), stdout=log, stderr=subprocess.STDOUT,
-                              env=dict(env) if env is not None else None)
-    (folder / ".running").unlink(missing_ok=True)
-    if proc.returncode == 0 and (folder / cell.result_file).is_file():
-        return "done"
-    with open(log_path, encoding="utf-8", errors="replace") as log:
-        log.seek(start)
-        # the commands print their one-line error last; progress bars end in carriage returns
-        lines = [line.split("\r")[-1] for line in log.read().splitlines() if line.strip()]
-    last = lines[-1] if lines else f"exit code {proc.returncode}"
-    if proc.returncode == 0:
-        last = f"the command succeeded but wrote no {cell.result_file}"
-    (folder / ".failed").write_text(last + "\n")
-    logger.warning("cell %s failed: %s (log: %s)", cell.name, last, folder / "log.txt")
-    return "failed"
 
 
 def read_score(cell: Cell, out: str | Path, category: str | None = None, metric: str = "f1") -> float | None:

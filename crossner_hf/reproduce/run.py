@@ -11,7 +11,7 @@ from pathlib import Path
 
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.experiments import Plan
-from crossner_hf.grid import grid_status, run_grid, topological
+from crossner_hf.grid import grid_lock, grid_status, run_grid, topological
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ def dry_run_text(cells, out) -> str:
         missing = [p for p in cell.inputs if not Path(p).exists()]
         need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
         lines.append(f"{cell.name}  (~{cell.minutes:g} min, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
-                     f"    crossner-hf {' '.join(cell.command_line(out)[3:])}")
+                     f"    {cell.shell_line(out)}")
     total = sum(c.minutes for c in cells)
     lines.append(f"{len(cells)} cells, ~{total:g} min of runs one after another ({total / 60:.1f} h)")
     return "\n".join(lines)
@@ -82,9 +82,12 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
         require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
         if grid.experiment == "nerbert-fig3":
             require("sklearn", "plots")  # the plot-entities cells need it
-    (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
-                                               "cells": [c.to_dict() for c in grid.cells]}, indent=2))
-    if run:
+    if not run:  # --status: reads what is done (while a run may hold the folder), writes only the table
+        return _tables(grid, out)
+    with grid_lock(out):  # one run per folder, from the plan to the table
+        (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale,
+                                                   "model": grid.model, "cells": [c.to_dict() for c in grid.cells]},
+                                                  indent=2))
         from crossner_hf.reproduce.budgets import default_model
 
         # the smoke grid's own encoder (not one the caller named): made here when absent
@@ -93,6 +96,10 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
 
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
         run_grid(grid.cells, out, executor or ExecutorOptions())
+        return _tables(grid, out)
+
+
+def _tables(grid: Plan, out: Path) -> ExperimentResult:
     md, csv_path = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model,
                                 notes=grid.notes, unplanned=grid.unplanned)
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)

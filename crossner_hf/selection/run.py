@@ -25,13 +25,14 @@ from crossner_hf.selection.choice import Choice, Row, bootstrap_sentence, choose
 from crossner_hf.selection.config import BUDGET_TEXT, BUDGETS, AdaptConfig
 from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
-from crossner_hf.grid import Cell, grid_status, run_grid
+from crossner_hf.outputs import scrub_paths
+from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
 from crossner_hf.results import WorkflowResult, shared_record
 
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
-COPY_IGNORE = ("seed-*", "checkpoint-*", "log.txt", ".running", ".failed", ".lock*", "*.tmp*")
+COPY_IGNORE = ("seed-*", "checkpoint-*", "log.txt", "cell.json", ".running", ".failed", ".lock*", "*.tmp*")
 
 
 @dataclass(frozen=True, repr=False)
@@ -106,8 +107,13 @@ def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: lis
 
     name = slug(target.name)
     data = out / "data" / name
-    # CoNLL-2003's types the user's match by name (x_person, PER): trained as the user's, said in the table
-    label_map = format_label_map(propose_label_map(types_of(LABELS[SOURCE_DOMAIN]), types_of(target.labels)))
+    # --source_label_map as given ('none': no map); by default CoNLL-2003's types the user's match by name
+    # (x_person, PER), trained as the user's and said in the table
+    label_map = config.source_label_map
+    if label_map is None:
+        label_map = format_label_map(propose_label_map(types_of(LABELS[SOURCE_DOMAIN]), types_of(target.labels)))
+    elif label_map == "none":
+        label_map = ""
     methods = select(plan_methods(str(model), str(data.resolve()), name, config, raw_text=raw_text,
                                   entity_list=entity_list, data_dir=source, out=out.resolve(),
                                   label_map=label_map or None), config.methods)
@@ -164,25 +170,26 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
     target = _load(target)
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
     check_writable(out, "--output_dir", folder=True)
-    raw, entities = _paths(raw_text), _paths(entity_list)
-    for path in (raw or []) + (entities or []):
-        if not Path(path).is_file():
-            raise FileNotFoundError(f"{path}: no such file (--raw_text / --entity_list take text files).")
-    methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
-    write_target(target, data)
-    if raw and not entities and any(c.command == "build-corpora" for c in cells):
-        write_entity_list(target, out / "entity_list.tsv")
-    (out / "plan.json").write_text(json.dumps({
-        "model": str(model), "dataset": target.name, "config": config.__dict__, "raw_text": raw,
-        "methods": [{"name": m.name, "status": m.status, "minutes": m.minutes, "cells": [c.name for c in m.cells]}
-                    for m in methods],
-        "cells": [c.to_dict() for c in cells]}, indent=2, default=str))
-    logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
-    status = run_grid(cells, out, _options(executor)) if cells else {}
-    status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
-    rows = rows_of(methods, out, status, config.budget)
-    return finish(out, rows, target, config=config, model=str(model), status=status,
-                  budget_text=BUDGET_TEXT[config.budget], seconds=_cells_seconds(cells, out, status))
+    with grid_lock(out):  # one run per folder, from the plan to best/
+        raw, entities = _paths(raw_text), _paths(entity_list)
+        for path in (raw or []) + (entities or []):
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"{path}: no such file (--raw_text / --entity_list take text files).")
+        methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
+        write_target(target, data)
+        if raw and not entities and any(c.command == "build-corpora" for c in cells):
+            write_entity_list(target, out / "entity_list.tsv")
+        (out / "plan.json").write_text(json.dumps({
+            "model": str(model), "dataset": target.name, "config": config.__dict__, "raw_text": raw,
+            "methods": [{"name": m.name, "status": m.status, "minutes": m.minutes, "cells": [c.name for c in m.cells]}
+                        for m in methods],
+            "cells": [c.to_dict() for c in cells]}, indent=2, default=str))
+        logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
+        status = run_grid(cells, out, _options(executor)) if cells else {}
+        status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
+        rows = rows_of(methods, out, status, config.budget)
+        return finish(out, rows, target, config=config, model=str(model), status=status,
+                      budget_text=BUDGET_TEXT[config.budget], seconds=_cells_seconds(cells, out, status))
 
 
 def _cells_seconds(cells: Sequence[Any], out: Path, status: dict[str, str]) -> float:
@@ -209,7 +216,8 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
         if any(s != "done" for s in states):
             bad = next((c for c in (*needed, *m.cells) if status.get(c.name) == "failed"), None)
             if bad is not None:
-                line = (bad.folder(out) / ".failed").read_text(encoding="utf-8").strip()[:200]
+                # the error's last line, without local paths: it reaches adapt.md and the pushed best/README.md
+                line = scrub_paths((bad.folder(out) / ".failed").read_text(encoding="utf-8").strip())[:200]
                 row.status = f"failed: {bad.name}: {line}"
             else:
                 row.status = "not run: " + ", ".join(f"{c.name} {status.get(c.name, 'waiting')}" for c in m.cells
@@ -258,11 +266,16 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
 
     index = max(range(len(row.models)), key=lambda i: row.dev[i])
     best = out / "best"
-    staging = out / "best.tmp"
+    import tempfile
+
+    # staged in a folder of its own (never a fixed name another run could share) and swapped in whole: a kill
+    # while copying leaves a .best-* folder the next run ignores, never half a best/
+    staging = Path(tempfile.mkdtemp(prefix=".best-", dir=out))
+    shutil.copytree(row.models[index], staging / "model", ignore=shutil.ignore_patterns(*COPY_IGNORE))
+    if best.exists():
+        best.rename(staging / "old")
+    (staging / "model").rename(best)
     shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(row.models[index], staging, ignore=shutil.ignore_patterns(*COPY_IGNORE))
-    shutil.rmtree(best, ignore_errors=True)
-    staging.rename(best)  # the folder appears whole: a kill while copying leaves best.tmp, never half a best/
     tagger = Tagger.from_pretrained(best)
     dev = evaluate_tagger(tagger, target, "validation")
     test = evaluate_tagger(tagger, target, "test")
@@ -284,7 +297,8 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
         shipped = ship(chosen, out, target)
         card = out / "best" / "README.md"
         body = card.read_text(encoding="utf-8") if card.is_file() else ""
-        card.write_text(body + card_section(markdown_table(rows, choice), choice, boot_line), encoding="utf-8")
+        card.write_text(body + scrub_paths(card_section(markdown_table(rows, choice), choice, boot_line)),
+                        encoding="utf-8")  # pushed: no local path
     seeds = sorted({s for r in rows for s in r.seeds})
     dataset = target.name if target is not None else "the given runs"
     record = shared_record(

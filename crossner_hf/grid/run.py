@@ -1,0 +1,346 @@
+"""Running a grid: one cell as its own process, and every cell of a grid under its folder's lock.
+
+- :func:`grid_lock`: one run per folder. ``reproduce`` and ``adapt`` hold ``OUT/.grid.lock`` for their whole run
+  (an ``fcntl`` lock the system releases when the holder dies, so a killed run never leaves it stuck); a second run
+  on the folder is refused in one line naming the holder (host, pid, since when). Only the holder writes a cell's
+  markers.
+- :func:`run_cell`: the cell's process (its environment is the executor's allow-list, its GPUs and threads), its
+  output in ``log.txt``, ``.running`` while it runs, ``.failed`` with its last line when it fails (``"oom"`` when it
+  ran out of GPU memory: the executor runs it again alone). A finished cell keeps one copy of its model: its
+  checkpoints are removed (``keep_checkpoints`` keeps them) and a seed's weights identical to the run's are one
+  file (a hard link).
+- :func:`run_grid`: every cell not done, on :mod:`crossner_hf.executors` (packed on this machine, Ray, Slurm),
+  with progress (done / running / left and an ETA from the finished cells' measured seconds). Ctrl-C stops the
+  cells' processes and raises :class:`GridInterrupted`: the commands say so in one line and exit 130.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from crossner_hf.grid.cells import Cell, cell_status, topological
+
+if TYPE_CHECKING:
+    from crossner_hf.executors import ExecutorOptions
+
+logger = logging.getLogger(__name__)
+
+GRID_LOCK = ".grid.lock"
+GRID_OWNER = ".grid.owner.json"
+OUT_OF_MEMORY = ("CUDA out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "HIP out of memory")
+"""What a cell's log says when its GPU ran out of memory (torch's messages)."""
+
+
+class GridInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a grid: the running cells were stopped, the finished ones kept."""
+
+    message = "interrupted: finished cells are kept; rerun the same command to resume"
+
+
+# ------------------------------------------------------------------------------------------------ the folder lock
+
+_HELD: dict[Path, int] = {}
+_HELD_GUARD = threading.Lock()
+
+
+@contextmanager
+def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
+    """Hold ``out``'s grid lock for the whole run (re-entrant within this process); a second run is refused."""
+    from filelock import FileLock, Timeout
+
+    out = Path(out).resolve()
+    with _HELD_GUARD:
+        if out in _HELD:
+            _HELD[out] += 1
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                _HELD[out] -= 1
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(out / GRID_LOCK), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ValueError(f"{flag} {out}: another run is using this folder ({_holder(out)}); wait for it to end, "
+                         "watch it with --status, or choose another folder.") from None
+    owner = out / GRID_OWNER
+    owner.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                                 "since": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:]}))
+    with _HELD_GUARD:
+        _HELD[out] = 1
+    try:
+        yield
+    finally:
+        with _HELD_GUARD:
+            del _HELD[out]
+        owner.unlink(missing_ok=True)
+        lock.release()
+
+
+def _holder(out: Path) -> str:
+    try:
+        owner = json.loads((out / GRID_OWNER).read_text())
+    except (OSError, ValueError):
+        return "its holder has not written its name yet"
+    return f"host {owner.get('host')}, pid {owner.get('pid')}, since {owner.get('since')}"
+
+
+# ------------------------------------------------------------------------------------------------------- a cell
+
+_LIVE: dict[int, subprocess.Popen] = {}
+_LIVE_GUARD = threading.Lock()
+
+
+def _prctl() -> Any:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()  # looked up here: the forked child must not load libraries while other threads may hold locks
+
+
+def _die_with_parent() -> None:
+    """In the cell's process before it starts (Linux): killed when the grid's thread that started it dies, so a
+    SIGKILLed grid leaves no orphan training. Its own session (``start_new_session``) keeps a terminal's Ctrl-C
+    for the grid, which stops the cells in order."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, *,
+             keep_checkpoints: bool = False) -> str:
+    """Run one cell's process unless it is done; returns ``"done"``, ``"failed"``, ``"oom"`` (out of GPU memory),
+    ``"missing input"`` or ``"running"`` (another live process runs it). ``env``: the whole environment of the
+    process (:func:`crossner_hf.executors.task_environment`; None: this process's)."""
+    folder = cell.folder(out)
+    if (folder / cell.result_file).is_file():
+        return "done"
+    missing = [p for p in cell.inputs if not Path(p).exists()]
+    if missing:
+        return "missing input"
+    if cell_status(cell, out) == "running":  # never mark another live run's cell
+        return "running"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / ".failed").unlink(missing_ok=True)
+    (folder / "cell.json").write_text(json.dumps(cell.to_dict(), indent=1, default=str))
+    line = cell.command_line(out)
+    logger.info("cell %s: %s", cell.name, cell.shell_line(out))
+    log_path = folder / "log.txt"
+    with open(log_path, "a", encoding="utf-8") as log:
+        log.write("$ " + " ".join(line) + "\n")
+        log.flush()
+        start = log.tell()
+        # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
+        proc = subprocess.Popen(line, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=dict(env) if env is not None else None, start_new_session=True,
+                                preexec_fn=_die_with_parent)
+        with _LIVE_GUARD:
+            _LIVE[proc.pid] = proc
+        (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
+                                                     "cell_pid": proc.pid}))
+        try:
+            returncode = proc.wait()
+        finally:
+            with _LIVE_GUARD:
+                _LIVE.pop(proc.pid, None)
+    (folder / ".running").unlink(missing_ok=True)
+    if returncode == 0 and (folder / cell.result_file).is_file():
+        if not keep_checkpoints:
+            one_copy(folder)
+        return "done"
+    if returncode < 0 and -returncode in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL) and _stopping.is_set():
+        return "waiting"  # stopped by Ctrl-C on the grid: not a failure, the rerun continues it
+    text = _log_tail(log_path, start)
+    lines = [row.split("\r")[-1] for row in text.splitlines() if row.strip()]
+    last = lines[-1][:300] if lines else f"exit code {returncode}"
+    if returncode == 0:
+        last = f"the command succeeded but wrote no {cell.result_file}"
+    oom = any(marker in text for marker in OUT_OF_MEMORY)
+    if oom:
+        last = "ran out of GPU memory (lower its batch size, or run fewer cells a GPU: --cells_per_gpu)"
+    (folder / ".failed").write_text(last + "\n")
+    logger.warning("cell %s failed: %s (log: %s)", cell.name, last, log_path)
+    return "oom" if oom else "failed"
+
+
+def _log_tail(path: Path, start: int, limit: int = 64 * 1024) -> str:
+    """The end of what the cell's run wrote (a long run's log is not read whole)."""
+    with open(path, "rb") as log:
+        size = log.seek(0, os.SEEK_END)
+        log.seek(max(start, size - limit))
+        return log.read().decode("utf-8", errors="replace")
+
+
+def one_copy(folder: Path) -> None:
+    """A finished cell keeps one copy of its model: its checkpoints go (the run is complete, nothing resumes from
+    them), and a seed's weight file identical to the run's becomes a hard link to it (both paths still open)."""
+    import filecmp
+    import shutil
+
+    for checkpoint in sorted(folder.rglob("checkpoint-*")):
+        if checkpoint.is_dir() and checkpoint.name.split("-")[-1].isdigit():
+            shutil.rmtree(checkpoint, ignore_errors=True)
+    for top in folder.glob("*.safetensors"):
+        for copy in folder.glob(f"seed-*/{top.name}"):
+            same_file = copy.stat().st_ino == top.stat().st_ino
+            if not same_file and copy.stat().st_size == top.stat().st_size and filecmp.cmp(top, copy, shallow=False):
+                staged = copy.with_name(copy.name + ".link.tmp")
+                os.link(top, staged)
+                os.replace(staged, copy)
+
+
+_stopping = threading.Event()
+
+
+def stop_cells(grace_seconds: float = 10.0) -> None:
+    """Stop every cell process this process started: SIGTERM to its process group, then SIGKILL after the grace."""
+    _stopping.set()
+    with _LIVE_GUARD:
+        procs = list(_LIVE.values())
+    for proc in procs:
+        _signal_group(proc, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.wait()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+# ----------------------------------------------------------------------------------------------------- the grid
+
+
+class Progress:
+    """Done / running / left and an ETA, logged once per change (and a bar on a terminal): the ETA is the cells
+    left, priced at their estimates scaled by how the finished cells' measured seconds compared with theirs, over
+    the cells running at once."""
+
+    def __init__(self, cells: list[Cell], out: Path, at_once: int):
+        self.cells = {c.name: c for c in cells}
+        self.out = out
+        self.at_once = max(1, at_once)
+        self.last: tuple | None = None
+        self.bar = None
+        if sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=len(cells), desc="cells", unit="cell")
+
+    def __call__(self, state: Mapping[str, str]) -> None:
+        done = [n for n, s in state.items() if s == "done"]
+        running = [n for n, s in state.items() if s == "running"]
+        ended = sum(1 for s in state.values() if s not in ("running", "waiting"))
+        left = [n for n in self.cells if state.get(n) not in ("done", "failed", "blocked", "missing input", "oom")]
+        key = (len(done), len(running), len(left))
+        if key == self.last:
+            return
+        self.last = key
+        measured = estimated = 0.0
+        for name in done:
+            seconds = _measured_seconds(self.cells[name], self.out)
+            if seconds:
+                measured += seconds
+                estimated += 60 * self.cells[name].minutes
+        scale = measured / estimated if estimated else 1.0
+        eta = scale * sum(60 * self.cells[n].minutes for n in left) / self.at_once
+        logger.info("cells: %d done, %d running, %d left of %d; ETA ~%s", len(done), len(running),
+                    len(left) - len(running), len(self.cells), _duration(eta) if left else "0 min")
+        if self.bar is not None:
+            self.bar.n = ended
+            self.bar.set_postfix_str(f"{len(running)} running, ETA ~{_duration(eta)}")
+            self.bar.refresh()
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _measured_seconds(cell: Cell, out: Path) -> float | None:
+    try:
+        record = json.loads((cell.folder(out) / cell.result_file).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    seconds = record.get("seconds") if isinstance(record, dict) else None
+    return float(seconds) if isinstance(seconds, (int, float)) else None
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | None = None) -> dict[str, str]:
+    """Run every cell that is not done on ``options.executor`` (:mod:`crossner_hf.executors`: packed local
+    processes, Ray, Slurm), dependencies first, under ``out``'s grid lock; returns each cell's final status.
+    Ctrl-C stops the running cells and raises :class:`GridInterrupted`."""
+    from functools import partial
+
+    from crossner_hf.executors import ExecutorOptions, plan_packing, run_tasks
+
+    options = options or ExecutorOptions()
+    cells = topological(cells)
+    out = Path(out)
+    with grid_lock(out):
+        _stopping.clear()
+        at_once = plan_packing(cells, options).workers if options.executor == "local" else len(cells)
+        progress = Progress(cells, out, at_once)
+        try:
+            run = partial(run_cell, out=str(out), keep_checkpoints=options.keep_checkpoints)
+            return run_tasks(cells, options, run=run, status=partial(cell_status, out=out), log_dir=out / "slurm",
+                             progress=progress)
+        except KeyboardInterrupt:
+            stop_cells()
+            for cell in cells:  # the stopped cells are not running any more: their reruns continue them
+                marker = cell.folder(out) / ".running"
+                if marker.is_file():
+                    try:
+                        if json.loads(marker.read_text()).get("pid") == os.getpid():
+                            marker.unlink(missing_ok=True)
+                    except (OSError, ValueError):
+                        marker.unlink(missing_ok=True)
+            raise GridInterrupted() from None
+        finally:
+            progress.close()
+
+
+def _submit_cells(executor: Any, cells: list[Cell], out: str | Path, options: ExecutorOptions,
+                  status: dict[str, str]) -> dict[str, Any]:
+    """The old ``submit_cells`` (warns through :mod:`crossner_hf._moved`): :func:`crossner_hf.executors.submit_tasks`
+    over the cells."""
+    from functools import partial
+
+    from crossner_hf.executors import submit_tasks
+
+    return submit_tasks(executor, list(cells), options, status, run=partial(run_cell, out=str(out)),
+                        status=partial(cell_status, out=out))
