@@ -1,0 +1,215 @@
+"""The grid at scale: cells packed on one machine, isolated on Ray, one run per folder, Ctrl-C.
+
+The cells here run a probe program (``Cell.program``) instead of a training, so what is checked is the grid's
+own behaviour: which environment and devices each cell's process gets, what runs side by side, what a second run
+or a Ctrl-C does. The probe waits on files (conditions), never on time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from crossner_hf.executors import ExecutorOptions, plan_packing, task_environment
+from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
+
+PROBE = textwrap.dedent('''
+    import json, os, sys, time
+    from pathlib import Path
+    args = sys.argv[1:]
+    out = Path(args[args.index("--output_dir") + 1])
+    mode = args[args.index("--mode") + 1] if "--mode" in args else "plain"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "env.json").write_text(json.dumps(dict(os.environ)))
+    (out / "started").write_text(str(os.getpid()))
+    def wait_for(path, seconds=120):
+        deadline = time.monotonic() + seconds
+        while not Path(path).exists():
+            if time.monotonic() > deadline:
+                sys.exit("timed out waiting for " + str(path))
+            time.sleep(0.05)
+    if mode.startswith("meet:"):  # runs only if the other cell runs at the same time
+        wait_for(out.parent / mode[5:] / "started")
+    if mode == "hold":  # until the test lets it go
+        wait_for(out / "release", 600)
+    if mode == "oom-beside-others":
+        flag = out / "tried"
+        if not flag.exists():
+            flag.write_text("1")
+            wait_for(out.parent / "other" / "started")
+            sys.exit("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    (out / "results.json").write_text(json.dumps({"seconds": 1.0}))
+''')
+
+
+@pytest.fixture
+def probe(tmp_path) -> tuple[str, ...]:
+    path = tmp_path / "probe.py"
+    path.write_text(PROBE)
+    return (sys.executable, str(path))
+
+
+def _cell(name: str, probe: tuple[str, ...], mode: str = "plain", **kw) -> Cell:
+    return Cell(name, "probe", ("--mode", mode), "row", "col", program=probe, **kw)
+
+
+def _env(cell: Cell, out: Path) -> dict[str, str]:
+    return json.loads((cell.folder(out) / "env.json").read_text())
+
+
+def test_the_environment_is_an_allow_list_and_tokens_go_only_to_pushes():
+    base = {"PATH": "/bin", "HF_HOME": "/h", "HF_TOKEN": "secret", "CROSSNER_DATA_DIR": "/d", "NLTK_DATA": "/n",
+            "AWS_SECRET_ACCESS_KEY": "k", "MY_PASSWORD": "p", "TOKENIZERS_PARALLELISM": "false", "RANDOM": "x",
+            "CUDA_VISIBLE_DEVICES": "0,1,2"}
+    env = task_environment(base, gpus=["1"], threads=3)
+    assert env["CUDA_VISIBLE_DEVICES"] == "1" and env["OMP_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "3"
+    assert {"PATH", "HF_HOME", "CROSSNER_DATA_DIR", "NLTK_DATA", "TOKENIZERS_PARALLELISM"} <= set(env)
+    assert not {"HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "MY_PASSWORD", "RANDOM"} & set(env)
+    assert task_environment(base, pushes=True)["HF_TOKEN"] == "secret"
+    assert task_environment({**base, "CROSSNER_CELL_ENV": "RANDOM"})["RANDOM"] == "x"
+    assert "CUDA_VISIBLE_DEVICES" not in task_environment({"PATH": "/bin"})
+    pushing = Cell("a", "train", ("--push_to_hub", "true"), "r", "c")
+    assert pushing.pushes and not Cell("a", "train", ("--push_to_hub", "false"), "r", "c").pushes
+
+
+def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch):
+    """Two workers: each cell finishes only if the other runs at the same time; each gets cores / 2 threads."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    out = tmp_path / "grid"
+    a, b = _cell("a", probe, "meet:b"), _cell("b", probe, "meet:a")
+    after = _cell("c", probe, deps=("a", "b"))
+    status = run_grid([a, b, after], out, ExecutorOptions(workers=2))
+    assert status == {"a": "done", "b": "done", "c": "done"}
+    threads = str(max(1, (os.cpu_count() or 1) // 2))
+    assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
+    assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
+    assert json.loads((a.folder(out) / "cell.json").read_text())["argv"] == ["--mode", "meet:b"]
+
+
+def test_gpu_cells_get_their_own_slot_and_an_out_of_memory_cell_runs_again_alone(tmp_path, probe, monkeypatch):
+    """Two GPUs, two cells a GPU: four GPU cells at once, at most two on each device; a cell that ran out of
+    memory beside the others is retried with the machine to itself and finishes."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")
+    out = tmp_path / "grid"
+    options = ExecutorOptions(workers=-1, cells_per_gpu=2)
+    cells = [_cell(f"g{i}", probe, "meet:g0" if i else "meet:g1", gpus=1) for i in range(4)]
+    cells.append(_cell("cpu", probe))
+    assert plan_packing(cells, options).workers == 4
+    assert set(run_grid(cells, out, options).values()) == {"done"}
+    devices = [_env(c, out)["CUDA_VISIBLE_DEVICES"] for c in cells[:4]]
+    assert sorted(devices) == ["0", "0", "1", "1"]
+    assert _env(cells[4], out)["CUDA_VISIBLE_DEVICES"] == ""  # a CPU cell sees no GPU
+
+    out2 = tmp_path / "oom"
+    oom, other = _cell("oom", probe, "oom-beside-others", gpus=1), _cell("other", probe, "meet:oom", gpus=1)
+    assert run_grid([oom, other], out2, ExecutorOptions(cells_per_gpu=2)) == {"oom": "done", "other": "done"}
+    log = (oom.folder(out2) / "log.txt").read_text()
+    assert log.count("$ ") == 2 and "out of memory" in log
+
+
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time
+def test_ray_cells_see_only_their_own_gpu_and_only_allowed_variables(tmp_path, probe, monkeypatch):
+    ray = pytest.importorskip("ray")
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_driver")
+    monkeypatch.setenv("CROSSNER_PROBE_SECRET_TOKEN", "x")
+    monkeypatch.setenv("SOME_DRIVER_ONLY_VARIABLE", "x")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "grid"
+    cells = [_cell("a", probe, "meet:b", gpus=1), _cell("b", probe, "meet:a", gpus=1), _cell("cpu", probe)]
+    ray.init(num_cpus=3, num_gpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        status = run_grid(cells, out, ExecutorOptions(executor="ray"))
+    finally:
+        ray.shutdown()
+    assert set(status.values()) == {"done"}
+    envs = [_env(c, out) for c in cells]
+    assert sorted(e["CUDA_VISIBLE_DEVICES"] for e in envs[:2]) == ["0", "1"]  # both together, one device each
+    assert envs[2]["CUDA_VISIBLE_DEVICES"] == ""
+    for env in envs:
+        assert env["HF_HUB_OFFLINE"] == "1"
+        assert not {"HF_TOKEN", "CROSSNER_PROBE_SECRET_TOKEN", "SOME_DRIVER_ONLY_VARIABLE"} & set(env)
+        from crossner_hf.executors import ENV_NAMES, ENV_PREFIXES
+
+        # what the process itself adds at start (Python, Ray's worker) aside, only the allow-list reaches it
+        ours = {k for k in env if k in ENV_NAMES or k.startswith(ENV_PREFIXES) or k == "CUDA_VISIBLE_DEVICES"}
+        assert set(env) - ours <= {"LC_CTYPE", "PWD", "SHLVL", "_"}, set(env) - ours
+
+
+def _wait_for(condition, what: str, seconds: float = 300):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+GRID_SCRIPT = textwrap.dedent('''
+    import sys
+    from crossner_hf.commands import run_command
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.grid import Cell, run_grid
+    out, probe = sys.argv[1], sys.argv[2:]
+    cells = [Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe)),
+             Cell("after", "probe", (), "r", "c", program=tuple(probe), deps=("held",))]
+    def main(args):
+        run_grid(cells, out, ExecutorOptions(workers=1))
+    class Parser:
+        prog = "grid"
+        def parse_args_and_config(self, argv):
+            return (None,)
+    sys.exit(run_command(lambda: Parser(), main, [], parser=Parser()))
+''')
+
+
+def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
+    """A second run on the folder of a live one: one line naming the holder, the first run's cell untouched.
+    Ctrl-C on the first: one line, exit 130, its cell's process gone, the cell resumable (not failed)."""
+    script = tmp_path / "grid.py"
+    script.write_text(GRID_SCRIPT)
+    out = tmp_path / "grid"
+    first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.PIPE, text=True)
+    held = out / "cells" / "held"
+    _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
+    second = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
+                            timeout=300)
+    assert second.returncode == 2
+    error = second.stderr.strip().splitlines()
+    assert len(error) == 1 and f"pid {first.pid}" in error[0] and "another run is using this folder" in error[0]
+    assert not (held / ".failed").exists() and (held / ".running").is_file()
+    with pytest.raises(ValueError, match=f"pid {first.pid}"):
+        with grid_lock(out):
+            pass
+
+    cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
+    first.send_signal(signal.SIGINT)
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 130
+    assert err.strip().splitlines()[-1] == ("grid: interrupted: finished cells are kept; rerun the same command to "
+                                            "resume")
+    assert "Traceback" not in err
+    _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
+    assert grid_status([Cell("held", "probe", (), "r", "c")], out)["held"] == "waiting"
+    (held / "release").write_text("")
+    rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert (out / "cells" / "after" / "results.json").is_file()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (reaped by no one yet) is gone for our purpose
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
