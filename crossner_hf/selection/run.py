@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.selection.candidates import Method, cells_of, plan_methods, select, slug
-from crossner_hf.selection.choice import Choice, Row, bootstrap_sentence, choose, paired_bootstrap, sentence_counts
+from crossner_hf.selection.choice import (
+    Choice,
+    Row,
+    bootstrap_sentence,
+    choose,
+    paired_bootstrap,
+    rising_at_end,
+    sentence_counts,
+)
 from crossner_hf.selection.config import BUDGET_TEXT, BUDGETS, AdaptConfig
 from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
@@ -229,6 +237,8 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
         seconds = []
         for cell in m.cells:
             result = WorkflowResult.read(cell.folder(out))
+            histories = dev_history(result)
+            row.improving.append(rising_at_end(histories[0]) if histories else None)
             row.dev.append(100 * (result.dev_f1 or 0.0))
             row.test.append(100 * (result.test_f1 or 0.0))
             row.seeds.append(cell.seed)
@@ -237,6 +247,24 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
         row.seconds = sum(seconds) / len(seconds) + shared
         rows.append(row)
     return rows
+
+
+def dev_history(result: WorkflowResult) -> list[list[float]]:
+    """Each seed's dev F1 at every dev check of a finished run: ``per_seed[].dev_history`` of a ``train`` run's
+    results.json (older runs: their seed folder's ``seed_results.json`` log history), the ``history`` of an RNN
+    recipe's; ``[]`` where the run recorded none."""
+    if result.results.get("history") is not None:  # an RNN recipe: one seed, one dev F1 per epoch
+        return [[e["dev_f1"] for e in result.results["history"] if e.get("dev_f1") is not None]]
+    histories = []
+    for seed in result.results.get("per_seed") or []:
+        history = seed.get("dev_history")
+        old = result.output_dir / f"seed-{seed.get('seed')}" / "seed_results.json"
+        if history is None and old.is_file():
+            metric = f"eval_{(result.results.get('config') or {}).get('metric_for_best_model') or 'overall_f1'}"
+            history = [e[metric] for e in json.loads(old.read_text(encoding="utf-8")).get("log_history", [])
+                       if metric in e]
+        histories.append(list(history or []))
+    return histories
 
 
 def _bootstrap(rows: Sequence[Row], target: Any) -> tuple[dict | None, str | None]:
@@ -349,7 +377,9 @@ def compare(folders: Sequence[str | Path], *, target: Any = None, output_dir: st
             dev, test, seeds = [100 * (result.dev_f1 or 0.0)], [100 * (result.test_f1 or 0.0)], result.seeds
         schedule = (result.results.get("config") or {}).get("schedule") or result.results.get("schedule")
         # finished runs: their measured minutes are what "cheaper" means
+        histories = dev_history(result)
         row = Row(name, dev=dev, test=test, seeds=list(seeds), seconds=result.seconds,
+                  improving=[rising_at_end(h) for h in histories] if len(histories) == len(dev) else [],
                   minutes=round(result.seconds / 60, 2), settings=f"{result.results.get('workflow')}"
                   + (f" {schedule}" if schedule else "") + f" from {result.model}",
                   models=[str(Path(folder).resolve())])

@@ -57,17 +57,27 @@ def bootstrap_f1(
     tp: np.ndarray, n_pred: np.ndarray, n_gold: np.ndarray, *, n_boot: int = 1000, seed: int = 0
 ) -> tuple[float, float]:
     """95% percentile interval of F1 when sentences are resampled with replacement."""
-    n = len(tp)
-    if n == 0:
+    if len(tp) == 0:
         return 0.0, 0.0
+    lo, hi = np.percentile(resampled_f1([(tp, n_pred, n_gold)], n_boot=n_boot, seed=seed), [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def resampled_f1(counts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], *, n_boot: int = 1000,
+                 seed: int = 0) -> np.ndarray:
+    """``(n_boot,)``: F1 of each resample of the sentences (drawn with replacement), averaged over the models whose
+    per-sentence ``(tp, n_pred, n_gold)`` are given; the same ``seed`` and sentence count draw the same resamples,
+    which pairs two calls (the ``adapt`` bootstrap between two methods)."""
+    n = len(counts[0][0])
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_boot, n))
-    t, p, g = tp[idx].sum(1), n_pred[idx].sum(1), n_gold[idx].sum(1)
-    prec = np.divide(t, p, out=np.zeros(n_boot), where=p > 0)
-    rec = np.divide(t, g, out=np.zeros(n_boot), where=g > 0)
-    f1 = np.divide(2 * prec * rec, prec + rec, out=np.zeros(n_boot), where=(prec + rec) > 0)
-    lo, hi = np.percentile(f1, [2.5, 97.5])
-    return float(lo), float(hi)
+    f1 = np.zeros(n_boot)
+    for tp, n_pred, n_gold in counts:
+        t, p, g = tp[idx].sum(1), n_pred[idx].sum(1), n_gold[idx].sum(1)
+        prec = np.divide(t, p, out=np.zeros(n_boot), where=p > 0)
+        rec = np.divide(t, g, out=np.zeros(n_boot), where=g > 0)
+        f1 += np.divide(2 * prec * rec, prec + rec, out=np.zeros(n_boot), where=(prec + rec) > 0)
+    return f1 / len(counts)
 
 
 def scores_with_ci(gold, pred, keep=None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:

@@ -1,0 +1,188 @@
+"""What a cell costs: the one packaged table of minutes and disk per kind of run at each budget, and the estimate of
+a grid's cells not yet run from the measured seconds and folder sizes of its finished ones.
+
+Every grid prices its cells here (``reproduce``'s scales through :func:`crossner_hf.reproduce.budgets.minutes_for`,
+``adapt``'s budgets through :mod:`crossner_hf.selection.config`), so a DAPT run costs the same in both. A cell's
+kind is :func:`cost_key`: ``meta["cost"]`` where its planner set one (``direct``, ``joint``, ``dapt``, ...), else
+its command.
+
+The table is the fallback: :func:`estimate` prices a cell left to run from this machine's finished cells of the same
+kind first (their ``seconds`` in the result file, their folder's size on disk), and a kind none of them measured from
+the table scaled by how fast this machine ran the kinds it did measure.
+
+Example:
+    >>> minutes("cpu", "dapt"), minutes("paper", "train")
+    (3, 30)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+MINUTES: dict[str, dict[str, float]] = {
+    # estimated wall minutes of one cell (one seed) on the budget's machine, one cell at a time. cpu: 2 cores,
+    # MiniLM, ~100 train sentences and ~400 dev sentences, up to 30 dev checks with patience 4 (issue 54 measured
+    # 1.6 / 1.9 / 3.6 / 2.8-3.2 min for direct / pretrain-finetune / joint / DAPT at the old 10-epoch cap); gpu: one
+    # H100 (direct 91 s, joint 210 s, DAPT 41 s measured on politics with MiniLM, issue 49); paper: BERT-base to
+    # early stopping. "train" and "rnn" are reproduce's fine-tuning and RNN-recipe cells.
+    "smoke": {"direct": 0.3, "pretrain-finetune": 0.4, "joint": 0.4, "dapt": 0.5, "corpora": 0.2,
+              "bilstm-crf": 0.3, "train": 0.5, "rnn": 0.5},
+    "cpu": {"direct": 3, "pretrain-finetune": 3.5, "joint": 6, "dapt": 3, "corpora": 0.5, "bilstm-crf": 5,
+            "train": 5, "rnn": 10},
+    "gpu": {"direct": 1.5, "pretrain-finetune": 3, "joint": 3.5, "dapt": 1, "corpora": 0.5, "bilstm-crf": 2,
+            "train": 2, "rnn": 4},
+    "paper": {"direct": 30, "pretrain-finetune": 45, "joint": 60, "dapt": 240, "corpora": 1, "bilstm-crf": 60,
+              "train": 30, "rnn": 60},
+}
+
+ENCODER_MB = {"minilm": 92.0, "base": 440.0}
+"""One saved copy of an encoder, MB: the packaged MiniLM (22.7M float32 parameters, tokenizer beside) and a
+BERT-base-sized one (108M). A finished fine-tuning or DAPT cell keeps one copy of its model."""
+
+SMALL_MB = {"corpora": 5.0, "bilstm-crf": 10.0, "rnn": 10.0}
+"""Cells whose folder holds no encoder: corpus levels, the RNN recipes' models (word vectors of the data's words)."""
+
+
+def minutes(budget: str, kind: str) -> float:
+    """The table's wall minutes of one ``kind`` cell at ``budget``; a one-line error naming both on a miss."""
+    try:
+        return MINUTES[budget][kind]
+    except KeyError:
+        raise KeyError(f"no cost for a {kind!r} cell at budget {budget!r} in crossner_hf/grid/costs.py MINUTES; "
+                       f"budgets: {', '.join(MINUTES)}; kinds: {', '.join(MINUTES['cpu'])}.") from None
+
+
+def encoder_mb(model: str) -> float:
+    """MB of one saved copy of ``model``: a local folder's weight files, else by name (MiniLM or BERT-base-sized)."""
+    folder = Path(model)
+    if folder.is_dir():
+        weights = [p for p in folder.iterdir() if p.suffix in (".safetensors", ".bin") and p.is_file()]
+        if weights:
+            return max(p.stat().st_size for p in weights) / 1e6 + 1.0  # + tokenizer and config
+    return ENCODER_MB["minilm"] if "minilm" in model.lower() else ENCODER_MB["base"]
+
+
+def disk_mb(kind: str, model: str) -> float:
+    """The table's MB a finished ``kind`` cell keeps (one copy of its model; the corpus and RNN cells hold none)."""
+    return SMALL_MB.get(kind, encoder_mb(model))
+
+
+def cost_key(cell: Any) -> str:
+    """A cell's kind for pricing: its planner's ``meta["cost"]``, else its command."""
+    meta = getattr(cell, "meta", None) or {}
+    return str(meta.get("cost") or cell.command)
+
+
+def folder_mb(folder: Path) -> float:
+    """MB of the files under ``folder`` (links not followed)."""
+    total = 0
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = Path(root) / name
+            if not path.is_symlink():
+                total += path.stat().st_size
+    return total / 1e6
+
+
+@dataclass
+class Estimate:
+    """A grid's cost: what its finished cells took and what the others should take, one after another."""
+
+    cells: int
+    done: int
+    minutes_left: float
+    """Estimated wall minutes of the cells not done, one after another."""
+    measured_minutes: float
+    """The finished cells' measured minutes (their result files' ``seconds``)."""
+    disk_mb: float
+    """The grid's cell folders once every cell is done: the finished ones as they are, the others estimated."""
+    disk_left_mb: float
+    priced_from: dict[str, str] = field(default_factory=dict)
+    """Each kind left to run -> 'measured (n)', 'table x<speed>' or 'table'."""
+    per_cell: dict[str, float] = field(default_factory=dict)
+    """Each cell left -> its estimated minutes."""
+
+    @property
+    def left(self) -> int:
+        return self.cells - self.done
+
+    def text(self) -> str:
+        """One line: cells left, their minutes, the disk the grid will use."""
+        how = "; ".join(f"{k}: {v}" for k, v in self.priced_from.items())
+        return (f"{self.cells} cells, {self.done} done, {self.left} left: ~{self.minutes_left:.1f} min "
+                f"({self.minutes_left / 60:.1f} h) of runs one after another"
+                + (f" (priced from {how})" if how else "")
+                + f"; disk ~{_size(self.disk_mb)} when done ({_size(self.disk_left_mb)} more)")
+
+
+def _size(mb: float) -> str:
+    return f"{mb / 1000:.1f} GB" if mb >= 1000 else f"{mb:.0f} MB"
+
+
+def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], bool] | None = None,
+             seconds: Callable[[Any], float | None] | None = None, key: Callable[[Any], str] = cost_key,
+             disk: Mapping[str, float] | None = None) -> Estimate:
+    """Price ``cells`` (any objects with ``name``, ``command``, ``minutes``, ``meta`` and ``folder(out)``) from the
+    finished ones under ``out``.
+
+    A cell left to run costs the mean measured seconds of the finished cells of its kind; a kind with none costs
+    its table minutes (``cell.minutes``) times this machine's speed on the measured kinds (their measured minutes
+    over their table minutes). ``done`` / ``seconds``: whether a cell finished and its measured seconds (default:
+    its result file is there, and its ``seconds``). ``disk``: MB per kind for cells no finished one measured.
+    """
+    cells = list(cells)
+    done = done or (lambda c: (c.folder(out) / c.result_file).is_file())
+    seconds = seconds or (lambda c: measured_seconds(c.folder(out) / c.result_file))
+    finished = [c for c in cells if done(c)]
+    measured: dict[str, list[float]] = {}
+    sizes: dict[str, list[float]] = {}
+    table_of_measured = 0.0
+    for cell in finished:
+        took = seconds(cell)
+        if took is not None and took > 0:
+            measured.setdefault(key(cell), []).append(took / 60)
+            table_of_measured += cell.minutes
+        folder = cell.folder(out)
+        if folder.is_dir():
+            sizes.setdefault(key(cell), []).append(folder_mb(folder))
+    measured_minutes = sum(sum(v) for v in measured.values())
+    speed = measured_minutes / table_of_measured if table_of_measured > 0 else 1.0
+    priced_from: dict[str, str] = {}
+    per_cell: dict[str, float] = {}
+    disk_left = 0.0
+    for cell in cells:
+        if done(cell):
+            continue
+        kind = key(cell)
+        if kind in measured:
+            per_cell[cell.name] = statistics.fmean(measured[kind])
+            priced_from[kind] = f"measured ({len(measured[kind])})"
+        else:
+            per_cell[cell.name] = cell.minutes * speed
+            priced_from[kind] = f"table x{speed:.2f}" if measured else "table"
+        disk_left += statistics.fmean(sizes[kind]) if kind in sizes else (disk or {}).get(kind, 0.0)
+    disk_done = sum(sum(v) for v in sizes.values())
+    return Estimate(cells=len(cells), done=len(finished), minutes_left=sum(per_cell.values()),
+                    measured_minutes=measured_minutes, disk_mb=disk_done + disk_left, disk_left_mb=disk_left,
+                    priced_from=priced_from, per_cell=per_cell)
+
+
+def measured_seconds(path: Path) -> float | None:
+    """The wall seconds a finished run's result file records (``seconds``), or None when it records none."""
+    from crossner_hf.results import RESULT_FILES, read_results
+
+    if path.name not in RESULT_FILES:  # a corpus cell's entity list: no run record, the table prices it
+        return None
+    try:
+        return float(read_results(path.parent).seconds or 0.0) or None
+    except (OSError, ValueError, KeyError) as err:  # an unreadable file prices as the table, never stops a dry run
+        logger.warning("%s: no measured seconds (%s); the cost table prices its kind", path, err)
+        return None
