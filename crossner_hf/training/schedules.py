@@ -297,6 +297,9 @@ def run_seed(
         "test_seconds": test_seconds,
         "total_seconds": time.perf_counter() - started,
         "n_train_sentences": len(target["train"]),
+        # dev F1 at each check, kept in results.json (the log history is not): whether a run still improved at its end
+        "dev_history": [e[f"eval_{args.metric_for_best_model}"] for e in trainer.state.log_history
+                        if f"eval_{args.metric_for_best_model}" in e],
         "log_history": trainer.state.log_history,
     }
     if args.process_index == 0:
