@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from crossner_hf.reproduce.experiments import plan, select_rows
-from crossner_hf.reproduce.grid import Cell, grid_status, read_score
+from crossner_hf.grid import Cell, grid_status, read_score
 from crossner_hf.reproduce.tables import build_table, paper_numbers
+from crossner_hf.reproduce.vectors import RNNVectors
 
 ROOT = Path(__file__).resolve().parents[1]
 DAPT_ROW = "pretrain-finetune / DAPT span / integrated"
@@ -206,11 +207,16 @@ def test_cpu_cuts_name_only_what_the_plan_runs(tmp_path):
     table2 = notes("crossner-table2")
     assert all(k in table2 for k in ("encoder:", "DAPT:", "BiLSTM-CRF and Coach:", "multi-cell", "CDLM", "three"))
     coach = notes("crossner-table2", rows=["Coach (word)"])
-    assert coach.splitlines() == ["seeds: one (555) instead of the paper's three",
-                                  next(n for n in table2.splitlines() if n.startswith("BiLSTM-CRF and Coach:"))]
+    assert coach.splitlines() == ["seeds: one (555) instead of the paper's three (002:512)",
+                                  next(n for n in table2.splitlines() if n.startswith("BiLSTM-CRF and Coach:")),
+                                  next(n for n in coach.splitlines() if n.startswith("word vectors: random"))]
+    assert "random for the RNN rows (Coach (word)) instead" in coach and "Jia and Zhang (2020)" in table2
     cdlm = notes("cdlm-table4")
     assert "RMSprop 1e-3" in cdlm and "CDLM (Jia" in cdlm and "encoder:" not in cdlm and "DAPT" not in cdlm
-    assert "the paper's five" in notes("nerbert-table2") and "seeds:" not in notes("nerbert-fig3")
+    assert "states no run count" in cdlm and "paper's three" not in cdlm  # the CDLM paper gives no count
+    # NER-BERT: five runs (003:138), in Table 2 and in Figure 2 alike
+    assert "the paper's five (003:138)" in notes("nerbert-table2") and "the paper's five" in notes("nerbert-fig2")
+    assert "seeds:" not in notes("nerbert-fig3") and "word vectors" not in notes("nerbert-table2")
     assert plan("crossner-table2", "paper", tmp_path, domains=["politics"]).notes == ()
 
 
@@ -298,7 +304,7 @@ def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_
 def test_slurm_path_through_submitit_local_executor(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
     pytest.importorskip("submitit")
     from crossner_hf.executors import ExecutorOptions
-    from crossner_hf.reproduce.grid import run_grid
+    from crossner_hf.grid import run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
@@ -315,7 +321,7 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     from functools import partial
 
     from crossner_hf.executors import ExecutorOptions, submit_tasks
-    from crossner_hf.reproduce.grid import cell_status, run_cell
+    from crossner_hf.grid import cell_status, run_cell
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -343,7 +349,7 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
 def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
                                                             monkeypatch):
     from crossner_hf.executors import ExecutorOptions
-    from crossner_hf.reproduce.grid import run_grid
+    from crossner_hf.grid import run_grid
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
@@ -364,7 +370,7 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
 @pytest.mark.slow  # two real fine-tuning runs (about 20 s on a quiet machine)
 def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_data_dir, tiny_bert_dir, monkeypatch):
     from crossner_hf.executors import ExecutorOptions
-    from crossner_hf.reproduce.grid import run_grid
+    from crossner_hf.grid import run_grid
     from crossner_hf.testing import make_renamed_conll_folder
 
     for name, value in _env(tmp_path, crossner_data_dir).items():
@@ -598,7 +604,9 @@ def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
     them the cells that read them are 'missing input' naming --raw_text, never a silent fallback."""
     folder = tmp_path / "cbs"
     folder.mkdir()
-    grid = plan("cdlm-table4", "paper", tmp_path / "o", datasets=[f"cbs_news={folder}"])
+    glove = _vectors_file(tmp_path / "glove.6B.100d.txt", 100)  # the word vectors given: only the raw text lacks
+    grid = plan("cdlm-table4", "paper", tmp_path / "o", datasets=[f"cbs_news={folder}"],
+                vectors=RNNVectors.from_flags("paper", word_vectors=str(glove)))
     status = grid_status(grid.cells, tmp_path / "o")
     by_row = {c.row: c for c in grid.cells if c.seed == 555}
     assert status[by_row["STM-SOURCE"].name] == "waiting"  # reads no target text
@@ -714,3 +722,107 @@ def test_run_experiment_is_the_python_api_of_reproduce(tmp_path):
     assert "| PER |" in result.table.read_text() and (tmp_path / "plan.json").is_file()
     again = run_experiment(grid, tmp_path, run=False)
     assert again.status == result.status
+
+
+def _vectors_file(path: Path, width: int, key: str = "the") -> Path:
+    path.write_text(f"{key} {' '.join(['0.1'] * width)}\n")
+    return path
+
+
+RNN = ("bilstm-crf", "cdlm", "multicell")
+
+
+def test_rnn_cells_read_the_papers_vectors_or_are_missing_input(tmp_path, capsys):
+    """At --scale paper every BiLSTM-CRF, Coach, CDLM and multi-cell cell reads the vectors file of its size
+    (GloVe 300d + CharNGram for CrossNER's baselines, 002:429-431; GloVe 100d for CDLM, 004:835-837, and the
+    multi-cell LSTM); without the file the cell is 'missing input' naming the flag, never a random start."""
+    from crossner_hf.cli import main
+
+    g100 = _vectors_file(tmp_path / "glove.6B.100d.txt", 100)
+    g300 = _vectors_file(tmp_path / "glove.6B.300d.txt", 300)
+    chars = _vectors_file(tmp_path / "charNgram.txt", 100, "2gram-#BEGIN#t")
+    bare = plan("crossner-table2", "paper", tmp_path / "a", domains=["politics"])
+    status = grid_status(bare.cells, tmp_path / "a")
+    rnn = [c for c in bare.cells if c.command in RNN]
+    assert len(rnn) == 7 * 3 and {status[c.name] for c in rnn} == {"missing input"}
+    assert status["politics/direct-wo-dapt/seed-555"] == "waiting" and bare.notes == ()
+    needs = {c.row: sorted(i.split(" FILE")[0] for i in c.inputs if i.startswith("--") and " FILE" in i)
+             for c in rnn}
+    assert needs == {"BiLSTM-CRF (word)": ["--word_vectors_300d"], "Coach (word)": ["--word_vectors_300d"],
+                     "BiLSTM-CRF (word + char)": ["--char_ngram_vectors", "--word_vectors_300d"],
+                     "Coach (word + char)": ["--char_ngram_vectors", "--word_vectors_300d"],
+                     "Jia, Liang and Zhang (2019)": ["--word_vectors"], "Jia and Zhang (2020)": ["--word_vectors"],
+                     "Jia and Zhang (2020) + DAPT (span, integrated)": ["--word_vectors"]}
+
+    assert main(["reproduce", "crossner-table2", "--scale", "paper", "--domains", "politics", "--dry_run",
+                 "--output_dir", str(tmp_path / "b"), "--word_vectors", str(g100), "--word_vectors_300d", str(g300),
+                 "--char_ngram_vectors", str(chars)]) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if line.startswith("    crossner-hf ")]
+    for line in lines:
+        if " bilstm-crf " in line:
+            assert f"--word_vectors {g300}" in line
+            assert (f"--char_ngram_vectors {chars}" in line) == ("--char_ngram_dim 0" not in line)
+        elif " cdlm " in line or " multicell " in line:
+            assert f"--word_vectors {g100}" in line and "--char_ngram_vectors" not in line
+        else:
+            assert "_vectors" not in line
+    assert sum(" bilstm-crf " in line for line in lines) == 4 * 3 and "MISSING INPUT --word" not in printed
+    vectors = RNNVectors.from_flags("paper", word_vectors=str(g100), word_vectors_300d=str(g300),
+                                    char_ngram_vectors=str(chars))
+    given = plan("crossner-table2", "paper", tmp_path / "b", domains=["politics"], vectors=vectors)
+    status = grid_status(given.cells, tmp_path / "b")
+    assert {status[c.name] for c in given.cells if c.command in RNN and c.row != "Jia, Liang and Zhang (2019)"} == {
+        "waiting", "blocked"}  # the + DAPT row waits for its DAPT cell, whose corpus is not given
+
+    for experiment in ("cdlm-table3", "cdlm-table4", "cdlm-table5", "cdlm-fig6", "cdlm-fig8"):
+        cells = plan(experiment, "paper", tmp_path / "c", domains=["politics"]).cells
+        assert cells and all(any(i.startswith("--word_vectors FILE") for i in c.inputs) for c in cells), experiment
+        cells = plan(experiment, "paper", tmp_path / "c", domains=["politics"], vectors=vectors).cells
+        assert all(c.argv[c.argv.index("--word_vectors") + 1] == str(g100) and not any(
+            "_vectors FILE" in i for i in c.inputs) for c in cells), experiment
+
+
+def test_random_vectors_are_an_opt_in_cut_the_table_names(tmp_path):
+    """--random_vectors runs the RNN rows without the files and the notes say so; at cpu scale random vectors
+    are the listed cut unless the files are given; the flags refuse a file of the wrong size, smoke scale and
+    random vectors beside files, each in one line."""
+    cut = RNNVectors.from_flags("paper", random_vectors=True)
+    grid = plan("crossner-table2", "paper", tmp_path, domains=["politics"], rows=["Coach (word)", DIRECT],
+                vectors=cut)
+    assert not any("_vectors" in " ".join(c.argv) or any("_vectors" in i for i in c.inputs) for c in grid.cells)
+    assert len(grid.notes) == 1 and grid.notes[0].startswith("word vectors: random for the RNN rows (Coach (word))")
+    assert "--random_vectors" in grid.notes[0] and "002:429-431" in grid.notes[0]
+    assert plan("cdlm-fig6", "paper", tmp_path, vectors=cut).notes[0].startswith(
+        "word vectors: random for the RNN rows (STM-TARGET, Ours)")
+    g300 = _vectors_file(tmp_path / "g300.txt", 300)
+    cpu = plan("crossner-table2", "cpu", tmp_path, domains=["politics"], rows=["Coach (word)"],
+               vectors=RNNVectors.from_flags("cpu", word_vectors_300d=str(g300)))
+    assert "--word_vectors" in cpu.cells[0].argv and not any("word vectors" in n for n in cpu.notes)
+    with pytest.raises(ValueError, match="--word_vectors .*g300.txt: its first vector has 300 values.*100-d"):
+        RNNVectors.from_flags("paper", word_vectors=str(g300))
+    with pytest.raises(ValueError, match="--scale smoke trains 16-d RNNs"):
+        RNNVectors.from_flags("smoke", word_vectors_300d=str(g300))
+    with pytest.raises(ValueError, match="--random_vectors with --word_vectors_300d"):
+        RNNVectors.from_flags("paper", word_vectors_300d=str(g300), random_vectors=True)
+
+
+def test_plans_follow_the_release_and_the_papers_sources(tmp_path):
+    """The politics BiLSTM-CRF runs at the release's --dropout 0.3 (its README.md:93; run.sh's 0.5 elsewhere, the
+    preset's); NER-BERT's borrowed CDLM row names CDLM Table 3's FINAL row for BioCG / BioPC (003:97, 004:905);
+    nerbert-fig3's cells name their domain with --domain, not the deprecated --config."""
+    from crossner_hf.reproduce.experiments import BORROWED
+
+    grid = plan("crossner-table2", "paper", tmp_path, domains=["politics", "music"])
+    dropout = {(c.row, c.column): c.argv[c.argv.index("--dropout") + 1] if "--dropout" in c.argv else None
+               for c in grid.cells if c.command == "bilstm-crf"}
+    assert {k: v for k, v in dropout.items() if v} == {("BiLSTM-CRF (word)", "politics"): "0.3",
+                                                       ("BiLSTM-CRF (word + char)", "politics"): "0.3"}
+    assert "--dropout" not in " ".join(c for cell in plan("crossner-table2", "cpu", tmp_path, domains=["politics"]
+                                                          ).cells for c in cell.argv)
+    borrowed = BORROWED["nerbert-table2"]["pretrain-finetune / CDLM"]
+    assert "004:905" in borrowed and "cdlm-table3 row 'FINAL'" in borrowed and "crossner-table2" in borrowed
+    fig3 = plan("nerbert-fig3", "cpu", tmp_path, nerbert_corpus=str(tmp_path))
+    tsne = [c for c in fig3.cells if c.command == "plot-entities"]
+    assert tsne and all("--config" not in c.argv and c.argv[c.argv.index("--domain") + 1] == "politics"
+                        for c in tsne)

@@ -4,7 +4,9 @@ Usage:
     crossner-hf reproduce crossner-table2 --scale cpu --domains politics --output_dir repro/table2 --dry_run
     crossner-hf reproduce crossner-table2 --scale cpu --domains politics --corpora politics-wiki-corpora \\
         --output_dir repro/table2
-    crossner-hf reproduce crossner-table2 --scale paper --executor slurm --slurm_partition gpu --output_dir t2
+    crossner-hf reproduce crossner-table2 --scale paper --executor slurm --slurm_partition gpu --output_dir t2 \\
+        --corpora corpora --word_vectors glove.6B.100d.txt --word_vectors_300d glove.6B.300d.txt \\
+        --char_ngram_vectors charNgram.txt
 
 Every cell is one run of an existing command (``train``, ``dapt``, ``nerbert``, ``bilstm-crf``, ``cdlm``,
 ``multicell``, ``plot-entities``) in
@@ -12,7 +14,9 @@ Every cell is one run of an existing command (``train``, ``dapt``, ``nerbert``, 
 fine-tuning that reads them. A failed cell is reported and the others go on; rerunning the same
 command resumes. At the end ``OUT/table.md`` and ``OUT/table.csv`` hold our numbers beside the
 paper's (the figures also ``OUT/figure.png``), and the status table is printed. ``--status``
-prints the table and status only.
+prints the table and status only. The RNN rows read the papers' pre-trained vectors from ``--word_vectors``,
+``--word_vectors_300d`` and ``--char_ngram_vectors``: at ``--scale paper`` a cell without its file is 'missing
+input' (``--random_vectors`` runs it on random vectors, and the table says so).
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ class ReproduceArguments(ExecutorArguments):
                 "and fig8: cbs_news; fig6: bionlp13cg), politics otherwise; a CrossNER domain named here is an "
                 "extension column)."})
     seeds: list[int] | None = field(default=None, metadata={
-        "help": "Seeds (default: smoke 1; cpu 555; paper 555 666 777)."})
+        "help": "Seeds (default: smoke 1; cpu 555; paper: 555 666 777 for CrossNER (the paper's three runs, "
+                "002:512) and CDLM (which states no run count), 555 666 777 888 999 for NER-BERT (five, 003:138))."})
     rows: list[str] | None = field(default=None, metadata={
         "help": "Only these rows (the paper's labels, e.g. 'direct / w/o DAPT' 'pretrain-finetune / DAPT span / integrated'), with the cells they "
                 "depend on (default: every row)."})
@@ -61,6 +66,20 @@ class ReproduceArguments(ExecutorArguments):
                 "(377,592 sentences, "
                 "004:737-739) and cbs_news=CBS SciTech News (398,990, 004:772-774); the zero-shot CBS cells need "
                 "them and show 'missing input' without them."})
+    word_vectors: str | None = field(default=None, metadata={
+        "help": "GloVe 6B 100d (glove.6B.100d.txt), for every RNN cell that reads it: CDLM's models and STM "
+                "baselines (004:835-837; cdlm-table3/4/5, cdlm-fig6/8, crossner-table2's CDLM row) and the "
+                "multi-cell LSTM rows. At --scale paper those cells show 'missing input' without it."})
+    word_vectors_300d: str | None = field(default=None, metadata={
+        "help": "GloVe 6B 300d (glove.6B.300d.txt), for crossner-table2's BiLSTM-CRF and Coach rows (002:429-431; "
+                "the CrossNER release's README.md:91). At --scale paper they show 'missing input' without it."})
+    char_ngram_vectors: str | None = field(default=None, metadata={
+        "help": "Character n-gram vectors of Hashimoto et al. (torchtext's CharNGram, 100d, '2gram-#BEGIN#a v1 ... "
+                "v100' lines), for crossner-table2's BiLSTM-CRF and Coach (word + char) rows (002:429-431). At "
+                "--scale paper they show 'missing input' without it."})
+    random_vectors: bool = field(default=False, metadata={
+        "help": "At --scale paper, run the RNN rows on random vectors instead of the files above (a cut: the "
+                "table's notes say so). At smoke and cpu random vectors are the default, listed among the cuts."})
     datasets: list[str] | None = field(default=None, metadata={
         "help": "nerbert-table2, nerbert-fig2 and the CDLM tables and figures: the paper's non-CrossNER columns as "
                 "NAME=SOURCE (NER-BERT: twitter, broad_twitter, bionlp13cg, bionlp13pc, finance, defence; CDLM: "
@@ -88,16 +107,21 @@ def main(args: ReproduceArguments) -> int:
     from crossner_hf.reproduce.experiments import plan
     from crossner_hf.grid import status_table
     from crossner_hf.reproduce.run import dry_run_text, run_experiment
+    from crossner_hf.reproduce.vectors import RNNVectors
 
+    vectors = RNNVectors.from_flags(args.scale, word_vectors=args.word_vectors,
+                                    word_vectors_300d=args.word_vectors_300d,
+                                    char_ngram_vectors=args.char_ngram_vectors, random_vectors=args.random_vectors)
     grid = plan(args.experiment, args.scale, args.output_dir, domains=args.domains, seeds=args.seeds, model=args.model,
                 corpora=args.corpora, data_dir=args.data_dir, rows=args.rows, nerbert_corpus=args.nerbert_corpus,
-                datasets=args.datasets, raw_text=args.raw_text)
+                datasets=args.datasets, raw_text=args.raw_text, vectors=vectors)
     if args.dry_run:
         print(dry_run_text(grid.cells, args.output_dir))
         for row, reason in grid.unplanned:
             print(f"paper row not planned: {row}: {reason}")
         if grid.notes:
-            print("What --scale cpu cuts against the paper:\n" + "\n".join(f"- {n}" for n in grid.notes))
+            print(f"What this plan (--scale {args.scale}) cuts against the paper:\n"
+                  + "\n".join(f"- {n}" for n in grid.notes))
         return 0
     options = args.executor_options()
     result = run_experiment(grid, args.output_dir, options, run=not args.status)

@@ -31,6 +31,7 @@ from crossner_hf.data.labels import DOMAINS
 from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_model, minutes_for, multicell_flags,
                                            nerbert_columns, preset_flags, rnn_flags, seeds_for, train_flags)
 from crossner_hf.reproduce import cdlm_tables
+from crossner_hf.reproduce.vectors import RNNVectors, random_vector_note, with_vectors
 from crossner_hf.grid import Cell
 
 EXPERIMENTS = ("crossner-table2", "crossner-fig2", "crossner-fig3", "crossner-table4", "nerbert-table2",
@@ -49,26 +50,31 @@ the other points are this project's reading of the figure."""
 
 CPU_CUTS: tuple[tuple[str, str], ...] = (
     ("encoder", "encoder: all-MiniLM-L6-v2 (6 layers, 384 hidden, uncased) instead of bert-base-cased"),
-    ("seeds", "seeds: one (555) instead of the paper's {paper_seeds}"),
+    ("seeds", "seeds: one (555) instead of {paper_seeds}"),
     ("train", "fine-tuning: at most 10 epochs (patience 4) instead of the papers' run to early stopping"),
     ("train:pretrain-finetune", "pretrain-finetune: 1,000 CoNLL-2003 sentences for 1 source epoch instead of all "
                                 "14,041 for 2 epochs"),
     ("train:joint", "joint: 1,000 CoNLL-2003 sentences with the target drawn 5 times (not 100) per epoch, 3 epochs"),
     ("dapt", "DAPT: 60 optimiser steps of 16 blocks of 128 tokens (not 512) on the corpus given by --corpora (the "
              "shared Wikipedia sample builds a few thousand sentences, not the paper's millions)"),
-    ("bilstm-crf", "BiLSTM-CRF and Coach: random word vectors (no GloVe offline), 20 epochs of at most 100 steps "
-                   "(the release: 300 epochs, patience 8)"),
-    ("bilstm-crf:rmsprop", "BiLSTM-CRF (CDLM's STM): random word vectors (no GloVe offline), RMSprop 1e-3 as the "
-                           "paper's STM (004:781-782), 100 epochs of at most 20 steps, no early stopping"),
+    ("bilstm-crf", "BiLSTM-CRF and Coach: 20 epochs of at most 100 steps (the release: 300 epochs, patience 8)"),
+    ("bilstm-crf:rmsprop", "BiLSTM-CRF (CDLM's STM): RMSprop 1e-3 as the paper's STM (004:781-782), 100 epochs of "
+                           "at most 20 steps, no early stopping"),
     ("not-run", "CDLM (Jia, Liang and Zhang 2019): not run, its budget cannot train it here (the table says why)"),
-    ("multicell", "multi-cell compositional LSTM (Jia and Zhang 2020): random word vectors, frozen MiniLM features "
-                  "(not bert-base-cased), 40 epochs (not 100)"),
+    ("multicell", "multi-cell compositional LSTM (Jia and Zhang 2020): frozen MiniLM features (not "
+                  "bert-base-cased), 40 epochs (not 100)"),
     ("nerbert", "NER-BERT: 1 epoch of pre-training in batches of 16 (not 960) at learning rate 1e-4 on the corpus "
                 "given by --nerbert_corpus (the shared sample builds about 2,300 training sentences, not the paper's "
                 "16.3 million)"),
 )
 """What ``--scale cpu`` cuts against the papers, each under the kind of cell it concerns: a plan lists the cuts
-of the cells it runs (:func:`cpu_cuts`)."""
+of the cells it runs (:func:`cpu_cuts`). Random word vectors, a cut at this scale unless the files are given, are
+:func:`~crossner_hf.reproduce.vectors.random_vector_note`'s."""
+
+PAPER_SEEDS = {"crossner": "the paper's three (002:512)", "nerbert": "the paper's five (003:138)",
+               "cdlm": "the three this project runs at --scale paper (the CDLM paper states no run count; its release "
+                       "one, seed 42)"}
+"""What ``--scale cpu``'s one seed stands for, per paper."""
 
 ENCODER_COMMANDS = ("train", "dapt", "nerbert", "multicell", "plot-entities")
 SEEDED_COMMANDS = ("train", "bilstm-crf", "cdlm", "multicell")
@@ -89,7 +95,7 @@ def cpu_cuts(experiment: str, cells: Sequence[Cell], not_run: bool) -> tuple[str
             kinds.add(cell.command)
         if "--schedule" in argv:
             kinds.add(f"{cell.command}:{argv[argv.index('--schedule') + 1]}")
-    paper_seeds = "five" if experiment.startswith("nerbert-table2") else "three"
+    paper_seeds = PAPER_SEEDS[experiment.split("-")[0]]
     return tuple(text.format(paper_seeds=paper_seeds) for kind, text in CPU_CUTS if kind in kinds)
 
 
@@ -180,11 +186,15 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
             tail = ["--domain", domain, "--seed", str(seed)]
             for baseline, architecture, preset, prefix in (("BiLSTM-CRF", "crossner", "crossner_bilstm_crf", "bilstm-crf"),
                                                            ("Coach", "coach", "crossner_coach", "coach")):
+                # the release's only politics BiLSTM-CRF command passes --dropout 0.3 (its README.md:93); run.sh's
+                # other four domains, the preset's 0.5
+                dropout = (["--dropout", "0.3"] if scale == "paper" and architecture == "crossner"
+                           and domain == "politics" else [])
                 for inputs, chars in (("word", ["--char_ngram_dim", "0"]), ("word + char", [])):
                     slug = f"{prefix}-{'word' if chars else 'word-char'}"
                     cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
                                       argv=(*rnn_flags(scale, data_dir, preset), "--architecture", architecture,
-                                            *chars, *tail),
+                                            *dropout, *chars, *tail),
                                       row=f"{baseline} ({inputs})", column=domain, seed=seed,
                                       minutes=minutes_for(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
@@ -224,8 +234,9 @@ BORROWED = {
         "direct / DAPT": "taken from CrossNER (003:103): crossner-table2 row 'direct / DAPT span / integrated'",
         "pretrain-finetune / DAPT": "taken from CrossNER (003:103): crossner-table2 row "
                                     "'pretrain-finetune / DAPT span / integrated'",
-        "pretrain-finetune / CDLM": "taken from CrossNER and Jia et al. 2019 (003:103): crossner-table2 row "
-                                    "'Jia, Liang and Zhang (2019)'"},
+        "pretrain-finetune / CDLM": "taken from CrossNER and Jia et al. 2019 (003:103): the five CrossNER columns "
+                                    "are crossner-table2 row 'Jia, Liang and Zhang (2019)', BioCG and BioPC "
+                                    "(003:97) CDLM Table 3's FINAL row (004:905): cdlm-table3 row 'FINAL'"},
 }
 """Rows a paper reports from another paper's runs: planned by the experiment named, not again here."""
 
@@ -432,7 +443,7 @@ def nerbert_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
             slug = label.lower().replace(" ", "-")
             cells.append(Cell(
                 name=f"{domain}/tsne-{slug}", command="plot-entities", deps=deps, output_file="entities.png",
-                result_file="entities.json", argv=(*data, *sample, "--model", path, "--config", domain, "--seed", "0"),
+                result_file="entities.json", argv=(*data, *sample, "--model", path, "--domain", domain, "--seed", "0"),
                 row=label, column=domain, meta={"domain": domain}, minutes=minutes_for(scale, "rnn") / 2,
                 inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
@@ -459,8 +470,11 @@ def select_rows(cells: list[Cell], rows: Sequence[str]) -> list[Cell]:
 def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str] | None = None,
          seeds: Sequence[int] | None = None, model: str | None = None, corpora: str | None = None,
          data_dir: str | None = None, rows: Sequence[str] | None = None, nerbert_corpus: str | None = None,
-         datasets: Sequence[str] | None = None, raw_text: Sequence[str] | None = None) -> Plan:
-    """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise."""
+         datasets: Sequence[str] | None = None, raw_text: Sequence[str] | None = None,
+         vectors: RNNVectors | None = None) -> Plan:
+    """The cells of ``experiment`` at ``scale``; raises ``ValueError`` naming the choices otherwise. ``vectors``:
+    the RNN rows' pre-trained vectors files (:class:`~crossner_hf.reproduce.vectors.RNNVectors`; none given: at
+    ``--scale paper`` those cells are 'missing input')."""
     if scale not in SCALES:
         raise ValueError(f"--scale {scale!r}: choose one of {', '.join(SCALES)}.")
     if experiment not in EXPERIMENTS:
@@ -501,6 +515,8 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
         build = {"crossner-table2": crossner_table2, "crossner-fig2": crossner_fig2, "crossner-fig3": crossner_fig3,
                  "crossner-table4": crossner_table4}
         cells = build[experiment](scale, out, **common)
+    vectors = vectors or RNNVectors()
+    cells = with_vectors(cells, scale, vectors)
     skipped = {**NOT_IMPLEMENTED.get(experiment, {}), **BORROWED.get(experiment, {}),
                **cdlm_tables.UNPLANNED.get(experiment, {}),
                **(CPU_NOT_RUN.get(experiment, {}) if scale == "cpu" else {}),
@@ -513,4 +529,5 @@ def plan(experiment: str, scale: str, out: str | Path, *, domains: Sequence[str]
     notes = cpu_cuts(experiment, cells, any(r in skipped for r in {**CPU_NOT_RUN.get(experiment, {}),
                                                                     **cdlm_tables.CPU_NOT_RUN.get(experiment, {})})
                      ) if scale == "cpu" else ()
+    notes = (*notes, *random_vector_note(cells, scale, vectors))
     return Plan(experiment, scale, cells, model, notes, tuple(skipped.items()), Path(out))
