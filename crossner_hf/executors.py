@@ -212,6 +212,9 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
 
     packing = plan_packing([t for t in tasks if status(t) != "done"], options)
     state: dict[str, str] = {t.name: "done" for t in tasks if status(t) == "done"}
+    names = {t.name for t in tasks}
+    # a dependency outside these tasks (a packed Slurm job's) finished before this ran: its job waited for it
+    state.update({d: "done" for t in tasks for d in t.deps if d not in names})
     pending = [t for t in tasks if t.name not in state]
     free = {g: packing.cells_per_gpu for g in packing.gpus}
     alone: list[Any] = []  # out of GPU memory beside others: run again with nothing beside them
@@ -372,13 +375,67 @@ def slurm_parameters(task: Any, dependency_job_ids: Sequence[str], options: Exec
     return params
 
 
+@dataclass
+class _Unit:
+    """Tasks packed into one Slurm job (``--cells_per_job``): run there side by side as the local executor packs
+    them; the job asks for their CPUs and their GPUs' share, and waits for the jobs of the tasks they depend on."""
+
+    name: str
+    tasks: list[Any]
+    deps: tuple[str, ...]
+    cpus: int
+    gpus: int
+    minutes: float
+
+
+def _units(tasks: list[Any], per_job: int, cells_per_gpu: int) -> list[_Unit]:
+    import math
+
+    units: list[_Unit] = []
+    home: dict[str, str] = {}
+    for start in range(0, len(tasks), per_job):  # topological order: a unit depends only on earlier units
+        group = tasks[start:start + per_job]
+        name = f"unit-{len(units):04d}"
+        deps = tuple(dict.fromkeys(home[d] for t in group for d in t.deps if d in home))
+        gpus = math.ceil(sum(t.gpus for t in group) / cells_per_gpu)
+        # side by side they take about the longest one's time; the limit doubles the sum, so a slow node loses nothing
+        units.append(_Unit(name, group, deps, sum(t.cpus for t in group), gpus, sum(t.minutes for t in group)))
+        home.update({t.name: name for t in group})
+    return units
+
+
+def _isolated(run: RunTask, task: Any) -> str:
+    """A task in its own Slurm job: the job's environment (Slurm exports the submitting shell's) cut to the
+    allow-list, its threads its CPUs; Slurm's own ``CUDA_VISIBLE_DEVICES`` names the job's GPUs."""
+    return run(task, env=task_environment(os.environ, threads=task.cpus, pushes=getattr(task, "pushes", False)))
+
+
+def _run_unit(unit: _Unit, run: RunTask, status: Callable[[Any], str], options: ExecutorOptions) -> str:
+    """One Slurm job of several tasks: the local executor on the job's node (its CPUs, its CUDA_VISIBLE_DEVICES)."""
+    inner = ExecutorOptions(**{**options.__dict__, "executor": "local", "workers": len(unit.tasks)})
+    states = _run_local(unit.tasks, inner, run, status, Path("."), lambda _: None)
+    return "done" if all(s == "done" for s in states.values()) else "failed"
+
+
 def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-               log_dir: Path) -> dict[str, str]:
+               log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
     from crossner_hf.extras import require
 
     submitit = require("submitit", "slurm")
     executor = submitit.AutoExecutor(folder=str(log_dir / "%j"), cluster=options.slurm_cluster)
     done: dict[str, str] = {}
+    if options.cells_per_job > 1:
+        from functools import partial
+
+        units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
+        jobs = submit_tasks(executor, units, options, done,
+                            run=partial(_run_unit, run=run, status=status, options=options),
+                            status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
+        for name in jobs:
+            _job_result(jobs, name, units, lambda unit: "waiting", done)
+        final = {t.name: status(t) for t in tasks}
+        return {name: state if state in ("done", "failed", "missing input") else "blocked"
+                for name, state in final.items()}
     jobs = submit_tasks(executor, tasks, options, done, run=run, status=status)
     for name in jobs:
         _job_result(jobs, name, tasks, status, done)
@@ -423,7 +480,8 @@ def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done
         if not on_slurm:  # parameters the local executor does not know
             params = {k: v for k, v in params.items() if not k.startswith("slurm_") and k != "gpus_per_node"}
         executor.update_parameters(**params)
-        jobs[task.name] = executor.submit(run, task)
+        # a packed unit builds each of its tasks' environments; a lone task's job gives it the allow-list here
+        jobs[task.name] = executor.submit(run, task) if isinstance(task, _Unit) else executor.submit(_isolated, run, task)
         logger.info("submitted %s as job %s", task.name, jobs[task.name].job_id)
     return jobs
 

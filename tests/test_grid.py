@@ -213,3 +213,33 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
     except (OSError, IndexError):
         return True
+
+
+@pytest.mark.parametrize("command", ["reproduce", "adapt"])
+def test_adapt_and_reproduce_refuse_a_folder_another_run_holds(tmp_path, command, crossner_data_dir, tiny_bert_dir):
+    """Both commands hold OUT's grid lock for their whole run: a second one is refused in one line, nothing run."""
+    out = tmp_path / "out"
+    command = {"reproduce": ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics"],
+               "adapt": ["adapt", "--dataset_dir", str(crossner_data_dir / "politics"), "--budget", "smoke",
+                         "--methods", "direct", "--model_name_or_path", tiny_bert_dir]}[command]
+    with grid_lock(out):
+        run = subprocess.run([sys.executable, "-m", "crossner_hf.cli", *command, "--output_dir", str(out)],
+                             capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"pid {os.getpid()}" in lines[0] and "another run is using this folder" in lines[0]
+    assert not (out / "cells").exists()
+
+
+def test_slurm_packs_cells_into_one_job(tmp_path, probe, monkeypatch):
+    """--cells_per_job 2 through submitit's local executor: the two cells meet (they ran side by side) in one job,
+    and the cell after them runs in a second job once theirs has finished."""
+    pytest.importorskip("submitit")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    monkeypatch.setenv("HF_TOKEN", "hf_secret_of_the_driver")
+    out = tmp_path / "grid"
+    cells = [_cell("a", probe, "meet:b"), _cell("b", probe, "meet:a"), _cell("c", probe, deps=("a", "b"))]
+    status = run_grid(cells, out, ExecutorOptions(executor="slurm", slurm_cluster="local", cells_per_job=2))
+    assert status == {"a": "done", "b": "done", "c": "done"}
+    assert len(list((out / "slurm").rglob("*_submitted.pkl"))) == 2
+    assert "HF_TOKEN" not in _env(cells[0], out) and "HF_TOKEN" not in _env(cells[2], out)
