@@ -15,7 +15,9 @@ none ships offline). CrossNER domains are an extension, planned only when ``--do
 target's own sentences unless ``--corpora`` gives a CrossNER domain's domain-level corpus (as
 ``crossner-table2``). The zero-shot CBS column has no labelled training text (004:807): its LMs read the raw
 corpora of the paper (Reuters for the source, 377,592 sentences, 004:737-739; CBS, 398,990 sentences,
-004:772-774), given as ``--raw_text source=FILE cbs_news=FILE``; without them those cells are 'missing input'. Rows that
+004:772-774), given as ``--raw_text source=FILE cbs_news=FILE``; without them those cells are 'missing input'. Every cell here
+is an RNN that starts from GloVe 100d (004:835-837): :func:`~crossner_hf.reproduce.experiments.plan` gives each
+``--word_vectors`` (:mod:`.vectors`; 'missing input' at ``--scale paper`` without it). Rows that
 need ELMo, and a system of another paper, are listed with the reason (:data:`UNPLANNED`).
 """
 

@@ -5,7 +5,8 @@
 - ``cpu``: the pip-packaged all-MiniLM-L6-v2 with budgets that finish on a 2-core machine;
   :data:`CPU_CUTS` lists what it cuts against the papers (:func:`cpu_cuts`: those of a plan's cells).
 - ``paper``: the paper presets in ``trainer_recipes/configs/paper/`` (``docs/fidelity.md``) and
-  ``bert-base-cased``.
+  ``bert-base-cased``; the RNN rows read the papers' pre-trained vectors (:mod:`.vectors`: 'missing input'
+  without the files, random only with ``--random_vectors``, which the notes name).
 
 Each experiment plans exactly one table or figure of a paper (``PAPER_TABLES``; the transcription
 is ``paper_tables.json``, checked against the papers' texts): one cell group per paper cell, the
