@@ -80,14 +80,22 @@ def test_the_environment_is_an_allow_list_and_tokens_go_only_to_pushes():
     assert pushing.pushes and not Cell("a", "train", ("--push_to_hub", "false"), "r", "c").pushes
 
 
-def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch):
-    """Two workers: each cell finishes only if the other runs at the same time; each gets cores / 2 threads."""
+def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch, caplog):
+    """Two workers: each cell finishes only if the other runs at the same time; each gets cores / 2 threads; the
+    log follows done / running / left with an ETA."""
+    import logging
+
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     out = tmp_path / "grid"
     a, b = _cell("a", probe, "meet:b"), _cell("b", probe, "meet:a")
     after = _cell("c", probe, deps=("a", "b"))
-    status = run_grid([a, b, after], out, ExecutorOptions(workers=2))
+    with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
+        status = run_grid([a, b, after], out, ExecutorOptions(workers=2))
     assert status == {"a": "done", "b": "done", "c": "done"}
+    progress = [r.getMessage() for r in caplog.records if r.getMessage().startswith("cells: ")]
+    assert progress[0].startswith("cells: 0 done, 1 running, 2 left of 3; ETA ~")
+    assert "cells: 0 done, 2 running, 1 left of 3; ETA ~" in " ".join(progress)
+    assert progress[-1] == "cells: 3 done, 0 running, 0 left of 3; ETA ~0 min"
     threads = str(max(1, (os.cpu_count() or 1) // 2))
     assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
     assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
