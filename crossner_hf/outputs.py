@@ -16,7 +16,10 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -24,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
 
 def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> Path:
     """The output ``path`` (a file, or with ``folder=True`` a folder) after checking it can be written.
@@ -67,6 +71,47 @@ MANIFEST = ".outputs.json"
 """The entries the last :func:`staged_outputs` put in the folder: the next one removes those it does not write."""
 
 
+CHECKPOINT_STARTED = "checkpoint_started.json"
+CHECKPOINT_COMPLETE = "checkpoint_complete.json"
+"""Written into a ``checkpoint-N`` by :class:`crossner_hf.training.checkpoints.CompletionMarker` before and after
+the Trainer saves it: a checkpoint holding neither is not ours, and nothing here deletes it."""
+
+OWNED = ".crossner_hf"
+"""Written into a folder when a run takes it (:func:`run_lock`, after :func:`check_ours`): the folder is ours."""
+OWN_MARKERS = (OWNED, MANIFEST, ".run_settings.json", "cell.json")
+"""A folder holding one of these was made by crossner_hf (its mark, its outputs' manifest, a run's settings, a grid cell's record)."""
+_TRANSIENT = re.compile(r"^(\.lock|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
+
+
+def check_ours(folder: str | Path, flag: str = "--output_dir", *, overwrite: bool = False,
+               fix: str = "--overwrite_output_dir true") -> None:
+    """Refuse (one line) to write into a non-empty ``folder`` that crossner_hf did not make (no :data:`OWN_MARKERS`,
+    entries other than our own transient ones), unless ``overwrite``: a user's files there are never replaced
+    or removed by a run they did not ask to write over them."""
+    folder = Path(folder)
+    if overwrite or not folder.is_dir() or any((folder / m).exists() for m in OWN_MARKERS):
+        return
+    foreign = list(itertools.islice((p.name for p in folder.iterdir() if not _TRANSIENT.match(p.name)), 4))
+    if foreign:
+        shown = ", ".join(n if len(n) <= 40 else n[:37] + "..." for n in sorted(foreign)[:3])
+        raise FileExistsError(f"{flag} {folder}: holds files crossner_hf did not write ({shown}"
+                              f"{', ...' if len(foreign) > 3 else ''}); choose a new or empty folder, or pass {fix} "
+                              "to write into it (the entries this run writes replace those of the same name).")
+
+
+def plain_names(entries: Any, folder: Path) -> list[str]:
+    """The manifest's entries that are plain names of ``folder``'s entries (not ``..``, ``a/b``, ``/x``); the others
+    are logged and ignored, so a damaged or edited manifest never removes anything outside the folder."""
+    names = []
+    for name in entries if isinstance(entries, list) else []:
+        if (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name and "\\" not in name
+                and "\0" not in name and Path(name).name == name):
+            names.append(name)
+        else:
+            logger.warning("%s: ignoring the entry %.60r (not a plain name in the folder).", folder / MANIFEST, name)
+    return names
+
+
 def clean_leftovers(folder: str | Path) -> list[Path]:
     """Remove the staging folders and temporary files that killed runs left in ``folder`` (their writer's pid,
     in the name, is no longer running); returns what was removed."""
@@ -88,16 +133,20 @@ def clean_leftovers(folder: str | Path) -> list[Path]:
 
 
 @contextmanager
-def staged_outputs(folder: str | Path) -> Iterator[Path]:
+def staged_outputs(folder: str | Path, *, overwrite: bool = False, flag: str = "--output_dir") -> Iterator[Path]:
     """``with staged_outputs(OUT) as stage:`` write ``stage``; its entries replace ``OUT``'s on success.
 
-    A folder entry (``data/``) replaces the old one whole; everything else in ``OUT`` (checkpoints,
-    per-seed runs, logs) is left alone. On an error the staging folder is removed and ``OUT`` keeps
-    what it had. Call it on one process only (the one that writes the outputs).
+    A folder entry (``data/``) replaces the old one whole; of the rest of ``OUT`` only what the previous
+    run's manifest (:data:`MANIFEST`) lists is removed, everything else (checkpoints, per-seed runs, logs, a
+    user's files) is left alone. A non-empty ``OUT`` that crossner_hf did not make is refused unless
+    ``overwrite`` (:func:`check_ours`). On an error the staging folder is removed and ``OUT`` keeps what it
+    had. Call it on one process only (the one that writes the outputs).
     """
     import json
 
     folder = Path(folder)
+    if not _holds(folder):  # a run holding the folder checked it when it took it
+        check_ours(folder, flag, overwrite=overwrite)
     folder.mkdir(parents=True, exist_ok=True)
     clean_leftovers(folder)
     stage = Path(tempfile.mkdtemp(dir=folder, prefix=f"{STAGING_PREFIX}{os.getpid()}-"))
@@ -107,13 +156,14 @@ def staged_outputs(folder: str | Path) -> Iterator[Path]:
         # ones go first (a kill during the moves leaves an unfinished folder, never old results beside new
         # weights), then whatever the previous outputs had that these do not
         new = {p.name for p in stage.iterdir()}
-        for name in FINISHING_FILES:
-            (folder / name).unlink(missing_ok=True)
         try:
-            previous = json.loads((folder / MANIFEST).read_text())
+            previous = set(plain_names(json.loads((folder / MANIFEST).read_text()), folder))
         except (OSError, ValueError):
-            previous = []
-        for name in set(previous) - new:
+            previous = set()
+        for name in FINISHING_FILES:
+            if name in new | previous:  # a finishing file this run neither writes nor owned stays (a user's)
+                (folder / name).unlink(missing_ok=True)
+        for name in previous - new:
             old = folder / name
             shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
         (stage / MANIFEST).write_text(json.dumps(sorted(new)))
@@ -131,6 +181,16 @@ def staged_outputs(folder: str | Path) -> Iterator[Path]:
             os.replace(entry, target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
+
+
+def usual_modes(path: str | Path) -> None:
+    """Give ``path`` (a file, or a folder and all below it) the usual modes under the ``umask``: writers such as
+    ``save_pretrained`` and ``mkstemp`` leave 0600, which a teammate on shared storage cannot read."""
+    path = Path(path)
+    mask = _umask()
+    for entry in [path, *path.rglob("*")] if path.is_dir() else [path]:
+        if not entry.is_symlink():
+            os.chmod(entry, (0o777 if entry.is_dir() else 0o666) & ~mask)
 
 
 def _umask() -> int:
@@ -164,16 +224,40 @@ def run_lock(folder: str | Path, flag: str = "--output_dir") -> Iterator[None]:
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    key = str(folder.resolve())
+    if key in _HELD:  # this process holds it already (a runner around its stages): the outer hold covers it
+        yield
+        return
     lock = FileLock(str(folder / LOCK), timeout=0)
     try:
         lock.acquire()
     except Timeout:
         raise ValueError(f"{flag} {folder}: another run is writing into this folder now (it holds {folder / LOCK}); "
                          f"wait for it to finish or choose another {flag}.") from None
+    _HELD.add(key)
     try:
+        (folder / OWNED).touch()
         yield
     finally:
+        _HELD.discard(key)
         lock.release()
+
+
+_HELD: set[str] = set()
+"""The folders whose lock this process holds (an fcntl lock is not re-entrant across two opens of one file)."""
+
+
+def _holds(folder: Path) -> bool:
+    return folder.is_dir() and str(folder.resolve()) in _HELD
+
+
+@contextmanager
+def held_output_dir(folder: str | Path, *, overwrite: bool, flag: str = "--output_dir") -> Iterator[None]:
+    """A runner's hold on ``folder`` from its first write to its last: refused if it holds a user's files
+    (:func:`check_ours`), then locked (:func:`run_lock`) until the outputs are written."""
+    check_ours(folder, flag, overwrite=overwrite)
+    with run_lock(folder, flag):
+        yield
 
 
 def decisive_settings(values: dict) -> dict:
@@ -218,13 +302,33 @@ def claimed_output_dir(folder: str | Path, settings: dict, *, resume: bool, over
         yield
         return
     folder = Path(folder)
+    check_ours(folder, overwrite=overwrite)
     with run_lock(folder):
         if overwrite:
-            for pattern in stale:
-                for old in folder.glob(pattern):
-                    shutil.rmtree(old, ignore_errors=True)
+            old_entries = [old for pattern in stale for old in folder.glob(pattern)]
+            for old in old_entries:  # all checked before any is removed: a refusal leaves everything as it was
+                refuse_foreign_checkpoints(old, "--overwrite_output_dir")
+            for old in old_entries:
+                shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
         check_run_identity(folder, settings, resume=resume, overwrite=overwrite)
         yield
+
+
+def ours_checkpoint(path: Path) -> bool:
+    """Whether the ``checkpoint-N`` folder ``path`` was written by a crossner_hf run (it holds one of our markers)."""
+    return (path / CHECKPOINT_STARTED).is_file() or (path / CHECKPOINT_COMPLETE).is_file()
+
+
+def refuse_foreign_checkpoints(path: Path, flag: str) -> None:
+    """One line if ``path`` is, or directly holds, a ``checkpoint-N`` folder without our markers (a plain
+    ``Trainer``'s, an earlier version's, another program's): it is never removed."""
+    candidates = [path] if path.name.startswith("checkpoint-") else (
+        sorted(path.glob("checkpoint-*")) if path.is_dir() else [])
+    for checkpoint in candidates:
+        if checkpoint.is_dir() and not ours_checkpoint(checkpoint):
+            raise FileExistsError(f"{flag}: {checkpoint} has no crossner_hf checkpoint marker ({CHECKPOINT_COMPLETE}) "
+                                  "and is never deleted; move it out of the folder (or resume from it with "
+                                  "--resume_from_checkpoint), then run again.")
 
 
 def read_json(path: str | Path, fix: str = "delete it to redo the step that wrote it") -> Any:
@@ -239,13 +343,26 @@ def read_json(path: str | Path, fix: str = "delete it to redo the step that wrot
         raise ValueError(f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}); {fix}.") from None
 
 
+_ABSOLUTE = re.compile(r"(?<![\w.:/~\\-])(?:/|[A-Za-z]:\\)(?:[^\s/\\'\"`()<>\[\]{},;:|]+[/\\])+"
+                       r"[^\s/\\'\"`()<>\[\]{},;:|]*")
+"""An absolute path inside a text (``/a/b...`` or ``C:\\a\\...``, two parts at least; not a URL's ``//``)."""
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` with each absolute local path in it replaced by its last part (an error line, a setting)."""
+    return _ABSOLUTE.sub(lambda m: re.split(r"[/\\]", m.group(0).rstrip("/\\"))[-1] or m.group(0), text)
+
+
 def portable(value: Any) -> Any:
-    """``value`` (a results record) with every absolute local path replaced by its last part, so a file that
-    is published (``results.json`` goes to the Hub with the model) names folders, never someone's home."""
+    """``value`` (a results record) with every absolute local path, whole values and paths inside strings
+    (an error text), replaced by its last part, so a file or card that is published (``results.json`` and
+    ``README.md`` go to the Hub with the model) names folders, never someone's home."""
     if isinstance(value, dict):
         return {k: portable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [portable(v) for v in value]
     if isinstance(value, str) and os.path.isabs(value) and "\n" not in value:
         return Path(value).name or value
+    if isinstance(value, str):
+        return scrub_paths(value)
     return value

@@ -9,23 +9,49 @@ from types import SimpleNamespace
 
 import torch
 
-from crossner_hf.training.checkpoints import (COLLATOR_RNG, COMPLETE, CollatorRNG, CompletionMarker,
+import pytest
+
+from crossner_hf.training.checkpoints import (COLLATOR_RNG, COMPLETE, STARTED, CollatorRNG, CompletionMarker,
                                               last_complete_checkpoint)
 
 
-def _checkpoint(folder, step, complete):
+def _checkpoint(folder, step, complete, ours=True):
     path = folder / f"checkpoint-{step}"
     path.mkdir(parents=True)
+    if ours:  # the marker CompletionMarker writes before the Trainer saves
+        (path / STARTED).write_text(json.dumps({"global_step": step}))
     (path / "model.safetensors").write_bytes(b"weights")
     if complete:
         (path / COMPLETE).write_text(json.dumps({"global_step": step}))
     return path
 
 
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_plain_trainer_checkpoint_is_resumed_never_deleted(tmp_path, caplog):
+    """A checkpoint without our markers (a plain Trainer's, or this library's before them) survives a resume: the
+    Trainer finished it (trainer_state.json, written last, and weights) so it is resumed from; an unfinished one is a
+    one-line refusal, and every file is left as it was."""
+    ours = _checkpoint(tmp_path, 2, complete=True)
+    plain = _checkpoint(tmp_path, 4, complete=False, ours=False)
+    (plain / "trainer_state.json").write_text(json.dumps({"global_step": 4}))
+    before = _tree(tmp_path)
+    with caplog.at_level(logging.INFO):
+        assert last_complete_checkpoint(tmp_path) == str(plain)
+    assert _tree(tmp_path) == before and "without crossner_hf's marker" in caplog.text
+    unfinished = _checkpoint(tmp_path, 6, complete=False, ours=False)  # no trainer_state.json: not finished
+    before = _tree(tmp_path)
+    with pytest.raises(FileExistsError, match=r"checkpoint-6 is unfinished .* not deleted") as err:
+        last_complete_checkpoint(tmp_path)
+    assert "\n" not in str(err.value) and _tree(tmp_path) == before and ours.is_dir()
+
+
 def test_the_newest_complete_checkpoint_is_resumed_and_torn_ones_are_removed(tmp_path, caplog):
     old = _checkpoint(tmp_path, 2, complete=True)
     newer = _checkpoint(tmp_path, 10, complete=True)
-    torn = _checkpoint(tmp_path, 12, complete=False)  # killed while the Trainer wrote it
+    torn = _checkpoint(tmp_path, 12, complete=False)  # ours, killed while the Trainer wrote it
     (tmp_path / "checkpoint-x").mkdir()  # not a checkpoint name: ignored
     with caplog.at_level(logging.WARNING):
         assert last_complete_checkpoint(tmp_path, clean=False) == str(newer)
@@ -85,3 +111,24 @@ def test_the_collators_generator_resumes_where_the_saved_step_left_it(tmp_path):
     again.restore(None, 0)  # nothing to restore: a fresh run
     again.restore(tmp_path / "checkpoint-9", 0)
     assert again.calls == 7
+
+
+def test_the_started_marker_comes_before_the_save_and_the_files_are_readable(tmp_path):
+    """Before the Trainer saves (the flow callback set should_save), the main process marks the folder as ours; after,
+    the checkpoint's files get the usual mode, not the 0600 save_pretrained leaves."""
+    import os
+
+    args = SimpleNamespace(output_dir=str(tmp_path), process_index=0)
+    marker = CompletionMarker()
+    marker.on_step_end(args, SimpleNamespace(global_step=3), SimpleNamespace(should_save=False))
+    assert not (tmp_path / "checkpoint-3").exists()
+    marker.on_step_end(args, SimpleNamespace(global_step=4), SimpleNamespace(should_save=True))
+    folder = tmp_path / "checkpoint-4"
+    assert (folder / STARTED).is_file() and not (folder / COMPLETE).exists()
+    (folder / "model.safetensors").write_bytes(b"w")
+    (folder / "model.safetensors").chmod(0o600)
+    marker.on_save(args, SimpleNamespace(global_step=4), None)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (folder / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
+    assert (folder / COMPLETE).is_file()

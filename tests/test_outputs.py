@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -19,6 +20,7 @@ def test_staged_outputs_fail_leaves_the_folder_as_it_was(tmp_path):
     (out / "data" / "old.parquet").write_bytes(b"old")
     (out / "README.md").write_text("old card")
     (out / "seed-1").mkdir()
+    (out / ".outputs.json").write_text('["README.md", "data"]')  # a previous run's
     before = _tree(out)
     with pytest.raises(RuntimeError, match="half-way"):
         with staged_outputs(out) as stage:
@@ -35,6 +37,7 @@ def test_staged_outputs_replace_folders_whole_card_last_usual_mode(tmp_path):
     (out / "data" / "gone").mkdir(parents=True)
     (out / "data" / "gone" / "old.parquet").write_bytes(b"old")
     (out / "checkpoint-5").mkdir()
+    (out / ".outputs.json").write_text('["data"]')  # a previous run's
     with staged_outputs(out) as stage:
         (stage / "README.md").write_text("card")
         (stage / "data" / "politics").mkdir(parents=True)
@@ -75,3 +78,84 @@ def test_atomic_output_keeps_the_old_file_on_failure(tmp_path):
             tmp.write_text("half")
             raise ValueError("stop")
     assert target.read_text() == "old" and list(tmp_path.iterdir()) == [target]
+
+
+def test_a_users_folder_is_refused_and_left_intact(tmp_path):
+    """Issue 55: the dataset writer given a folder holding a user's README.md and data/mine/rows.csv refuses it in
+    one line and leaves every file as it was (no lock, no staging folder left); --overwrite_output_dir writes."""
+    from datasets import Dataset
+
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
+
+    out = tmp_path / "mine"
+    (out / "data" / "mine").mkdir(parents=True)
+    (out / "data" / "mine" / "rows.csv").write_text("text,label\nhello,O\n")
+    (out / "README.md").write_text("# my notes\n")
+    before = _tree(out)
+    names = sorted(p.name for p in out.iterdir())
+    with pytest.raises(FileExistsError, match=r"holds files crossner_hf did not write \(README.md, data\); .*"
+                                              r"--overwrite_output_dir true") as err:
+        write_hub_dataset_folder({"tiny": Dataset.from_dict({"text": ["a", "b"]})}, out, {}, "# Tiny\n")
+    assert "\n" not in str(err.value)
+    assert _tree(out) == before and sorted(p.name for p in out.iterdir()) == names
+    write_hub_dataset_folder({"tiny": Dataset.from_dict({"text": ["a", "b"]})}, out, {}, "# Tiny\n", overwrite=True)
+    assert (out / "data" / "tiny").is_dir() and "Tiny" in (out / "README.md").read_text()
+    # now the folder is ours: a rewrite needs no flag
+    write_hub_dataset_folder({"tiny": Dataset.from_dict({"text": ["c"]})}, out, {}, "# Tiny again\n")
+    assert "Tiny again" in (out / "README.md").read_text()
+
+
+def test_a_manifest_naming_a_path_outside_deletes_nothing(tmp_path):
+    """The entries of .outputs.json are trusted only as plain names: ``../x``, ``/abs``, ``a/b`` and ``..`` delete
+    nothing (outside OUT or inside it); a plain name the previous run owned and this one does not write goes."""
+    beside = tmp_path / "x"
+    beside.mkdir()
+    (beside / "keep.txt").write_text("a neighbour's file")
+    far = tmp_path / "abs"
+    far.mkdir()
+    (far / "keep.txt").write_text("far")
+    out = tmp_path / "run"
+    (out / "a").mkdir(parents=True)
+    (out / "a" / "b").write_text("nested")
+    (out / "old.bin").write_text("the previous run's")
+    (out / ".outputs.json").write_text(json.dumps(["../x", str(far), "a/b", "..", ".", "", 3, "old.bin"]))
+    with staged_outputs(out) as stage:
+        (stage / "README.md").write_text("card")
+    assert (beside / "keep.txt").read_text() == "a neighbour's file" and (far / "keep.txt").is_file()
+    assert (out / "a" / "b").read_text() == "nested" and not (out / "old.bin").exists()
+    assert json.loads((out / ".outputs.json").read_text()) == ["README.md"]
+
+
+def test_a_finishing_file_the_previous_run_did_not_own_stays(tmp_path):
+    """Only what the previous manifest owned is removed: a results.json a user put in our folder survives a
+    rewrite that writes none; our own old card is replaced."""
+    out = tmp_path / "run"
+    with staged_outputs(out) as stage:
+        (stage / "README.md").write_text("old card")
+    (out / "results.json").write_text('{"mine": 1}')
+    with staged_outputs(out) as stage:
+        (stage / "README.md").write_text("new card")
+    assert (out / "results.json").read_text() == '{"mine": 1}' and (out / "README.md").read_text() == "new card"
+
+
+def test_our_folders_and_transient_entries_pass_the_ownership_check(tmp_path):
+    from crossner_hf.outputs import check_ours, run_lock
+
+    check_ours(tmp_path / "absent")
+    (tmp_path / "empty").mkdir()
+    check_ours(tmp_path / "empty")
+    cell = tmp_path / "cell"
+    cell.mkdir()
+    (cell / "cell.json").write_text("{}")  # a grid cell's folder: the grid writes its record and log first
+    (cell / "log.txt").write_text("$ crossner-hf train ...")
+    check_ours(cell)
+    locked = tmp_path / "locked"
+    with run_lock(locked):
+        (locked / "notes.txt").write_text("the run's own log")
+    check_ours(locked)  # a folder a run took is marked as ours
+    (tmp_path / "user" / ".staging-1-x").mkdir(parents=True)
+    check_ours(tmp_path / "user")  # only a killed run's leftovers
+    (tmp_path / "user" / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.txt"):
+        check_ours(tmp_path / "user")
+    check_ours(tmp_path / "user", overwrite=True)

@@ -417,3 +417,35 @@ def test_rnn_resume_checks_identity_but_may_extend_the_budget(tmp_path, crossner
     more = run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2,
                                     resume_from_checkpoint=True))  # a longer budget continues the same run
     assert len(more["history"]) == 2
+
+
+def test_rnn_runners_hold_the_lock_until_their_outputs_are_written(tmp_path, crossner_data_dir, monkeypatch):
+    """Issue 55: the RNN recipes, self-training included (its rounds run in OUT/round-k, so the loop's own hold is
+    on those), hold OUT's lock while the model, results and card are written; a folder holding a user's file is
+    refused before anything runs."""
+    from filelock import FileLock, Timeout
+
+    from crossner_hf.commands.bilstm_crf import run_bilstm_crf
+    from crossner_hf.training.rnn import common
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    out, held = tmp_path / "run", []
+    real = common.finish_output
+
+    def finish(folder, *args, **kwargs):
+        try:
+            FileLock(str(out / ".lock"), timeout=0).acquire()
+        except Timeout:
+            held.append(True)  # another opener (another run) cannot take it now
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(common, "finish_output", finish)
+    run_bilstm_crf(_bilstm(out, crossner_data_dir, num_train_epochs=1, schedule="self-train", self_train_rounds=1,
+                           self_train_epochs=1))
+    assert held == [True] and (out / "README.md").is_file()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.md").write_text("mine")
+    with pytest.raises(FileExistsError, match="notes.md"):
+        run_bilstm_crf(_bilstm(mine, crossner_data_dir, num_train_epochs=1))
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.md"]

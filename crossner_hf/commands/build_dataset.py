@@ -48,6 +48,9 @@ class BuildArguments:
         default=None, metadata={"help": "Hub repo id (user/name) to publish the folder to."}
     )
     private: bool = field(default=False, metadata={"help": "Create the Hub repo as private."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Write into an --output_dir that holds files crossner_hf did not write (the entries this command "
+                "writes, such as data/ and README.md, replace those of the same name; the rest stay)."})
 
 
 def make_parser(subparsers: Any | None = None):
@@ -60,8 +63,10 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: BuildArguments) -> int:
     from crossner_hf.publishing.cards import render_crossner_dataset_card
+    from crossner_hf.outputs import check_ours
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before the data is read, not after
     built = {config: load_crossner(config, args.data_dir) for config in args.configs}
     counts = {c: {s: len(d) for s, d in dd.items()} for c, dd in built.items()}
     card = render_crossner_dataset_card(
@@ -76,7 +81,7 @@ def main(args: BuildArguments) -> int:
         "source_datasets": ["original"],
     }
     folder = write_hub_dataset_folder(built, args.output_dir, metadata, card, default_config="politics"
-                                      if "politics" in built else None)
+                                      if "politics" in built else None, overwrite=args.overwrite_output_dir)
     for config, n in counts.items():
         logger.info("%s: %s", config, n)
     if args.push_to_hub:

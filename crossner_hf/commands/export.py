@@ -40,6 +40,9 @@ class ExportArguments(LabeledDataArguments):
     threads: int | None = field(default=None, metadata={"help": "CPU threads of ONNX Runtime (and torch) during "
                                                                 "the evaluation (default: one per core)."})
     batch_size: int = field(default=32, metadata={"help": "Windows per forward pass during the evaluation."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Write into an --output_dir that holds files crossner_hf did not write (the entries this command "
+                "writes, such as data/ and README.md, replace those of the same name; the rest stay)."})
 
     def __post_init__(self):
         if not self.model:
@@ -67,6 +70,6 @@ def main(args: ExportArguments) -> int:
     source = args.load_target() if named and (args.quantize or not args.no_eval) else None
     result = export_onnx(args.model, args.output_dir, quantize=args.quantize, eval_source=source,
                          eval_split=args.split, data_dir=args.data_dir, evaluate=not args.no_eval,
-                         threads=args.threads, batch_size=args.batch_size)
+                         threads=args.threads, batch_size=args.batch_size, overwrite=args.overwrite_output_dir)
     print(json.dumps(result.to_dict(), ensure_ascii=False))
     return 0

@@ -28,6 +28,7 @@ from crossner_hf.corpora import (
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.target import SPLIT_FILES as DATA_SPLIT_FILES
 from crossner_hf.data.labels import DOMAINS, LABELS
+from crossner_hf.outputs import check_ours
 from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 from crossner_hf.wikipedia.build import timed_step, timings_file, write_timings
 
@@ -45,6 +46,9 @@ class CorporaConfig(WorkflowConfig):
                                           "of the entity list unless --specialised_types says otherwise)."})
     output_dir: str = field(default=None, metadata={"help": "Folder to write the Parquet files and README.md to "
                                                            "(required)."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Write into an --output_dir that holds files crossner_hf did not write (the entries this command "
+                "writes, such as data/ and README.md, replace those of the same name; the rest stay)."})
     text_file: list[str] | None = field(
         default=None,
         metadata={"help": "Domain-level corpus: text files (or globs), one sentence or paragraph a line. "
@@ -257,6 +261,7 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
         raise ValueError(f"--domain {args.domain!r}: a name of letters, digits, '-', '_' and '.' (it names the "
                          "dataset's configs, e.g. mydomain-integrated).")
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before minutes of matching, not after
     if args.wikipedia_dump and args.domain not in DOMAINS and not args.seed_categories:
         raise ValueError(f"--wikipedia_dump for {args.domain!r}, not a CrossNER domain: name the Wikipedia "
                          "categories it grows from with --seed_categories.")
@@ -303,7 +308,7 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
             args.output_dir,
             metadata,
             _card_body(args, counts, types, source),
-            default_config=f"{args.domain}-integrated",
+            default_config=f"{args.domain}-integrated", overwrite=args.overwrite_output_dir,
         )
     if work is not None:  # a Wikipedia build: where the time went, beside the NER-BERT build's
         write_timings(timings_file(work, args.domain), timings)

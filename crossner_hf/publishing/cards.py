@@ -121,10 +121,13 @@ def base_model_card_data(name_or_path: str) -> dict[str, Any]:
 
 
 def write_model_card(folder: str | Path, card_data: Any, body: str) -> Path:
-    """``README.md`` = ``card_data``'s YAML (a ``ModelCardData``) + ``body``; returns the path."""
+    """``README.md`` = ``card_data``'s YAML (a ``ModelCardData``) + ``body``; returns the path. A card is published:
+    an absolute local path left in it (a setting, an error line) is cut to its last part."""
     from huggingface_hub import ModelCard
 
-    card = ModelCard(f"---\n{card_data.to_yaml()}\n---\n\n{body.lstrip()}")
+    from crossner_hf.outputs import scrub_paths
+
+    card = ModelCard(scrub_paths(f"---\n{card_data.to_yaml()}\n---\n\n{body.lstrip()}"))
     path = Path(folder) / "README.md"
     card.save(path)
     return path

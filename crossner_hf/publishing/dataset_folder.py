@@ -65,14 +65,14 @@ def write_hub_dataset_folder(
     *,
     default_config: str | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    overwrite: bool = True,
+    overwrite: bool = False,
 ) -> Path:
     """Write each config's splits as Parquet shards and a ``README.md`` card; returns the folder.
 
     Args:
         configs: ``config name -> Dataset`` (one ``train`` split) or ``DatasetDict``.
-        output_dir: the folder; its ``data/`` and ``README.md`` are replaced if
-            ``overwrite`` (other files are left alone).
+        output_dir: the folder; its ``data/`` and ``README.md`` are replaced (other files are left alone).
+            A non-empty folder that crossner_hf did not write is refused unless ``overwrite``.
         card_yaml_extra: more YAML metadata (``license``, ``language``,
             ``task_categories``, ``pretty_name``, ...).
         card_body: Markdown after the YAML front matter.
@@ -120,7 +120,7 @@ def write_hub_folder_from_batches(
     *,
     default_config: str | None = None,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    overwrite: bool = True,
+    overwrite: bool = False,
 ) -> dict[str, dict[str, int]]:
     """The folder :func:`write_hub_dataset_folder` writes, from Arrow batches streamed shard by shard.
 
@@ -134,10 +134,9 @@ def write_hub_folder_from_batches(
             f"write_hub_dataset_folder: default_config {default_config!r} is not one of {list(configs)}."
         )
     out = Path(output_dir)
-    if (out / "data").exists() and not overwrite:
-        raise ValueError(f"{out / 'data'} exists; pass overwrite=True or choose another output_dir.")
-    # data/ and the card are written aside and replace the old ones only when complete
-    with staged_outputs(out) as stage:
+    # data/ and the card are written aside and replace the old ones only when complete; a folder holding a user's
+    # files is refused unless overwrite (crossner_hf.outputs.check_ours)
+    with staged_outputs(out, overwrite=overwrite) as stage:
         rows = _write_configs(configs, stage, card_yaml_extra, card_body, default_config, max_shard_bytes)
     logger.info("Wrote %d config(s) to %s.", len(configs), out)
     return rows

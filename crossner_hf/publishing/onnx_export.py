@@ -220,16 +220,18 @@ def export_onnx(
     threads: int | None = None,
     batch_size: int = 32,
     opset: int = OPSET,
+    overwrite: bool = False,
 ) -> ExportResult:
     """Export the trained folder ``model`` to an ONNX folder ``output_dir`` (see the module docstring).
 
     ``quantize``: ``None`` (fp32) or ``"int8"``.
     ``eval_source`` / ``eval_split``: where the card's F1 is measured (default: the dataset the model's
     ``results.json`` names, its test split); ``evaluate=False`` skips it. ``threads`` / ``batch_size``: the runtime's CPU threads and windows per batch for that run.
+    A non-empty ``output_dir`` that crossner_hf did not write is refused unless ``overwrite``.
     """
     from crossner_hf.inference.predict import load_token_classifier
     from crossner_hf.inference.tagger import TransformerTagger
-    from crossner_hf.outputs import check_writable, staged_outputs
+    from crossner_hf.outputs import check_ours, check_writable, staged_outputs
 
     if quantize not in (None, *QUANTIZATIONS):
         raise ValueError(f"--quantize {quantize}: choose one of {', '.join(QUANTIZATIONS)} (or leave it out for fp32).")
@@ -241,13 +243,15 @@ def export_onnx(
     output = Path(output_dir).expanduser()
     if source_dir.resolve() == output.resolve():
         raise ValueError(f"--output_dir {output}: the same folder as --model; export into a new folder.")
+    check_ours(output, overwrite=overwrite)  # a user's files are never replaced unasked
     check_writable(output, "--output_dir", folder=True)
     torch_model, tokenizer = load_token_classifier(str(source_dir))
     precision = "int8" if quantize else "fp32"
     start = time.perf_counter()
     source, why_none = (eval_source, "") if eval_source is not None else _default_eval_source(source_dir)
     target = _eval_target(source, data_dir) if source is not None and evaluate else None
-    with tempfile.TemporaryDirectory(prefix=".crossner-export-", dir=output) as work, staged_outputs(output) as stage:
+    with (tempfile.TemporaryDirectory(prefix=".crossner-export-", dir=output) as work,
+          staged_outputs(output, overwrite=overwrite) as stage):
         fp32 = Path(work) / "fp32.onnx"
         inputs = export_graph(torch_model, tokenizer, fp32, opset=opset)
         quantization = None

@@ -7,7 +7,11 @@ the whole previous checkpoint beside it unused. The model here is datatrove's co
 - :class:`CompletionMarker` (a callback, registered last) writes ``checkpoint_complete.json`` into the
   checkpoint after everything else (``on_save`` runs after the Trainer's own save has returned);
 - :func:`last_complete_checkpoint` resumes from the newest checkpoint holding the marker, says which
-  incomplete ones it skipped and removes them (the leftovers of the killed run).
+  incomplete ones it skipped and removes them (the leftovers of the killed run). Only ours: before the Trainer
+  saves, the callback writes ``checkpoint_started.json`` into the folder, so a checkpoint holding neither marker
+  (a plain ``Trainer``'s, or this library's before the markers) is never deleted: it is resumed from when the
+  Trainer finished it (its ``trainer_state.json``, written last, and weights are there), refused in one line
+  otherwise.
 
 :class:`CollatorRNG` keeps a seeded masking collator's generator in the checkpoint: the Trainer restores
 the torch / numpy / python RNGs on resume but not a generator a collator owns, so a resumed DAPT run drew
@@ -26,9 +30,14 @@ from typing import Any
 import torch
 from transformers import TrainerCallback
 
+from crossner_hf.outputs import CHECKPOINT_COMPLETE, CHECKPOINT_STARTED, ours_checkpoint
+
 logger = logging.getLogger(__name__)
 
-COMPLETE = "checkpoint_complete.json"
+COMPLETE = CHECKPOINT_COMPLETE
+STARTED = CHECKPOINT_STARTED
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json",
+            "adapter_model.safetensors", "adapter_model.bin")
 COLLATOR_RNG = "collator_rng_{rank}.pt"
 _CHECKPOINT = re.compile(r"^checkpoint-(\d+)$")
 
@@ -38,13 +47,30 @@ def _checkpoint_dir(args: Any, state: Any) -> Path:
 
 
 class CompletionMarker(TrainerCallback):
-    """Writes :data:`COMPLETE` into each checkpoint once the Trainer has saved it whole."""
+    """Writes :data:`STARTED` into each checkpoint before the Trainer saves it (``on_step_end`` / ``on_epoch_end``
+    run after the flow callback decided to save, before the save) and :data:`COMPLETE` once it is saved whole,
+    after giving its files the usual mode (``save_pretrained`` leaves 0600, which a teammate cannot read)."""
+
+    def _started(self, args, state, control) -> None:
+        if control.should_save and args.process_index == 0:
+            folder = _checkpoint_dir(args, state)
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / STARTED).write_text(json.dumps({"global_step": state.global_step}))
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self._started(args, state, control)
+        return control
+
+    def on_epoch_end(self, args, state, control, **kwargs):
+        self._started(args, state, control)
+        return control
 
     def on_save(self, args, state, control, **kwargs):
         folder = _checkpoint_dir(args, state)
         if args.process_index == 0 and folder.is_dir():
-            from crossner_hf.outputs import atomic_output
+            from crossner_hf.outputs import atomic_output, usual_modes
 
+            usual_modes(folder)
             with atomic_output(folder / COMPLETE) as tmp:
                 tmp.write_text(json.dumps({"global_step": state.global_step}))
         return control
@@ -99,9 +125,21 @@ class CollatorRNG(TrainerCallback):
         logger.info("Restored the masking collator's generator from %s", path)
 
 
+def trainer_complete(path: Path) -> bool:
+    """Whether a checkpoint without our markers was finished by the ``Trainer``: its ``trainer_state.json`` (the
+    Trainer writes it after the weights, optimizer and scheduler) reads, and weights are there."""
+    try:
+        json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return any((path / name).is_file() for name in _WEIGHTS)
+
+
 def last_complete_checkpoint(folder: str | Path, *, clean: bool = True) -> str | None:
-    """The newest ``checkpoint-N`` of ``folder`` holding :data:`COMPLETE` (``None`` if there is none); newer ones
-    without it (a kill while they were written) are logged and, with ``clean``, removed."""
+    """The newest complete ``checkpoint-N`` of ``folder`` (``None`` if there is none): one holding :data:`COMPLETE`,
+    or without our markers one the Trainer finished (:func:`trainer_complete`). Newer ones of ours without
+    :data:`COMPLETE` (a kill while they were written) are logged and, with ``clean``, removed; an unfinished one
+    that is not ours is never removed: a one-line ``FileExistsError``."""
     folder = Path(folder)
     if not folder.is_dir():
         return None
@@ -110,6 +148,14 @@ def last_complete_checkpoint(folder: str | Path, *, clean: bool = True) -> str |
     for step, path in found:
         if (path / COMPLETE).is_file():
             return str(path)
+        if not ours_checkpoint(path):
+            if trainer_complete(path):
+                logger.info("Resuming from %s: a Trainer checkpoint without crossner_hf's marker, finished "
+                            "(trainer_state.json and weights are there).", path)
+                return str(path)
+            raise FileExistsError(f"--resume_from_checkpoint: {path} is unfinished (no trainer_state.json or no "
+                                  f"weights) and was not written by crossner_hf, so it is not deleted; move it out "
+                                  f"of {folder} or pass an earlier checkpoint folder to --resume_from_checkpoint.")
         logger.warning("Skipping %s: incomplete (the run was stopped while writing it)%s.", path,
                        "; removing it" if clean else "")
         if clean:

@@ -53,7 +53,7 @@ from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json
+from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json, usual_modes
 from crossner_hf.results import WorkflowResult, old_name, shared_record
 from crossner_hf.training.cadence import dev_cadence
 from crossner_hf.training.checkpoints import CompletionMarker
@@ -197,6 +197,7 @@ def _run_source_stage(args, source: TargetData, seed, seed_dir: Path, model_path
     trainer.train(resume_from_checkpoint=_resume_point(args, stage_dir))
     trainer.save_model(str(final))
     if args.process_index == 0:
+        usual_modes(final)  # save_pretrained leaves 0600: a teammate reads the stage's model too
         (final / STAGE_DONE).write_text(json.dumps({"global_step": trainer.state.global_step}))
     _drop_checkpoints(args, stage_dir)
     trainer.accelerator.wait_for_everyone()
@@ -283,6 +284,8 @@ def run_seed(
     record_head(trainer.model, "train", domain=inputs.target.name, schedule=args.schedule)
     record_output_labels(trainer.model, schema if excluded else None)  # every predictor masks the rest
     trainer.save_model(str(seed_dir))
+    if args.process_index == 0:
+        usual_modes(seed_dir)  # save_pretrained leaves 0600: a teammate reads every seed's model
     result = {
         "seed": seed,
         "best_checkpoint": trainer.state.best_model_checkpoint,

@@ -84,6 +84,8 @@ def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = T
     latest = last_complete_checkpoint(folder, clean=main)
     if latest is None:
         logger.info("%s: no complete checkpoint in %s yet; starting from the beginning.", flag, folder)
+    else:  # said in the run's log, so a rerun after a kill shows where it went on from
+        logger.info("%s: continuing from %s (step %s).", flag, latest, Path(latest).name.rpartition("-")[2])
     return latest
 
 
@@ -92,14 +94,16 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
                   push: Any = None) -> Path:
     """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
     portable: no local paths) and ``card(stage, results)``; the stage replaces ``folder``'s outputs all at once
-    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it. Call it
+    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it. The card
+    is written from the portable results too (no absolute path, in strings neither). Call it
     on the main process only."""
     folder = Path(folder)
+    shown = portable(results)  # what is published: results.json and the card name no local path, in strings too
     with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
         save(stage)
-        (stage / results_file).write_text(json.dumps(portable(results), indent=2, default=str))
+        (stage / results_file).write_text(json.dumps(shown, indent=2, default=str))
         if card is not None:
-            card(stage, results)
+            card(stage, shown)
     if push is not None:
         from crossner_hf.publishing.dataset_folder import push_run_output
 

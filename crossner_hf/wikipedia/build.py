@@ -42,6 +42,9 @@ class WikipediaSourceArguments:
         metadata={"help": "DBpedia instance types: N-Triples or Turtle files, plain, .bz2 or .gz."}
     )
     output_dir: str = field(metadata={"help": "Folder to write the dataset (Parquet + README.md card) to."})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "Write into an --output_dir that holds files crossner_hf did not write (the entries this command "
+                "writes, such as data/ and README.md, replace those of the same name; the rest stay)."})
     index: list[str] | None = field(
         default=None,
         metadata={"help": "Multistream index file(s) (offset:page_id:title lines), one per --dump, in order; "
@@ -252,6 +255,9 @@ def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
         validation_fraction=args.validation_fraction, seed=args.seed, balancing=args.balancing,
         target_size=args.target_size, scarce_count=args.scarce_count, merged_categories=args.merged_categories,
     )
+    from crossner_hf.outputs import check_ours
+
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before hours of extraction, not after
     work, stats = prepare_nerbert_sentences(args)
     from crossner_hf.wikipedia.dbpedia import DBpediaTypes
     from crossner_hf.wikipedia.nerbert_corpus import TYPED_DIR
@@ -287,7 +293,8 @@ def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
     }
     body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
     with timed_step(timings, "hub_folder"):
-        write_hub_folder_from_batches(configs, out, metadata, body, default_config="all")
+        write_hub_folder_from_batches(configs, out, metadata, body, default_config="all",
+                                      overwrite=args.overwrite_output_dir)
     logger.info("NER-BERT corpus written to %s:\n%s", out, format_steps(report["steps"]))
     write_timings(timings_file(work), timings)
     if args.push_to_hub:

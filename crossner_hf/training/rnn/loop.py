@@ -171,6 +171,9 @@ def save_best(model: Any, vocab: WordCharVocab, folder: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(staging)
     vocab.save(staging)
+    from crossner_hf.outputs import usual_modes
+
+    usual_modes(staging)  # save_pretrained leaves 0600: a teammate reads each run's best model too
     old = folder.with_name(f".{folder.name}.old")
     shutil.rmtree(old, ignore_errors=True)
     if folder.exists():

@@ -28,6 +28,7 @@ from crossner_hf.data.target import TargetData
 from crossner_hf.data.sampling import draw_rows
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
+from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.training.rnn.common import PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words, \
     runner_call, vocab_and_vectors
@@ -136,7 +137,8 @@ def train_multicell(model: Any, target: TargetData, config: MultiCellTrainingCon
     target, config, inputs = runner_call("train_multicell", model, target, config, MultiCellTrainingConfig,
                                          "multicell", model_is="features_model", tokenizer=tokenizer,
                                          word_vectors=word_vectors)
-    return RNNResult.of(config.output_dir, _train_multicell(target, config, source, inputs))
+    with held_output_dir(config.output_dir, overwrite=config.overwrite_output_dir):  # until its outputs are written
+        return RNNResult.of(config.output_dir, _train_multicell(target, config, source, inputs))
 
 
 def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, given_source: TargetData | None,

@@ -34,6 +34,7 @@ from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTok
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
 from crossner_hf.training.rnn.common import (PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words,
                                              runner_call, sentences_as_examples, tags_forbidden, vocab_and_vectors)
+from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.outputs import read_json
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source
@@ -322,8 +323,9 @@ def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLST
     if source_text and config.schedule != "dann":
         raise ValueError(f"source_text (--source_text) is read by --schedule dann only (its domain classifier), not "
                          f"by {config.schedule}: drop it or use --schedule dann.")
-    return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text, source_text,
-                                                             inputs))
+    with held_output_dir(config.output_dir, overwrite=config.overwrite_output_dir):  # until its outputs are written
+        return RNNResult.of(config.output_dir, _train_bilstm_crf(target, config, source, target_text, source_text,
+                                                                 inputs))
 
 
 def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, given_source: TargetData | None,
@@ -492,7 +494,8 @@ def train_cdlm(model: str | Path | None, target: TargetData, config: CDLMTrainin
     if inputs.source_model:
         raise ValueError(f"train_cdlm: {inputs.source_model} is a folder; CDLM starts from a word vectors file or "
                          "None.")
-    return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text, inputs))
+    with held_output_dir(config.output_dir, overwrite=config.overwrite_output_dir):  # until its outputs are written
+        return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text, inputs))
 
 
 def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source: TargetData | None,
