@@ -12,6 +12,11 @@
   a kill during the moves leaves an unfinished folder, never old results beside new weights; the
   leftovers of killed runs (staging folders, temporary files) are removed by the next run. Files get the usual mode (``umask``), not the
   0600 some writers (``transformers``' ``save_pretrained`` for weights, ``mkstemp``) leave.
+- :func:`check_ours`: a non-empty folder that crossner_hf did not make (none of :data:`OWN_MARKERS`) is refused in
+  one line unless the user passes ``--overwrite_output_dir``; of a previous run's outputs only the plain names its
+  manifest lists are removed (:func:`plain_names`: ``../x`` removes nothing).
+- :func:`portable` / :func:`scrub_paths`: what is published (``results.json``, every card) names files by their
+  last part, never by an absolute local path, inside strings too.
 """
 
 from __future__ import annotations
@@ -79,7 +84,8 @@ the Trainer saves it: a checkpoint holding neither is not ours, and nothing here
 OWNED = ".crossner_hf"
 """Written into a folder when a run takes it (:func:`run_lock`, after :func:`check_ours`): the folder is ours."""
 OWN_MARKERS = (OWNED, MANIFEST, ".run_settings.json", "cell.json")
-"""A folder holding one of these was made by crossner_hf (its mark, its outputs' manifest, a run's settings, a grid cell's record)."""
+"""A folder holding one of these was made by crossner_hf (its mark, its outputs' manifest, a run's settings, a grid
+cell's record)."""
 _TRANSIENT = re.compile(r"^(\.lock|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
 
 

@@ -38,3 +38,42 @@ def test_every_template_is_jinja_and_no_module_pastes_bibtex():
     for name in TEMPLATES:
         text = resources.files("crossner_hf.model_cards").joinpath(f"{name}.md").read_text()
         assert re.search(r"\$\{?[a-z_]+", text) is None, name  # no string.Template placeholder left
+
+
+def test_an_rnn_card_holds_no_absolute_path(tmp_path):
+    """Issue 55: a card is published; the word vectors' path, and a path inside a string (an error line), reach it
+    as their last part only, from the runner's finish and from the card writer alike."""
+    from crossner_hf.training.workflow import finish_output
+
+    home = str(tmp_path / "home" / "me")
+    results = {"args": {"domain": "politics", "mode": "supervised", "word_vectors": f"{home}/vectors/glove.txt"},
+               "test": {"overall_f1": 0.4182}, "best_epoch": 4, "epochs": 4, "model": "bilstm-crf",
+               "note": f"read {home}/vectors/glove.txt (line 3); see https://huggingface.co/a/b"}
+    out = tmp_path / "run"
+    finish_output(out, results, save=lambda stage: None, card=cards.write_rnn_model_card)
+    text = (out / "README.md").read_text()
+    assert home not in text and str(tmp_path) not in text and "glove.txt" in text, text
+    assert home not in (out / "results.json").read_text()
+    direct = cards.write_rnn_model_card(tmp_path / "direct", results).read_text()  # the raw results: still none
+    assert str(tmp_path) not in direct
+
+
+def test_an_adapt_card_with_a_failed_cell_holds_no_absolute_path(tmp_path):
+    """The failed cell's last error line (which names its files by absolute path) reaches the table of adapt.md and
+    the pushed best/README.md without them."""
+    from crossner_hf.grid import Cell
+    from crossner_hf.selection.candidates import Method
+    from crossner_hf.selection.choice import choose
+    from crossner_hf.selection.evidence import card_section, markdown_table
+    from crossner_hf.selection.run import rows_of
+
+    cell = Cell(name="missing-encoder/direct/seed-1", command="train", argv=[], row="missing-encoder/direct",
+                column="seed-1")
+    (cell.folder(tmp_path) / ".failed").parent.mkdir(parents=True)
+    (cell.folder(tmp_path) / ".failed").write_text(
+        f"OSError: {tmp_path}/home/me/missing-encoder/config.json: no such file; see /opt/x/y.log\n")
+    method = Method("missing-encoder/direct", "direct", cells=(cell,))
+    rows = rows_of([method], tmp_path, {cell.name: "failed"}, "smoke")
+    assert rows[0].status.startswith("failed: missing-encoder/direct/seed-1: OSError: config.json: no such file")
+    card = card_section(markdown_table(rows, choose(rows, "cheaper")), choose(rows, "cheaper"), None)
+    assert str(tmp_path) not in card and "/opt/x" not in card and "missing-encoder/direct" in card
