@@ -251,3 +251,22 @@ def test_slurm_packs_cells_into_one_job(tmp_path, probe, monkeypatch):
     assert status == {"a": "done", "b": "done", "c": "done"}
     assert len(list((out / "slurm").rglob("*_submitted.pkl"))) == 2
     assert "HF_TOKEN" not in _env(cells[0], out) and "HF_TOKEN" not in _env(cells[2], out)
+
+
+def test_the_grid_page_runs(tmp_path, shared_dir):
+    """docs/grid.md's commands (dry runs: they plan with the page's flags and print each cell's command line)."""
+    import re
+    import shlex
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "grid.md").read_text(encoding="utf-8")
+    commands = [line for block in re.findall(r"```bash\n(.*?)```", page, flags=re.S)
+                for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+    assert len(commands) == 2
+    for command in commands:
+        args = [str(shared_dir) + a[len("../shared"):] if a.startswith("../shared/") else a
+                for a in shlex.split(command)]
+        assert args[0] == "crossner-hf" and "--dry_run" in args
+        run = subprocess.run([sys.executable, "-m", "crossner_hf.cli", *args[1:]], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert "crossner-hf train" in run.stdout

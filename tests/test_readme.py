@@ -41,7 +41,8 @@ DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inferenc
 
 
 RUN_ELSEWHERE = {"docs/own_domain.md": "tests/test_own_domain.py::test_the_own_domain_page_runs",
-                 "docs/adapt.md": "tests/test_adapt.py::test_the_adapt_page_runs"}
+                 "docs/adapt.md": "tests/test_adapt.py::test_the_adapt_page_runs",
+                 "docs/grid.md": "tests/test_grid.py::test_the_grid_page_runs"}
 """Pages whose blocks another test runs (with the data they need), not this runner."""
 
 
