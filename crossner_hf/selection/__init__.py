@@ -3,6 +3,7 @@ chooses on mean dev F1 over seeds and ships the choice with its evidence; ``comp
 finished runs. The runner is :func:`~crossner_hf.selection.run.adapt`, its settings :class:`AdaptConfig`."""
 
 from crossner_hf.selection.config import AdaptConfig
-from crossner_hf.selection.run import AdaptResult, adapt, compare, dry_run
+from crossner_hf.selection.run import AdaptResult, adapt, compare
+from crossner_hf.selection.status import dry_run
 
 __all__ = ["AdaptConfig", "AdaptResult", "adapt", "compare", "dry_run"]

@@ -15,9 +15,11 @@ search runs, resumes and reports as the papers' grids do, on the same executors.
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from crossner_hf.selection.config import (
     LEVELS,
@@ -32,6 +34,8 @@ from crossner_hf.grid import Cell
 from crossner_hf.grid.costs import MINUTES
 
 NEEDS_RAW_TEXT = "needs --raw_text"
+PLAN = "plan.json"
+"""The search's plan in OUT: its settings, methods and cells (``adapt --status`` rebuilds the table from it)."""
 
 PAPER_ROWS = {
     # (schedule, corpus level) -> the CrossNER Table 2 row of the same method (span masking; 002:448-512). The paper
@@ -181,3 +185,31 @@ def _settings(budget: str, schedule: str, model: str, dapt: bool = False) -> str
     if budget == "smoke":
         encoder = "2 steps"
     return f"{budget}: {schedule}, {encoder}" + (", after DAPT (span-adjacent)" if dapt else "")
+
+
+def plan_record(model: str, dataset: str, config: AdaptConfig, raw_text: list[str] | None,
+                methods: Sequence[Method], cells: Sequence[Cell]) -> dict[str, Any]:
+    """``OUT/plan.json``: the search's settings, methods and cells, all ``--status`` needs to rebuild its table."""
+    return {"model": str(model), "dataset": dataset, "config": config.__dict__, "raw_text": raw_text,
+            "methods": [{"name": m.name, "schedule": m.schedule, "status": m.status, "minutes": m.minutes,
+                         "encoder": m.encoder, "level": m.level, "paper_row": m.paper_row, "settings": m.settings,
+                         "cells": [c.name for c in m.cells], "extra_cells": [c.name for c in m.extra_cells]}
+                        for m in methods],
+            "cells": [c.to_dict() for c in cells]}
+
+
+def read_plan(out: str | Path) -> tuple[dict[str, Any], list[Method], list[Cell]]:
+    """The plan a search wrote in ``out``: (its record, methods, cells); a one-line error when there is none."""
+    path = Path(out) / PLAN
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no adapt search here (a search writes {PLAN} when it starts); give the "
+                                "--output_dir of a running or finished `crossner-hf adapt`.")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    cells = [Cell.from_dict(c) for c in record["cells"]]
+    by_name = {c.name: c for c in cells}
+    methods = [Method(name=m["name"], schedule=m.get("schedule", ""), minutes=m.get("minutes", 0.0),
+                      cells=tuple(by_name[c] for c in m.get("cells", []) if c in by_name),
+                      extra_cells=tuple(by_name[c] for c in m.get("extra_cells", []) if c in by_name),
+                      encoder=m.get("encoder", ""), level=m.get("level"), status=m.get("status"),
+                      paper_row=m.get("paper_row"), settings=m.get("settings", "")) for m in record["methods"]]
+    return record, methods, cells

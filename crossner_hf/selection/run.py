@@ -4,8 +4,9 @@ same table from runs already made.
 
 A search writes, under its output folder: ``data/<name>/`` (the target as JSON Lines, what every cell reads),
 ``entity_list.tsv`` (with raw text: the labeled spans of the train split, unless an entity list is given),
-``plan.json``, ``cells/<method>/seed-<seed>/`` (one ``crossner-hf`` run each, as the papers' grids run them:
-:mod:`crossner_hf.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and ``best/``, a copy of the
+``plan.json`` (what ``adapt --status`` reads), ``cells/<method>/seed-<seed>/`` (one ``crossner-hf`` run each, as
+the papers' grids run them: :mod:`crossner_hf.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and
+``best/``, a copy of the
 chosen method's best-dev seed with the comparison in its card. Rerunning the same call resumes: finished cells are
 kept, a killed one continues from its checkpoint.
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.selection.candidates import Method, cells_of, plan_methods, select, slug
+from crossner_hf.selection.candidates import PLAN, Method, cells_of, plan_methods, plan_record, select, slug
 from crossner_hf.selection.choice import (
     Choice,
     Row,
@@ -30,7 +31,7 @@ from crossner_hf.selection.choice import (
     rising_at_end,
     sentence_counts,
 )
-from crossner_hf.selection.config import BUDGET_TEXT, BUDGETS, AdaptConfig
+from crossner_hf.selection.config import BUDGET_TEXT, AdaptConfig
 from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.outputs import scrub_paths
@@ -135,30 +136,6 @@ def _paths(files: Any) -> list[str] | None:
     return [str(Path(f).resolve()) for f in files] or None
 
 
-def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
-            entity_list: str | None = None, source: str | None = None) -> str:
-    """The cells a search would run, with their command lines and dependencies, and its estimated minutes at every
-    budget (one after another on one machine); nothing is trained."""
-    from crossner_hf.reproduce.run import dry_run_text
-
-    config = config or AdaptConfig()
-    target = _load(target)
-    out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
-    raw, entities = _paths(raw_text), _paths(entity_list)
-    methods, cells, _, _ = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
-    lines = [dry_run_text(cells, out.resolve()), "", "methods:"]
-    for m in methods:
-        lines.append(f"  {m.name:<28} ~{m.minutes:g} min a seed  {m.status or m.settings}")
-    lines.append("")
-    for budget in BUDGETS:
-        other = AdaptConfig(**{**config.__dict__, "budget": budget, "push_to_hub": None})
-        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entities[0] if entities else None, source)
-        total = sum(c.minutes for c in budget_cells)
-        lines.append(f"budget {budget}: {len(budget_cells)} cells, ~{total:g} min ({total / 60:.1f} h) one after "
-                     f"another{'  <- this run' if budget == config.budget else ''}")
-    return "\n".join(lines)
-
-
 def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
           entity_list: str | None = None, source: str | None = None,
           executor: ExecutorOptions | str | None = None) -> AdaptResult:
@@ -187,11 +164,8 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")
-        (out / "plan.json").write_text(json.dumps({
-            "model": str(model), "dataset": target.name, "config": config.__dict__, "raw_text": raw,
-            "methods": [{"name": m.name, "status": m.status, "minutes": m.minutes, "cells": [c.name for c in m.cells]}
-                        for m in methods],
-            "cells": [c.to_dict() for c in cells]}, indent=2, default=str))
+        (out / PLAN).write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells),
+                                           indent=2, default=str))
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
         status = run_grid(cells, out, _options(executor)) if cells else {}
         status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}

@@ -1,0 +1,101 @@
+"""What a search will cost and how far it got, without running anything: the dry run (every cell with its command
+line, priced from this machine's finished cells, and the disk it will use) and ``adapt --status OUT`` (the table so
+far, from another shell while the search runs).
+
+Pricing (:func:`crossner_hf.grid.costs.estimate`): a cell left to run costs the measured seconds of the finished
+cells of its kind in OUT (direct, joint, DAPT, ...), a kind none measured the packaged table scaled by this
+machine's speed on the kinds it did; a resumed search is priced on the cells left only. Disk: the finished cells'
+folders as they are, the others at one copy of their model each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from crossner_hf.grid import Cell, grid_status, topological
+from crossner_hf.grid.costs import Estimate, disk_mb, estimate
+from crossner_hf.selection.candidates import Method, read_plan, slug
+from crossner_hf.selection.config import BUDGETS, AdaptConfig
+from crossner_hf.selection.evidence import markdown_table
+from crossner_hf.selection.run import _load, _paths, _plan, rows_of
+
+def price(cells: Sequence[Cell], out: Path, model: str) -> Estimate:
+    """The search's cost: its finished cells measured, the others priced from them (see the module's text)."""
+    kinds = {str(c.meta.get("cost") or c.command) for c in cells}
+    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds})
+
+
+def method_minutes(method: Method, priced: Estimate) -> float:
+    """Minutes of one seed of ``method`` (its DAPT and corpus cells included): measured where its cells finished,
+    priced where they did not."""
+    def cell_minutes(cell: Cell) -> float:
+        return priced.measured.get(cell.name, priced.per_cell.get(cell.name, cell.minutes))
+
+    if not method.cells:
+        return method.minutes
+    own = sum(cell_minutes(c) for c in method.cells) / len(method.cells)
+    return own + sum(cell_minutes(c) for c in method.extra_cells)
+
+
+def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
+            entity_list: str | None = None, source: str | None = None) -> str:
+    """The cells a search would run, with their command lines and dependencies, what is left of it and its
+    estimated minutes and disk (from this machine's finished cells in OUT, then the packaged table), and the other
+    budgets' table minutes; nothing is trained or written."""
+    config = config or AdaptConfig()
+    target = _load(target)
+    out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
+    raw, entities = _paths(raw_text), _paths(entity_list)
+    entity = entities[0] if entities else None
+    methods, cells, _, _ = _plan(model, target, config, out, raw, entity, source)
+    priced = price(cells, out, str(model))
+    status = grid_status(cells, out)
+    lines = []
+    for cell in topological(cells):
+        deps = f"  after {', '.join(cell.deps)}" if cell.deps else ""
+        missing = [p for p in cell.inputs if not Path(p).exists()]
+        need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
+        if status[cell.name] == "done":
+            took = priced.measured.get(cell.name)
+            cost = "done" + (f", took {took:.1f} min" if took is not None else "")
+        else:
+            cost = f"~{priced.per_cell[cell.name]:.1f} min"
+        lines.append(f"{cell.name}  ({cost}, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
+                     f"    {cell.shell_line(out.resolve())}")
+    lines += [f"this search: {priced.text()}", "", "methods:"]
+    for m in methods:
+        lines.append(f"  {m.name:<28} ~{method_minutes(m, priced):.1f} min a seed  {m.status or m.settings}")
+    lines.append("")
+    for budget in BUDGETS:
+        if budget == config.budget:
+            lines.append(f"budget {budget}: {len(cells)} cells, {priced.left} left, ~{priced.minutes_left:.1f} min "
+                         f"({priced.minutes_left / 60:.1f} h) one after another  <- this run")
+            continue
+        other = AdaptConfig(**{**config.__dict__, "budget": budget, "push_to_hub": None})
+        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entity, source)
+        total = sum(c.minutes for c in budget_cells)
+        lines.append(f"budget {budget}: {len(budget_cells)} cells, ~{total:g} min ({total / 60:.1f} h) one after "
+                     "another (the packaged table)")
+    return "\n".join(lines)
+
+
+def status_text(out: str | Path) -> str:
+    """``adapt --status OUT``: the table so far (the finished methods' rows, the others' cell statuses), the cells
+    done / running / left and the minutes left, priced from the finished cells. Reads OUT only: it runs nothing and
+    takes no lock, so it answers from another shell while the search runs."""
+    out = Path(out)
+    record, methods, cells = read_plan(out)
+    status = grid_status(cells, out)
+    rows = rows_of(methods, out, status, (record.get("config") or {}).get("budget", ""))
+    priced = price(cells, out, str(record.get("model", "")))
+    counts = {s: sum(1 for v in status.values() if v == s) for s in dict.fromkeys(status.values())}
+    head = [f"# {record.get('dataset')}: adapt search in {out} (so far)", "",
+            "cells: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + f" (of {len(cells)}); "
+            f"~{priced.minutes_left:.1f} min of runs left one after another", ""]
+    done = (out / "adapt.json").is_file()
+    tail = ["", "The search finished: adapt.md holds the choice." if done else
+            "No choice yet: the search chooses when every cell is done (rerun `crossner-hf adapt` with the same flags "
+            "to resume one that stopped)."]
+    return "\n".join([*head, markdown_table(rows), *tail])
