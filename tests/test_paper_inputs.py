@@ -1,7 +1,8 @@
 """The runs read what the papers' runs read: DANN's classifier the source raw text (004:1100-1103), CDLM Figure
 6's target LM the whole training text at any --few_shot (004:754-755, 004:1048-1050), Figure 8's both-varying
 line equal amounts of source and target text (004:1154-1156); CDLM's loss in Eq. 9's form on request (004:639);
-NER-BERT Figure 2's gains on a second axis (003:128)."""
+NER-BERT Figure 2's gains on a second axis (003:128); a `reproduce` RNN cell the GloVe file it was given
+(004:835-837)."""
 
 from __future__ import annotations
 
@@ -129,3 +130,36 @@ def test_nerbert_fig2_draws_the_gains_on_a_second_axis(tmp_path, monkeypatch):
     figures.clear()
     write_curve_figure("crossner-fig3", cells, tmp_path, xlabel="n", model="m")
     assert len(figures[0]) == 1
+
+
+def test_a_reproduce_rnn_cell_starts_from_the_given_word_vectors(tmp_path, crossner_data_dir, monkeypatch):
+    """The papers' RNNs start from GloVe (004:835-837, 002:429-431): a cell `reproduce --word_vectors` planned
+    loads that very file into its embedding matrix when its command line runs (here CDLM Table 3's STM-TARGET at
+    cpu scale, cut to one step); without the file at --scale paper the cell never runs (test_reproduce.py)."""
+    from crossner_hf.cli import main
+    from crossner_hf.reproduce.experiments import plan
+    from crossner_hf.reproduce.vectors import RNNVectors
+    from crossner_hf.training.rnn import common
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    glove = tmp_path / "glove.6B.100d.txt"
+    glove.write_text("".join(f"{word} {' '.join([f'{0.25 + i / 100:g}'] * 100)}\n"
+                             for i, word in enumerate(("election", "party", "parliament"))))
+    grid = plan("cdlm-table3", "cpu", tmp_path / "grid", domains=["politics"], data_dir=str(crossner_data_dir),
+                rows=["STM-TARGET"], vectors=RNNVectors.from_flags("cpu", word_vectors=str(glove)))
+    cell = grid.cells[0]
+    loaded = []
+    real = common.load_word_vectors
+
+    def spy(path, vocab, dim, seed=0):
+        matrix = real(path, vocab, dim, seed=seed)
+        loaded.append((path, vocab, matrix))
+        return matrix
+
+    monkeypatch.setattr(common, "load_word_vectors", spy)
+    assert main([cell.command, *cell.flags(), "--output_dir", str(tmp_path / "run"), "--num_train_epochs", "1",
+                 "--max_steps_per_epoch", "1"]) == 0
+    (path, vocab, matrix), = loaded
+    assert path == str(glove.resolve())
+    assert matrix[vocab.words.index("election")].tolist() == pytest.approx([0.25] * 100)
+    assert matrix[vocab.words.index("parliament")].tolist() == pytest.approx([0.27] * 100)
