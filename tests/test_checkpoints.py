@@ -113,6 +113,28 @@ def test_the_collators_generator_resumes_where_the_saved_step_left_it(tmp_path):
     assert again.calls == 7
 
 
+def test_a_save_at_an_epochs_end_keeps_the_generator_as_it_stands(tmp_path):
+    """At an epoch's end nothing is collated ahead (DAPT saves there by default): the generator's state now is the
+    one before the next batch, saved so a run resumed there draws the masks the uninterrupted run draws (without it
+    a DAPT cell killed and resumed in a grid ended with other weights)."""
+    args = SimpleNamespace(output_dir=str(tmp_path), process_index=0, gradient_accumulation_steps=1)
+    through = _Seeded(7)
+    rng = CollatorRNG(through)
+    collate = rng.wrap(through)
+    for _ in range(3):  # an epoch of 3 batches, saved at its end: step 3, the 4th batch is next
+        collate([0, 1])
+    folder = _checkpoint(tmp_path, 3, complete=False)
+    rng.on_save(args, SimpleNamespace(global_step=3), None)
+    following = [collate([0, 1]) for _ in range(2)]  # the next epoch of the run that went on
+
+    resumed = _Seeded(7)
+    again = CollatorRNG(resumed)
+    again.restore(folder, process_index=0)
+    assert again.calls == 3
+    collate_again = again.wrap(resumed)
+    assert all(torch.equal(collate_again([0, 1]), b) for b in following)
+
+
 def test_the_started_marker_comes_before_the_save_and_the_files_are_readable(tmp_path):
     """Before the Trainer saves (the flow callback set should_save), the main process marks the folder as ours; after,
     the checkpoint's files get the usual mode, not the 0600 save_pretrained leaves."""

@@ -82,7 +82,8 @@ class CollatorRNG(TrainerCallback):
     Wrap the collator (``data_collator=rng.wrap(collator)``): the wrapper records the generator's state before
     each batch it collates. The state after step ``N`` is not the one to save, because the data loader collates
     a batch ahead (accelerate looks one batch ahead to find the last one), so ``on_save`` saves the state from
-    before batch ``N * gradient_accumulation_steps`` and :meth:`restore` puts it back.
+    before batch ``N * gradient_accumulation_steps`` (the state it has now when nothing was collated ahead, as at
+    an epoch's end) and :meth:`restore` puts it back.
     """
 
     def __init__(self, collator: Any):
@@ -106,10 +107,15 @@ class CollatorRNG(TrainerCallback):
 
     def on_save(self, args, state, control, **kwargs):
         folder = _checkpoint_dir(args, state)
-        saved = self.before.get(state.global_step * args.gradient_accumulation_steps)
+        batch = state.global_step * args.gradient_accumulation_steps
+        saved = self.before.get(batch)
+        generator = getattr(self.collator, "generator", None)
+        if saved is None and self.calls == batch and generator is not None:
+            # nothing collated ahead (a save at an epoch's end, DAPT's default): the state now is the one before
+            # batch N; without it a run resumed there drew other masks than the uninterrupted one
+            saved = generator.get_state()
         if saved is not None and folder.is_dir():
-            torch.save({"calls": state.global_step * args.gradient_accumulation_steps, "state": saved},
-                       folder / COLLATOR_RNG.format(rank=args.process_index))
+            torch.save({"calls": batch, "state": saved}, folder / COLLATOR_RNG.format(rank=args.process_index))
         return control
 
     def restore(self, checkpoint: str | Path | None, process_index: int) -> None:
