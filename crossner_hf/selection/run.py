@@ -6,8 +6,7 @@ A search writes, under its output folder: ``data/<name>/`` (the target as JSON L
 ``entity_list.tsv`` (with raw text: the labeled spans of the train split, unless an entity list is given),
 ``plan.json`` (what ``adapt --status`` reads), ``cells/<method>/seed-<seed>/`` (one ``crossner-hf`` run each, as
 the papers' grids run them: :mod:`crossner_hf.grid`), then ``adapt.md`` / ``adapt.json`` / ``adapt.png`` and
-``best/``, a copy of the
-chosen method's best-dev seed with the comparison in its card. Rerunning the same call resumes: finished cells are
+``best/``, a copy of the chosen method's best-dev seed with the comparison in its card. Rerunning the same call resumes: finished cells are
 kept, a killed one continues from its checkpoint.
 """
 
