@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.grid.costs import MINUTES
 from crossner_hf.reproduce.budgets import preset_settings, rnn_settings, train_settings
 
 BUDGETS = ("smoke", "cpu", "gpu", "paper")
