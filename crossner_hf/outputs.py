@@ -83,14 +83,14 @@ the Trainer saves it: a checkpoint holding neither is not ours, and nothing here
 
 OWNED = ".crossner_hf"
 """Written into a folder when a run takes it (:func:`run_lock`, after :func:`check_ours`): the folder is ours."""
-OWN_MARKERS = (OWNED, MANIFEST, ".run_settings.json", "cell.json")
+OWN_MARKERS = (OWNED, MANIFEST, ".run_settings.json", "cell.json", "plan.json")
 """A folder holding one of these was made by crossner_hf (its mark, its outputs' manifest, a run's settings, a grid
-cell's record)."""
-_TRANSIENT = re.compile(r"^(\.lock|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
+cell's record, a grid's plan: the folders of ``reproduce`` and ``adapt`` from before the mark)."""
+_TRANSIENT = re.compile(r"^(\.lock|\.grid\.lock|\.grid\.owner\.json|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
 
 
 def check_ours(folder: str | Path, flag: str = "--output_dir", *, overwrite: bool = False,
-               fix: str = "--overwrite_output_dir true") -> None:
+               fix: str | None = "--overwrite_output_dir true") -> None:
     """Refuse (one line) to write into a non-empty ``folder`` that crossner_hf did not make (no :data:`OWN_MARKERS`,
     entries other than our own transient ones), unless ``overwrite``: a user's files there are never replaced
     or removed by a run they did not ask to write over them."""
@@ -100,9 +100,10 @@ def check_ours(folder: str | Path, flag: str = "--output_dir", *, overwrite: boo
     foreign = list(itertools.islice((p.name for p in folder.iterdir() if not _TRANSIENT.match(p.name)), 4))
     if foreign:
         shown = ", ".join(n if len(n) <= 40 else n[:37] + "..." for n in sorted(foreign)[:3])
+        how = (f", or pass {fix} to write into it (the entries this run writes replace those of the same name)"
+               if fix else "")
         raise FileExistsError(f"{flag} {folder}: holds files crossner_hf did not write ({shown}"
-                              f"{', ...' if len(foreign) > 3 else ''}); choose a new or empty folder, or pass {fix} "
-                              "to write into it (the entries this run writes replace those of the same name).")
+                              f"{', ...' if len(foreign) > 3 else ''}); choose a new or empty folder{how}.")
 
 
 def plain_names(entries: Any, folder: Path) -> list[str]:

@@ -270,3 +270,15 @@ def test_the_grid_page_runs(tmp_path, shared_dir):
                              cwd=tmp_path, timeout=300)
         assert run.returncode == 0, run.stderr
         assert "crossner-hf train" in run.stdout
+
+
+def test_a_folder_of_the_users_own_files_is_never_a_grid(tmp_path, probe):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "README.md").write_text("my notes")
+    with pytest.raises(FileExistsError, match="holds files crossner_hf did not write \\(README.md\\); choose a new"):
+        run_grid([_cell("a", probe)], out)
+    assert (out / "README.md").read_text() == "my notes" and not (out / "cells").exists()
+    ours = tmp_path / "ours"
+    assert run_grid([_cell("a", probe)], ours) == {"a": "done"}
+    assert run_grid([_cell("a", probe), _cell("b", probe)], ours) == {"a": "done", "b": "done"}  # a rerun is ours

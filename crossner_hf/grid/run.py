@@ -74,6 +74,9 @@ def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
             with _HELD_GUARD:
                 _HELD[out] -= 1
         return
+    from crossner_hf.outputs import OWNED, check_ours
+
+    check_ours(out, flag, fix=None)  # a folder of the user's own files is never a grid's
     out.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(out / GRID_LOCK), timeout=0)
     try:
@@ -81,6 +84,7 @@ def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
     except Timeout:
         raise ValueError(f"{flag} {out}: another run is using this folder ({_holder(out)}); wait for it to end, "
                          "watch it with --status, or choose another folder.") from None
+    (out / OWNED).touch()
     owner = out / GRID_OWNER
     owner.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                  "since": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:]}))
@@ -332,15 +336,3 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
             raise GridInterrupted() from None
         finally:
             progress.close()
-
-
-def _submit_cells(executor: Any, cells: list[Cell], out: str | Path, options: ExecutorOptions,
-                  status: dict[str, str]) -> dict[str, Any]:
-    """The old ``submit_cells`` (warns through :mod:`crossner_hf._moved`): :func:`crossner_hf.executors.submit_tasks`
-    over the cells."""
-    from functools import partial
-
-    from crossner_hf.executors import submit_tasks
-
-    return submit_tasks(executor, list(cells), options, status, run=partial(run_cell, out=str(out)),
-                        status=partial(cell_status, out=out))
