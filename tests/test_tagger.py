@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import typing
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -139,28 +138,18 @@ def test_rnn_evaluation_tags_through_the_rnn_tagger():
     assert scores is None and [len(t) for t in tags] == [3, 2] and model.training  # training flag restored
     examples = [Example(list(s), [0] * len(s)) for s in sentences]
     assert evaluate(model, vocab, examples, labels)["predictions"] == tags
-    with pytest.warns(FutureWarning, match="0.3.0"):
-        from crossner_hf.inference.rnn_tagger import decode_sentences
-    assert decode_sentences(model, vocab, sentences, labels) == tags
 
 
-def test_old_tagging_names_warn_and_still_tag(tiny_bert_dir, tmp_path):
-    import importlib
-
+def test_predict_tags_is_a_thin_wrapper_of_the_tagger(tiny_bert_dir, tmp_path):
     from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from crossner_hf.inference import predict
 
     folder = _head(tiny_bert_dir, tmp_path / "m", ["O", "B-x", "I-x"], "B-x")
     model = AutoModelForTokenClassification.from_pretrained(folder)
     tokenizer = AutoTokenizer.from_pretrained(folder)
-    predict = importlib.import_module("crossner_hf.inference.predict")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        old = predict.tag_texts
-    assert len(caught) == 1 and issubclass(caught[0].category, FutureWarning)
-    assert "0.3.0" in str(caught[0].message) and "Tagger.tag_texts" in str(caught[0].message)
-    assert old(model, tokenizer, ["Ada met Charles ."]) == TransformerTagger(model, tokenizer).tag_texts(
-        ["Ada met Charles ."])
-    assert predict.predict_tags(model, tokenizer, [["Ada", "met"]]) == [["B-x", "B-x"]]  # the thin wrapper
+    assert predict.predict_tags(model, tokenizer, [["Ada", "met"]]) == [["B-x", "B-x"]]
+    assert TransformerTagger(model, tokenizer).tag([["Ada", "met"]]) == [["B-x", "B-x"]]
 
 
 def _jsonl_folder(folder):
@@ -193,7 +182,12 @@ def test_predict_dataset_dir_prints_the_scores_of_report_and_evaluate_tagger(tin
     printed = capsys.readouterr()
     assert evaluation.summary() in printed.err
     assert f"F1 {100 * evaluation.f1:.2f} (conlleval)" in printed.err
-    rows = [line.split("\t") for line in printed.out.splitlines() if line]
+    assert printed.out == ""  # the scores, not a line a word, unless the tags are asked for
+    tags = tmp_path / "tags.conll"
+    assert cli_main(["predict", "--model", str(model), "--dataset_dir", str(data), *columns, "--split", "test",
+                     "--output", str(tags)]) == 0
+    assert evaluation.summary() in capsys.readouterr().err
+    rows = [line.split("\t") for line in tags.read_text().splitlines() if line]
     assert [r[2] for r in rows] == [t for sent in evaluation.pred for t in sent]  # word, gold, predicted
     assert cli_main(["report", "--model", str(model), "--dataset_dir", str(data), *columns, "--output",
                      str(tmp_path / "r.html"), "--n_boot", "10"]) == 0

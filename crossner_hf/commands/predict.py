@@ -5,7 +5,7 @@ Usage:
     crossner-hf predict --model OUT --input_file news.txt --output tags.jsonl
     cat sentences.txt | crossner-hf predict --model OUT --pretokenized      # words split by spaces
     crossner-hf predict --model OUT --conll test.txt --output pred.conll    # gold + predicted columns, scores
-    crossner-hf predict --model OUT --dataset_dir mydata --split test       # any labeled source, scored
+    crossner-hf predict --model OUT --dataset_dir mydata --split test       # any labeled source: the scores
 
 Inputs come from the arguments, ``--input_file`` or standard input, one text a line. Raw
 text is split into sentences (NLTK punkt) and words the way the CrossNER files are
@@ -15,8 +15,9 @@ Output is one JSON record per input line, empty lines included (``{"text", "enti
 ``CrossNERTokenClassificationPipeline`` returns them, offsets into the line), or CoNLL
 (``--format conll``: ``word<TAB>tag``, a blank line after each input line). With
 ``--conll FILE`` (``word<TAB>gold`` lines), or ``--dataset_dir SOURCE --split NAME`` / ``--domain NAME`` (any
-labeled source ``report`` and ``train`` read, with the same column and ``--strict`` flags), the output has
-``word<TAB>gold<TAB>predicted`` columns, and the scores go to standard error: the lines ``report`` prints
+labeled source ``report`` and ``train`` read, with the same column and ``--strict`` flags), ``--output FILE`` gets
+``word<TAB>gold<TAB>predicted`` columns (nothing is tagged to the screen), and the scores go to standard error: the
+lines ``report`` prints
 (:meth:`crossner_hf.evaluation.scoring.Evaluation.summary`, computed by ``evaluate_tagger``), so the three agree.
 """
 
@@ -60,7 +61,9 @@ class PredictArguments(SplitDataArguments):
         metadata={"help": "A CoNLL file (word<TAB>gold tag, blank line between sentences): predict, write "
                   "gold and predicted columns and print the scores."},
     )
-    output: str | None = field(default=None, metadata={"help": "Write here instead of standard output."})
+    output: str | None = field(default=None, metadata={
+        "help": "Write here instead of standard output (with --conll / --dataset_dir / --domain: the tags, "
+                "which are not printed otherwise; the scores always go to standard error)."})
     format: str | None = field(
         default=None,
         metadata={"help": "Output format (default: jsonl, or conll with --conll / --dataset_dir / --domain).",
@@ -216,6 +219,9 @@ def _predict_labeled(args: PredictArguments, tagger: Any, out: TextIO) -> None:
     else:
         target, split = labeled_target(args), args.split
     evaluation = evaluate_tagger(tagger, target, split, batch_size=args.batch_size, model_name=Path(args.model).name)
+    if not args.output:  # the scores are what a labeled run is for; the tags (a line a word) only when asked
+        print(evaluation.summary(), file=sys.stderr)
+        return
     if (args.format or "conll") == "conll":
         from crossner_hf.data.conll import write_conll
 
