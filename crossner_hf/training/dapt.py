@@ -230,6 +230,39 @@ def _describe(corpus: Any) -> str:
     return f"{n} texts from {str(first)[:60]!r}"
 
 
+CHECKPOINTS = 6
+"""Checkpoints a ``--max_steps`` budget gets at the least (a killed run loses a sixth of it at most)."""
+
+
+def checkpoint_within_budget(args: TrainingArguments, n_rows: int) -> None:
+    """A ``--max_steps`` budget that holds fewer than :data:`CHECKPOINTS` epochs checkpoints every ``max_steps /
+    CHECKPOINTS`` steps instead of at epochs' ends (changing ``args``): on a large corpus the grids' DAPT budgets
+    (60, 200 steps) end within the first epoch, so a run killed anywhere before its end restarted from step 0.
+    Checkpoints do not change what is trained; the settings recorded for a resume are the config's, unchanged.
+
+    Example:
+        >>> args = TrainingArguments("out", max_steps=60, save_strategy="epoch", per_device_train_batch_size=16)
+        >>> checkpoint_within_budget(args, n_rows=5_000)
+        >>> args.save_strategy.value, args.save_steps
+        ('steps', 10)
+    """
+    from transformers.trainer_utils import SaveStrategy
+
+    from crossner_hf.training.cadence import steps_per_epoch
+
+    if args.max_steps is None or args.max_steps <= 0 or args.load_best_model_at_end \
+            or str(getattr(args.save_strategy, "value", args.save_strategy)) != "epoch":
+        return  # no step budget, or saves tied to evaluations (load_best_model_at_end): left as given
+    epoch = steps_per_epoch(n_rows, args.per_device_train_batch_size, args.world_size,
+                            args.gradient_accumulation_steps)
+    every = max(math.ceil(args.max_steps / CHECKPOINTS), 1)
+    if epoch <= every:
+        return  # epochs end often enough
+    args.save_strategy, args.save_steps = SaveStrategy.STEPS, every
+    logger.info("--max_steps %d holds %.2f epochs of %d steps: checkpointing every %d step(s) (a killed run resumes "
+                "from the last).", args.max_steps, args.max_steps / epoch, epoch, every)
+
+
 def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:
     from crossner_hf.corpora.text import tokenize_corpus
 
@@ -267,6 +300,7 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, c
     collator = make_mlm_collator(config.masking, tokenizer, mlm_probability=config.mlm_probability, seed=config.seed)
     train_args = copy.deepcopy(config)
     train_args.push_to_hub = False  # the finished folder is pushed below, never checkpoints
+    checkpoint_within_budget(train_args, len(train))
     collator_rng = CollatorRNG(collator)
     trainer = Trainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,

@@ -1,0 +1,207 @@
+"""A grid cell killed (SIGKILL) after its first complete checkpoint continues from it when the same command runs
+again, in ``adapt`` and in ``reproduce`` (issue 54): its steps go on from the checkpoint's (it does not start at
+0), and its result is the uninterrupted run's to the digit.
+
+Where the kill lands is made certain, not raced: in the first run every process loads a ``sitecustomize`` (put
+first on ``PYTHONPATH``) that holds a training process right after it wrote its first complete checkpoint, until
+the test kills the whole job (the grid and its cell). The rerun and the uninterrupted run load nothing extra.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DAPT_ROW = "pretrain-finetune / DAPT span / integrated"
+
+HOLD = '''
+"""Holds a training process after its first complete checkpoint (tests/test_grid_resume.py's first run)."""
+import sys
+import threading
+from importlib.abc import MetaPathFinder
+from importlib.machinery import PathFinder
+
+MODULE = "crossner_hf.training.checkpoints"
+
+
+class _Hold(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != MODULE:
+            return None
+        spec = PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            written = module.CompletionMarker.on_save
+
+            def on_save(self, args, state, control, **kwargs):
+                result = written(self, args, state, control, **kwargs)  # the marker is written: it is complete
+                threading.Event().wait()  # held until the test's SIGKILL
+                return result
+
+            module.CompletionMarker.on_save = on_save
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Hold())
+'''
+
+
+def _env(tmp_path: Path, crossner_data_dir: Path, hold: bool) -> dict[str, str]:
+    path = [str(ROOT)]
+    if hold:
+        folder = tmp_path / "hold"
+        folder.mkdir(exist_ok=True)
+        (folder / "sitecustomize.py").write_text(HOLD)
+        path.insert(0, str(folder))
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+            "CROSSNER_DATA_DIR": str(crossner_data_dir), "CROSSNER_HF_CACHE": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join(path)}
+
+
+def _crossner_hf(args: list, env: dict[str, str]) -> subprocess.Popen:
+    """``crossner-hf ARGS`` in its own session, its output into a file (``proc.output``): a pipe nobody reads
+    while the test waits could fill and stop it."""
+    output = Path(env["CROSSNER_HF_CACHE"]).parent / f"output-{time.monotonic_ns()}.txt"
+    with open(output, "w", encoding="utf-8") as sink:
+        proc = subprocess.Popen([sys.executable, "-m", "crossner_hf.cli", *map(str, args)], stdout=sink,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    proc.output = output  # type: ignore[attr-defined]
+    return proc
+
+
+def _finish(args: list | subprocess.Popen, env: dict[str, str] | None = None) -> None:
+    """Run the grid to its end (or wait for one started already) and check it succeeded."""
+    proc = args if isinstance(args, subprocess.Popen) else _crossner_hf(args, env)
+    proc.wait(timeout=900)
+    assert proc.returncode == 0, proc.output.read_text(errors="replace")[-3000:]
+
+
+def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, folder: Path) -> int:
+    """Start the grid, wait for the first complete checkpoint under ``folder`` (``pattern``: its glob), SIGKILL the
+    grid and every process under it (its cells); returns the checkpoint's step."""
+    import psutil
+
+    proc = _crossner_hf(args, env)
+    deadline = time.monotonic() + 600
+    while not (complete := sorted(folder.glob(pattern))):  # the condition, not a sleep
+        if proc.poll() is not None:
+            raise AssertionError(f"the grid ended before its first checkpoint: {proc.output.read_text()[-3000:]}")
+        assert time.monotonic() < deadline, "no complete checkpoint within 10 minutes"
+        time.sleep(0.2)
+    tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    assert len(tree) > 1, "the cell's process is not under the grid's"
+    for process in tree:  # a kill -9 of the job: the grid first, so it marks nothing failed
+        try:
+            process.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(tree, timeout=60)
+    proc.wait()
+    assert len(complete) == 1, complete  # the cell was held at its first checkpoint
+    return int(complete[0].parent.name.rpartition("-")[2])
+
+
+def _second_run(log: Path) -> str:
+    """What the cell's log holds of its second run (the grid writes ``$ <command>`` before each)."""
+    runs = log.read_text(encoding="utf-8", errors="replace").split("\n$ ")
+    assert len(runs) == 2, f"{log}: {len(runs)} runs of the cell, not 2"
+    return runs[1]
+
+
+@pytest.fixture
+def mydata(tmp_path, crossner_data_dir) -> Path:
+    """A user's folder of 4 train sentences (one step an epoch at the smoke batch of 4: a checkpoint every step),
+    8 dev and 8 test (politics)."""
+    from crossner_hf.data.conll import read_conll
+
+    folder = tmp_path / "mydata"
+    folder.mkdir()
+    for split, name, n in (("train", "train", 4), ("dev", "validation", 8), ("test", "test", 8)):
+        rows = read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:n]
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"], "ner_tags": r["ner_tags"]})
+                                                      + "\n" for r in rows), encoding="utf-8")
+    return folder
+
+
+@pytest.mark.slow  # three searches of one 3-step cell (about a minute on 2 cores)
+def test_adapt_cell_killed_after_its_first_checkpoint_continues_from_it(mydata, tiny_bert_dir, crossner_data_dir,
+                                                                        tmp_path):
+    def args(out: Path) -> list:
+        return ["adapt", "--dataset_dir", mydata, "--model_name_or_path", tiny_bert_dir, "--budget", "smoke",
+                "--max_steps", 3, "--methods", "direct", "--output_dir", out]
+
+    full, out = tmp_path / "full", tmp_path / "out"
+    uninterrupted = _crossner_hf(args(full), _env(tmp_path, crossner_data_dir, hold=False))  # beside the others
+    cell = out / "cells" / "direct" / "seed-1"
+    step = _kill_after_first_checkpoint(args(out), _env(tmp_path, crossner_data_dir, hold=True),
+                                        "seed-1/checkpoint-*/checkpoint_complete.json", cell)
+    assert step == 1 and not (cell / "results.json").exists() and not (out / "adapt.json").exists()
+    _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
+    _finish(uninterrupted)
+    rerun = _second_run(cell / "log.txt")
+    assert "--resume_from_checkpoint true" in rerun.splitlines()[0]
+    assert f"continuing from {cell / 'seed-1' / 'checkpoint-1'} (step 1)" in rerun, rerun[-3000:]
+    # one step an epoch: the rerun trained epochs 2 and 3 only, where the first run left off
+    assert re.findall(r"\{'loss': [^}]*'epoch': '([\d.]+)'", rerun) == ["2", "3"], rerun[-3000:]
+    a = json.loads((full / "cells" / "direct" / "seed-1" / "results.json").read_text())["per_seed"][0]
+    b = json.loads((cell / "results.json").read_text())["per_seed"][0]
+    assert b["global_step"] == a["global_step"] == 3
+    assert a["test"] == b["test"] and a["dev"] == b["dev"] and a["test_loss"] == b["test_loss"]
+    rows = [json.loads((folder / "adapt.json").read_text())["rows"][0] for folder in (full, out)]
+    assert (rows[0]["dev_f1"], rows[0]["test_f1"]) == (rows[1]["dev_f1"], rows[1]["test_f1"])
+
+
+@pytest.mark.slow  # three grids of a 2-step DAPT cell and the fine-tuning after it (about a minute on 2 cores)
+def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny_bert_dir, crossner_data_dir,
+                                                                            tmp_path):
+    from datasets import Dataset
+    from safetensors.torch import load_file
+
+    from crossner_hf.grid import read_score
+    from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
+    from crossner_hf.reproduce.experiments import plan
+
+    # 60 sentences: an epoch of several steps, longer than the smoke budget of 2 steps, which therefore
+    # checkpoints every step (dapt.checkpoint_within_budget; at epochs' ends, its only checkpoint was its last)
+    sentences = [" ".join(line.split("\t")[0] for line in block.splitlines()) for block in
+                 (crossner_data_dir / "politics" / "train.txt").read_text().split("\n\n") if block.strip()][:60]
+    corpora = tmp_path / "corpora"
+    write_hub_dataset_folder({"politics-integrated": Dataset.from_dict({"text": sentences})}, corpora)
+
+    def args(out: Path) -> list:
+        return ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DAPT_ROW,
+                "--model", tiny_bert_dir, "--corpora", corpora, "--output_dir", out]
+
+    full, out = tmp_path / "full", tmp_path / "out"
+    uninterrupted = _crossner_hf(args(full), _env(tmp_path, crossner_data_dir, hold=False))  # beside the others
+    dapt, finetune = plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
+                          corpora=str(corpora), rows=[DAPT_ROW]).cells
+    assert dapt.command == "dapt" and finetune.deps == (dapt.name,)
+    step = _kill_after_first_checkpoint(args(out), _env(tmp_path, crossner_data_dir, hold=True),
+                                        "checkpoint-*/checkpoint_complete.json", dapt.folder(out))
+    assert step == 1 and not (dapt.folder(out) / dapt.result_file).exists()
+    _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
+    _finish(uninterrupted)
+    rerun = _second_run(dapt.folder(out) / "log.txt")
+    assert f"continuing from {dapt.folder(out) / 'checkpoint-1'} (step 1)" in rerun, rerun[-3000:]
+    record = json.loads((dapt.folder(out) / dapt.result_file).read_text())
+    assert record["global_step"] == 2 and record["epochs"] < 1  # the kill and the resume fell within one epoch
+    # the resumed DAPT's weights are the uninterrupted run's to the bit, and so is the fine-tuning's score from them
+    a, b = (load_file(dapt.folder(folder) / "model.safetensors") for folder in (full, out))
+    assert a.keys() == b.keys() and all(a[k].equal(b[k]) for k in a)
+    assert read_score(finetune, out) == read_score(finetune, full) is not None
