@@ -109,8 +109,7 @@ def _first_sentences(crossner_data_dir, out, n: int = 40):
     return out
 
 
-def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_warning(politics_model, tmp_path,
-                                                                                       crossner_data_dir, capsys):
+def test_every_evaluation_command_takes_domain(politics_model, tmp_path, crossner_data_dir, capsys):
     from crossner_hf.cli import main
     from crossner_hf.data.labels import LABELS
 
@@ -118,11 +117,7 @@ def test_every_evaluation_command_takes_domain_and_config_still_works_with_a_war
     data = ["--data_dir", str(small), "--split", "validation"]
     assert main(["report", "--model", str(politics_model), "--domain", "politics", *data, "--n_boot", "5",
                  "--output", str(tmp_path / "r.html")]) == 0
-    by_domain = capsys.readouterr().out
-    with pytest.warns(FutureWarning, match="--config politics is deprecated .* 0.3.0; use --domain politics"):
-        assert main(["report", "--model", str(politics_model), "--config", "politics", *data, "--n_boot", "5",
-                     "--output", str(tmp_path / "r2.html")]) == 0
-    assert capsys.readouterr().out.splitlines()[:-1] == by_domain.splitlines()[:-1]  # the same scores; the path differs
+    assert "F1" in capsys.readouterr().out
     assert main(["confusion", "--model", str(politics_model), "--domain", "politics", *data, "--output_dir",
                  str(tmp_path / "c")]) == 0
     record = json.loads((tmp_path / "c" / "confusion.json").read_text())
@@ -180,3 +175,26 @@ def test_build_corpora_and_export_take_the_data_flags(politics_model, tmp_path):
                  str(folder), *columns, "--threads", "1"]) == 0
     record = json.loads((tmp_path / "onnx" / "config.json").read_text())
     assert "mycsv" in json.dumps(record) and "sentence_tokens" not in json.dumps(record)
+
+
+def test_the_data_is_named_by_its_card_or_a_telling_folder_not_a_generic_word(tmp_path):
+    """A literature set in `literature/data/`: named `literature`, not `data`; a dataset card's pretty_name names it
+    first; `--data_name` (load_target's name) outright."""
+    import json
+
+    from crossner_hf.data.target import load_target
+
+    folder = tmp_path / "literature" / "data"
+    folder.mkdir(parents=True)
+    for split in ("train", "validation", "test"):
+        rows = [{"tokens": ["Tolstoy", "wrote", "."], "ner_tags": ["B-writer", "O", "O"]}]
+        (folder / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert load_target(str(folder)).name == "literature"
+    assert load_target(str(folder), name="novels").name == "novels"
+    (folder / "README.md").write_text("---\npretty_name: Russian novels NER\nlicense: mit\n---\n# My data\n")
+    assert load_target(str(folder)).name == "Russian novels NER"
+    own = tmp_path / "novels"
+    own.mkdir()
+    for split in ("train", "validation", "test"):
+        (own / f"{split}.jsonl").write_text((folder / f"{split}.jsonl").read_text())
+    assert load_target(str(own)).name == "novels"

@@ -4,8 +4,7 @@
 ``--text_column_name``, ``--label_column_name``, ``--strict`` and ``--data_dir``: ``train``, ``bilstm-crf``,
 ``cdlm``, ``multicell`` (through :mod:`crossner_hf.commands.rnn_args`), ``export``,
 ``build-corpora`` and ``data`` take it as it is; ``predict`` takes :class:`SplitDataArguments`, the same flags plus
-``--split``; ``report``, ``confusion`` and ``plot-entities`` take :class:`EvaluationDataArguments`, those plus their
-old ``--config``, kept for one release with a ``FutureWarning``. Every one of them loads its target through
+``--split``, as do ``report``, ``confusion`` and ``plot-entities``. Every one of them loads its target through
 :func:`crossner_hf.data.target.load_target` (:meth:`LabeledDataArguments.load_target`), so a source opens,
 fails and is named the same way whatever the command.
 """
@@ -36,6 +35,9 @@ class LabeledDataArguments:
     strict: bool = field(default=True, metadata={"help": STRICT_HELP})
     data_dir: str | None = field(default=None, metadata={
         "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
+    data_name: str | None = field(default=None, metadata={
+        "help": "The name your data goes by in tables, cards and folder names (default: the pretty_name of its "
+                "dataset card, else its folder's name, the folder above's when that is a generic word like data)."})
 
     def __post_init__(self):
         parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
@@ -62,7 +64,7 @@ class LabeledDataArguments:
             raise ValueError("name the data: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
                              f"Parquet files, a Hub id) or --domain (a CrossNER config: {', '.join(CONFIGS)}).")
         return load_target(source, data_dir=self.data_dir, strict=self.strict, text_column=self.text_column_name,
-                           label_column=self.label_column_name)
+                           label_column=self.label_column_name, name=self.data_name)
 
 
 @dataclass
@@ -70,27 +72,6 @@ class SplitDataArguments(LabeledDataArguments):
     """:class:`LabeledDataArguments` plus the split a command tags or scores (``predict``)."""
 
     split: str = field(default="test", metadata={"help": "The split to score.", "choices": list(SPLITS)})
-
-
-@dataclass
-class EvaluationDataArguments(SplitDataArguments):
-    """The data flags of ``report``, ``confusion`` and ``plot-entities``: :class:`SplitDataArguments` plus
-    ``--config``, their old name of ``--domain`` (a ``FutureWarning``; removed in 0.3.0). Their YAML file of flags
-    is ``--config_file``, as before."""
-
-    config: str | None = field(default=None, metadata={
-        "help": "Deprecated: the old name of --domain (removed in 0.3.0).", "choices": list(CONFIGS)})
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.config is not None:
-            from crossner_hf._moved import warn_renamed
-
-            warn_renamed(f"--config {self.config}", f"--domain {self.config}")  # the project's one old-name warning
-            if self.domain is not None and self.domain != self.config:
-                raise ValueError(f"--config {self.config} and --domain {self.domain} name two targets; give "
-                                 "--domain alone.")
-            self.domain = self.config
 
 
 def labeled_target(args: Any, config: str | None = None) -> Any:
@@ -102,7 +83,8 @@ def labeled_target(args: Any, config: str | None = None) -> Any:
 
     domain = getattr(args, "domain", None) or config
     return load_target(target_source(args.dataset_dir, str(domain)), data_dir=getattr(args, "data_dir", None),
-                       strict=args.strict, text_column=args.text_column_name, label_column=args.label_column_name)
+                       strict=args.strict, text_column=args.text_column_name, label_column=args.label_column_name,
+                       name=getattr(args, "data_name", None))
 
 
 def load_labeled(args: Any, config: str | None = None) -> tuple[str, Any]:

@@ -53,7 +53,7 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
             from crossner_hf.data.target import target_name
 
             # the folder's (or Hub id's) name stands for the dataset in output names, results.json and the card
-            self.domain = target_name(self.dataset_dir)
+            self.domain = self.data_name or target_name(self.dataset_dir)
         elif self.domain is None:
             raise ValueError("name the target: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
                              f"Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
@@ -61,7 +61,10 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}, or pass your data as "
                              "--dataset_dir.")
         if self.output_dir is None:
-            self.output_dir = f"outputs/{self.domain}-{self.schedule}"
+            import re
+
+            # a card's pretty_name ("Literature NER") as a folder name: outputs/Literature-NER-direct
+            self.output_dir = f"outputs/{re.sub(r'[^A-Za-z0-9._-]+', '-', self.domain).strip('-')}-{self.schedule}"
         super().__post_init__()
 
     def load_source(self):

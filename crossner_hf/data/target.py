@@ -274,14 +274,53 @@ def is_conll_folder(source: str | Path) -> bool:
     return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())
 
 
+GENERIC_FOLDER_NAMES = frozenset({
+    "data", "dataset", "datasets", "corpus", "files", "input", "inputs", "ner", "labeled", "labelled", "annotations",
+    "annotated", "raw", "processed", "splits", "csv", "json", "jsonl", "parquet", "conll", "tmp", "temp",
+})
+"""Folder names that say nothing about the data (``projects/literature/data``): the name comes from the data's card
+or the folder above instead."""
+
+
 def target_name(source: str | Path) -> str:
-    """The column / run name of a target source: a folder's name, a Hub id's last part (``tner/btc`` -> ``btc``)."""
+    """The column / run name of a target source: the ``pretty_name`` of a local folder's dataset card (its
+    ``README.md``), else the folder's name (the folder above's when it is a generic word such as ``data``), a Hub
+    id's last part (``tner/btc`` -> ``btc``). ``--data_name`` names it outright."""
     if is_conll_folder(source):
-        return check_conll_folder(source).resolve().name
+        return _folder_name(check_conll_folder(source).resolve())
     path = Path(source)
     if not path.exists() and str(source).startswith(("/", ".", "~")):  # a local path, not a Hub id: say what is wrong
         check_conll_folder(source)
-    return path.resolve().name if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
+    return _folder_name(path.resolve()) if path.exists() else str(source).rstrip("/").rsplit("/", 1)[-1]
+
+
+def _folder_name(path: Path) -> str:
+    folder = path if path.is_dir() else path.parent  # a file's name (rows.csv, train.jsonl) names a split at most
+    pretty = _card_pretty_name(folder / "README.md")
+    if pretty:
+        return pretty
+    if folder.name.lower() in GENERIC_FOLDER_NAMES and folder.parent.name:
+        return folder.parent.name  # projects/literature/data -> literature (one level up, never a home folder)
+    return folder.name or "custom"
+
+
+def _card_pretty_name(card: Path) -> str | None:
+    """``pretty_name`` from a dataset card's YAML header (the first 64 kB: a card, not a data file)."""
+    if not card.is_file():
+        return None
+    with open(card, encoding="utf-8", errors="replace") as f:
+        head = f.read(65536)
+    match = re.match(r"^---\s*\n(.*?)\n---\s*(\n|$)", head, flags=re.S)
+    if not match:
+        return None
+    import yaml
+
+    try:
+        meta = yaml.safe_load(match.group(1))
+    except yaml.YAMLError:
+        return None
+    name = meta.get("pretty_name") if isinstance(meta, dict) else None
+    return " ".join(str(name).split())[:80] or None if name else None
 
 
 def _load_splits(source: str | Path, problems: list[str] | None = None
