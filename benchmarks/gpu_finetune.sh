@@ -38,7 +38,8 @@ done
 python3 - <<'PY'
 import json, os, statistics, time, torch
 from pathlib import Path
-from crossner_hf import Tagger, load_crossner
+from crossner_hf import Tagger
+from crossner_hf.data.target import load_crossner
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 data = load_crossner("politics")["test"]
 names = data.features["ner_tags"].feature.names

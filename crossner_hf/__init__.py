@@ -7,12 +7,11 @@ cheap (no torch import until a model-facing name is used).
 
 from __future__ import annotations
 
-from crossner_hf import _moved
+from typing import Any
+
 from crossner_hf._lazy import lazy_attributes
 
-__version__ = "0.1.0"
-
-_moved.install()  # old module paths (crossner_hf.trainer, crossner_hf.rnn, ...) stay importable
+__version__ = "0.3.0"
 
 _LAZY = {
     # data
@@ -45,10 +44,17 @@ _LAZY = {
     "plan": "crossner_hf.reproduce.experiments",
     "run_experiment": "crossner_hf.reproduce.run",
 }
-"""What a user calls, at most 25 names; everything else is imported from
-its subpackage, and the names this facade held before 0.2 warn through :mod:`crossner_hf._moved`."""
+"""What a user calls, at most 25 names; everything else is imported from its subpackage (0.3.0 removed the
+names this facade held before 0.2 and the old module paths: CHANGELOG.md lists each with its replacement)."""
 
 __all__ = [*_LAZY]
 
 _lazy_getattr, __dir__ = lazy_attributes(__name__, _LAZY)
-__getattr__ = _moved.renamed_attributes(__name__, _lazy_getattr)  # old names warn (crossner_hf._moved)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        return _lazy_getattr(name)
+    except AttributeError:  # an old name's user learns where the new one is
+        raise AttributeError(f"module 'crossner_hf' has no attribute {name!r} (0.3.0 removed the 0.1 and 0.2 names; "
+                             "CHANGELOG.md lists each with its replacement)") from None

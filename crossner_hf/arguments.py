@@ -5,7 +5,6 @@ and ``choices`` from the field's ``metadata``) with three additions, in the spir
 ``TrlParser``:
 
 - ``--config x.yaml`` supplies defaults; flags given on the command line win over it.
-  (``--config_file x.yaml`` for commands whose own ``--config`` names a CrossNER config.)
   Unknown YAML keys are an error that names them, so a typo never passes silently.
 - A field with ``metadata={"positional": True}`` is a positional argument
   (``crossner-hf push FOLDER REPO_ID``); ``"nargs"`` in the metadata is passed through.
@@ -192,9 +191,7 @@ class CrossNERParser(HfArgumentParser):
         # a prefix must never stand for a longer flag: --max_steps must not silently mean --max_steps_per_epoch
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(dataclass_types, **kwargs)
-        # commands whose own --config names a CrossNER config (report --config politics) take YAML as --config_file
-        taken = any(f.name == "config" for d in self.dataclass_types for f in dataclasses.fields(d))
-        self.yaml_flag = "--config_file" if taken else "--config"
+        self.yaml_flag = "--config"
         self.add_argument(
             self.yaml_flag, dest="_yaml_config", default=None, metavar="FILE.yaml",
             help="YAML file of flag values; command-line flags override it.",

@@ -2,8 +2,7 @@
 
 ``crossner-hf --help`` lists the commands of :data:`COMMAND_TABLE` (the one list of them) without
 importing any; ``crossner-hf COMMAND --help`` lists a command's flags. Every command takes a YAML
-file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``;
-``--config_file`` where ``--config`` names a CrossNER config).
+file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``).
 """
 
 from __future__ import annotations

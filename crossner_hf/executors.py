@@ -572,8 +572,3 @@ def require_complete(logging_dir: str | Path, tasks: int, stage: str) -> None:
             f"{stage}: {len(missing)} of {tasks} task(s) have not completed (first: {missing[:5]}); their shards are "
             f"incomplete and are not used. Rerun the same command to finish them (see {logging_dir}/logs)."
         )
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - the two old executor modules' names, with the warning
-
-__getattr__ = renamed_attributes(__name__)

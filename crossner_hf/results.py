@@ -200,9 +200,3 @@ def read_results(folder: str | Path) -> WorkflowResult:
     or an older one), with the shared keys; the workflow's own keys through ``result["key"]``."""
     return WorkflowResult.read(folder)
 
-
-def old_name(result: WorkflowResult, old: str, new: str) -> None:
-    """The one old-name warning for a renamed result attribute."""
-    from crossner_hf._moved import warn_renamed
-
-    warn_renamed(f"{type(result).__name__}.{old}", f"{type(result).__name__}.{new}", stacklevel=4)

@@ -134,13 +134,15 @@ def test_percent_signs_in_help_do_not_crash(tmp_path):
     assert "15% of tokens" in CrossNERParser([Args]).format_help()
 
 
-def test_config_flag_of_commands_that_name_a_crossner_config(tmp_path):
+def test_report_takes_its_yaml_as_config_like_every_command(tmp_path):
     from crossner_hf.commands.report import make_parser
 
     cfg = tmp_path / "r.yaml"
     cfg.write_text("split: validation\nn_boot: 10\n")
-    (args,) = make_parser().parse_args_and_config(["--model", "m", "--config", "music", "--config_file", str(cfg)])
-    assert (args.config, args.split, args.n_boot) == ("music", "validation", 10)
+    (args,) = make_parser().parse_args_and_config(["--model", "m", "--domain", "music", "--config", str(cfg)])
+    assert (args.domain, args.split, args.n_boot) == ("music", "validation", 10)
+    with pytest.raises(ValueError, match="--config_file"):  # 0.3.0 removed it (--config named a domain)
+        make_parser().parse_args_and_config(["--model", "m", "--config_file", str(cfg)])
 
 
 TRAINING_COMMANDS = ("train", "dapt", "nerbert", "bilstm-crf", "cdlm")

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "crossner_hf"
 
 LAYERS = [
-    "base",         # _lazy, _moved, extras, outputs, results, executors, arguments, encoders, citations
+    "base",         # _lazy, extras, outputs, results, executors, arguments, encoders, citations
     "grid",         # typed cells of workflows, their folders and status, run packed / on Ray / on Slurm
     "data",         # labels, CoNLL, target datasets, words, tokenisation, collators, statistics
     "modeling",     # encoders, decoding, provenance, the RNN models
@@ -32,7 +32,7 @@ LAYERS = [
 ]
 """The layers, lowest first."""
 
-BASE = {"_lazy", "_moved", "extras", "outputs", "results", "executors", "arguments", "encoders", "citations"}
+BASE = {"_lazy", "extras", "outputs", "results", "executors", "arguments", "encoders", "citations"}
 
 
 def _modules() -> dict[str, Path]:
@@ -142,21 +142,6 @@ def test_every_module_has_a_layer():
     top = {p.name for p in PACKAGE.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
     flat = {n.removesuffix(".py") for n in top} - {"__init__"}
     assert flat <= BASE | set(LAYERS), f"top-level names without a layer: {sorted(flat - BASE - set(LAYERS))}"
-
-
-def test_old_import_paths_are_the_new_modules():
-    import importlib
-
-    from crossner_hf import _moved
-
-    for old, new in _moved.MOVED.items():
-        assert importlib.import_module(old) is importlib.import_module(new), old
-        assert importlib.import_module(new).__spec__.name == new
-    import crossner_hf
-    from crossner_hf.data import load_crossner
-    from crossner_hf.training.trainer import CrossNERTrainer
-
-    assert crossner_hf.load_crossner is load_crossner and crossner_hf.CrossNERTrainer is CrossNERTrainer
 
 
 def test_no_module_over_600_lines():

@@ -810,7 +810,7 @@ def test_random_vectors_are_an_opt_in_cut_the_table_names(tmp_path):
 def test_plans_follow_the_release_and_the_papers_sources(tmp_path):
     """The politics BiLSTM-CRF runs at the release's --dropout 0.3 (its README.md:93; run.sh's 0.5 elsewhere, the
     preset's); NER-BERT's borrowed CDLM row names CDLM Table 3's FINAL row for BioCG / BioPC (003:97, 004:905);
-    nerbert-fig3's cells name their domain with --domain, not the deprecated --config."""
+    nerbert-fig3's cells name their domain with --domain (--config is a YAML file of flags)."""
     from crossner_hf.reproduce.experiments import BORROWED
 
     grid = plan("crossner-table2", "paper", tmp_path, domains=["politics", "music"])

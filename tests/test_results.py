@@ -61,16 +61,14 @@ def test_reader_refuses_what_it_cannot_read_in_one_line(tmp_path):
         read_results(tmp_path)
 
 
-def test_subclass_reads_only_its_workflow_and_old_names_warn(tmp_path):
+def test_subclass_reads_only_its_workflow(tmp_path):
     from crossner_hf.training.rnn.common import RNNResult
     from crossner_hf.training.schedules import ScheduleResult
 
     (tmp_path / "results.json").write_text(json.dumps(OLD_TRAIN))
     result = ScheduleResult.read(tmp_path)
     assert isinstance(result, WorkflowResult) and (result.best_seed, result.schedule) == (666, "direct")
-    with pytest.warns(FutureWarning, match=r"ScheduleResult.domain is deprecated .* 0.3.0; use ScheduleResult.dataset"):
-        assert result.domain == "music"
+    assert result.dataset == "music"
     with pytest.raises(ValueError, match="a finetune run's results, not rnn"):
         RNNResult.read(tmp_path)
-    with pytest.warns(FutureWarning, match="RNNResult.best_dev_f1"):
-        assert RNNResult(tmp_path, OLD_RNN).best_dev_f1 == 0.4
+    assert RNNResult(tmp_path, OLD_RNN).dev_f1 == 0.4

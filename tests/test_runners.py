@@ -86,9 +86,8 @@ def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path,
     runs["nerbert"] = pretrain_nerbert(tiny_bert_dir, corpus, NERBERTConfig(
         output_dir=str(tmp_path / "nerbert"), effective_batch_size=4, per_device_train_batch_size=4, max_steps=2,
         eval_steps=2, save_steps=2, **tiny))
-    with pytest.warns(FutureWarning, match=r"train_bilstm_crf\(target, config\) is deprecated"):  # the 0.2 order
-        runs["rnn"] = train_bilstm_crf(own_types, BiLSTMCRFTrainingConfig(
-            schedule="target", output_dir=str(tmp_path / "bilstm"), **SMALL))
+    runs["rnn"] = train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(
+        schedule="target", output_dir=str(tmp_path / "bilstm"), **SMALL))
     for workflow, result in runs.items():
         raw = json.loads(next(p for p in (result.output_dir / f for f in ("results.json", "dapt_results.json"))
                               if p.is_file()).read_text())
@@ -142,25 +141,25 @@ def test_coach_names_what_it_cannot_leave_out(tmp_path, own_types):
                                                                   **SMALL))
 
 
-def test_config_fields_that_moved_to_the_runner_still_work_with_the_one_warning(tmp_path, tiny_bert_dir, monkeypatch):
+def test_the_runner_takes_the_inputs_and_the_config_only_settings(tmp_path, tiny_bert_dir, monkeypatch):
+    from crossner_hf.data.target import TargetData
     from crossner_hf.training.dapt import DAPTConfig
     from crossner_hf.training.rnn.common import PretrainedInputs, runner_call
     from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
-    from crossner_hf.training.workflow import moved_value
 
-    with pytest.warns(FutureWarning, match=r"DAPTConfig\(corpus_level=...\) is deprecated .* adapt_encoder"):
-        config = DAPTConfig(output_dir=str(tmp_path), corpus_level="entity")
-    assert moved_value(config, "corpus_level") == "entity" and "corpus_level" not in config.to_dict()
-    assert moved_value(config, "corpus_level", "task") == "task"
-    from crossner_hf.data.target import TargetData
-
+    for config_class, moved in ((DAPTConfig, "corpus_level"), (MultiCellTrainingConfig, "features_model"),
+                                (MultiCellTrainingConfig, "word_vectors")):  # runner arguments since 0.2; gone in 0.3
+        with pytest.raises(TypeError, match=f"unexpected keyword argument '{moved}'"):
+            config_class(output_dir=str(tmp_path), **{moved: "x"})
     target = TargetData.__new__(TargetData)
-    with pytest.warns(FutureWarning, match=r"MultiCellTrainingConfig\(features_model=...\)"):
-        old = MultiCellTrainingConfig(features_model="enc", word_vectors="glove.txt")
-    _, config, inputs = runner_call("train_multicell", None, target, old, MultiCellTrainingConfig, "multicell",
-                                    model_is="features_model", word_vectors=None)
+    with pytest.raises(TypeError, match=r"train_multicell\(model, target, config\): give a TargetData"):
+        runner_call("train_multicell", target, MultiCellTrainingConfig(), None, MultiCellTrainingConfig,
+                    "multicell", model_is="features_model")  # the 0.2 order (target, config), removed in 0.3.0
+    old = MultiCellTrainingConfig()
+    _, config, inputs = runner_call("train_multicell", "enc", target, old, MultiCellTrainingConfig, "multicell",
+                                    model_is="features_model", word_vectors="glove.txt")
     assert inputs == PretrainedInputs(word_vectors="glove.txt", features_model="enc")
-    assert config.output_dir == "outputs/multicell" and old.output_dir is None  # the caller's config untouched
+    assert config.output_dir == "outputs/enc-multicell" and old.output_dir is None  # the caller's config untouched
     _, config, inputs = runner_call("train_multicell", "org/encoder", target, None, MultiCellTrainingConfig,
                                     "multicell", model_is="features_model", word_vectors="v.txt")
     assert (inputs.features_model, inputs.word_vectors, config.output_dir) == ("org/encoder", "v.txt",

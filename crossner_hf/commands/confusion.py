@@ -29,11 +29,11 @@ from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
+from crossner_hf.commands.data_args import SplitDataArguments, labeled_target
 
 
 @dataclass
-class ConfusionArguments(EvaluationDataArguments):
+class ConfusionArguments(SplitDataArguments):
     model: str | None = field(
         default=None, metadata={"help": "A trained token-classification model folder (or Hub id) to predict with."}
     )

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.data_args import EvaluationDataArguments, load_labeled
+from crossner_hf.commands.data_args import SplitDataArguments, load_labeled
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""
 
 
 @dataclass
-class PlotEntitiesArguments(EvaluationDataArguments):
+class PlotEntitiesArguments(SplitDataArguments):
     model: str = field(
         default=None,
         metadata={"help": "An encoder: a model folder (token-classification, MLM/DAPT or bare encoder), "

@@ -20,14 +20,14 @@ from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
 from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import EvaluationDataArguments, labeled_target
+from crossner_hf.commands.data_args import SplitDataArguments, labeled_target
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""
 
 
 @dataclass
-class ReportArguments(EvaluationDataArguments):
+class ReportArguments(SplitDataArguments):
     model: str = field(default=None, metadata={"help": "A trained model folder (output_dir of `crossner-hf train`)."})
     compare: str | None = field(default=None, metadata={"help": "A second model to compare with."})
     decoding: str | None = field(

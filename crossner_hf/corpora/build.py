@@ -322,8 +322,3 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
 
         push_to_hub(folder, args.push_to_hub, repo_type="dataset", private=args.private)
     return folder
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

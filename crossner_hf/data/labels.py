@@ -195,8 +195,3 @@ def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequen
                 repaired += 1
         out.append(tag)
     return out, repaired
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

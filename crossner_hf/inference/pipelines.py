@@ -112,7 +112,7 @@ class CrossNERTokenClassificationPipeline(TokenClassificationPipeline):
 def load_pipeline(model: str, *, device: str | int | None = None, **kwargs: Any) -> CrossNERTokenClassificationPipeline:
     """``pipeline("token-classification", model=..., pipeline_class=CrossNERTokenClassificationPipeline)``: the
     ``transformers`` pipeline of a model of ours, for code built around pipelines (it tags through ``Tagger``, the
-    library's one tagging path; ``load_tagger``, this function's old name, warns until its removal).
+    library's one tagging path).
 
     ``model`` is a PyTorch folder or Hub id, opened by ``Tagger.from_pretrained`` (one-line errors for a missing
     folder or an untrained head); other keyword arguments go to ``transformers.pipeline``.
@@ -129,8 +129,3 @@ def load_pipeline(model: str, *, device: str | int | None = None, **kwargs: Any)
         "token-classification", model=tagger.model, tokenizer=tagger.tokenizer, device=device,
         pipeline_class=CrossNERTokenClassificationPipeline, **kwargs,
     )
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - the old name load_tagger, with its warning
-
-__getattr__ = renamed_attributes(__name__)

@@ -316,8 +316,3 @@ def entities_from_tags(
             score = 1.0
         out.append({"entity_group": etype, "score": score, "word": text[start:end], "start": start, "end": end})
     return out
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - the old module-level tag_texts, with its warning
-
-__getattr__ = renamed_attributes(__name__)

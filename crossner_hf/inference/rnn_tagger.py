@@ -114,19 +114,3 @@ class RNNTagger(Tagger):
         finally:
             model.train(was_training)  # the recipes evaluate mid-training: the model goes back as it came
         return pred, None
-
-
-def _decode_sentences(model: Any, vocab: Any, sentences: Sequence[Sequence[str]], label_names: Sequence[str],
-                      decode_kwargs: dict[str, Any] | None = None, batch_size: int = 64) -> list[list[str]]:
-    """The old ``decode_sentences`` (warns through :mod:`crossner_hf._moved`): ``RNNTagger.from_model(...).tag``."""
-    return RNNTagger.from_model(model, vocab, label_names, decode_kwargs or {}).tag(sentences, batch_size)
-
-
-def _load_rnn_tagger(folder: str | Path, device: str | None = None) -> RNNTagger:
-    """The old ``load_rnn_tagger`` (warns through :mod:`crossner_hf._moved`): ``Tagger.from_pretrained(folder)``."""
-    return RNNTagger.from_folder(folder, device=device)
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - decode_sentences, load_rnn_tagger, with their warning
-
-__getattr__ = renamed_attributes(__name__)

@@ -188,14 +188,3 @@ class TransformerTagger(Tagger):
         scores = predict_word_scores(self.model, self.tokenizer, sentences, batch_size=batch_size,
                                      max_length=self.max_length, stride=self.stride, progress=progress)
         return decode_tags(scores, self.labels, self.decoding, self.excluded), scores
-
-
-def _tag_texts_with_model(model: Any, tokenizer: Any, inputs: Sequence[str | Sequence[str]], *,
-                          pretokenized: bool = False, delimiter: str = " ", decoding: str | None = None,
-                          nltk_data: str | None = None, batch_size: int = 32, max_length: int | None = None,
-                          stride: int = 32, progress: bool = False) -> list[dict[str, Any]]:
-    """The old module-level ``crossner_hf.inference.predict.tag_texts(model, tokenizer, inputs)`` (warns through
-    :mod:`crossner_hf._moved`): :meth:`Tagger.tag_texts` of a :class:`TransformerTagger` over them."""
-    tagger = TransformerTagger(model, tokenizer, decoding, max_length=max_length, stride=stride)
-    return tagger.tag_texts(inputs, pretokenized=pretokenized, delimiter=delimiter, nltk_data=nltk_data,
-                            batch_size=batch_size, progress=progress)

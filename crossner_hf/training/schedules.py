@@ -54,7 +54,7 @@ from crossner_hf.modeling.heads import record_decoding, record_head, record_outp
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json, usual_modes
-from crossner_hf.results import WorkflowResult, old_name, shared_record
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.cadence import dev_cadence
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
@@ -440,11 +440,6 @@ class ScheduleResult(WorkflowResult):
     def test_f1_std(self) -> float | None:
         return self.results.get("test_overall_f1_std")
 
-    @property
-    def domain(self) -> str | None:
-        old_name(self, "domain", "dataset")
-        return self.dataset
-
     @classmethod
     def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
         return cls(Path(output_dir), results)
@@ -474,8 +469,3 @@ def format_results(results: dict[str, Any]) -> str:
         f"{mean_std_text(results['test_overall_f1_mean'], results['test_overall_f1_std'])}"
     )
     return "\n".join(lines)
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

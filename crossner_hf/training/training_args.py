@@ -246,8 +246,3 @@ def encoder_preset(model: Any) -> str:
     from crossner_hf.encoders import is_offline_encoder
 
     return "minilm" if is_offline_encoder(getattr(model, "name_or_path", model)) else "paper/crossner_direct"
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

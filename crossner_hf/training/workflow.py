@@ -111,39 +111,6 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
     return folder
 
 
-def accepts_moved_fields(**moved: str) -> Callable[[type], type]:
-    """A class decorator for a config (applied above ``@dataclass``) whose fields ``moved`` (name -> where it went,
-    e.g. ``"adapt_encoder(corpus_level=...)"``) left it for the runner's arguments: ``Config(name=value)`` still
-    works until the removal version, with the one old-name warning, and the runner finds the value with
-    :func:`moved_value`."""
-
-    def decorate(cls: type) -> type:
-        init = cls.__init__
-
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            from crossner_hf._moved import warn_renamed
-
-            values = {name: kwargs.pop(name) for name in moved if name in kwargs}
-            for name in values:
-                warn_renamed(f"{cls.__name__}({name}=...)", moved[name])
-            init(self, *args, **kwargs)
-            self.__dict__["_moved_fields"] = values  # not a field: never a flag, never in to_dict()
-
-        __init__.__doc__ = init.__doc__
-        __init__.__wrapped__ = init  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[method-assign]
-        return cls
-
-    return decorate
-
-
-def moved_value(config: Any, name: str, given: Any = None) -> Any:
-    """The runner argument ``name``: ``given`` when set, else what an old-style ``Config(name=...)`` held."""
-    if given is not None:
-        return given
-    return getattr(config, "__dict__", {}).get("_moved_fields", {}).get(name)
-
-
 BASE_MODEL = ".base-model"
 """Where a runner given a model object saves it once, so every stage and seed loads the same weights."""
 

@@ -23,7 +23,6 @@ Names are imported lazily, so ``import crossner_hf.wikipedia`` stays cheap.
 from __future__ import annotations
 
 from crossner_hf._lazy import lazy_attributes
-from crossner_hf._moved import renamed_attributes
 
 
 _LAZY = {
@@ -57,5 +56,4 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-_lazy_getattr, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
-__getattr__ = renamed_attributes(__name__, _lazy_getattr)  # old names first, with the one warning
+__getattr__, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())

@@ -324,8 +324,3 @@ def _card_body(args: NERBERTCorpusConfig, report: dict[str, Any], sizes: dict, n
                            for c, s in sizes.items()),
         "repo": args.push_to_hub or args.output_dir,
     })
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
-from crossner_hf.results import WorkflowResult, old_name, shared_record
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.workflow import finish_output
 from crossner_hf.training.rnn.loop import Example, evaluate
 
@@ -33,11 +33,6 @@ class RNNResult(WorkflowResult):
     @property
     def best_epoch(self) -> int:
         return self.results["best_epoch"]
-
-    @property
-    def best_dev_f1(self) -> float:
-        old_name(self, "best_dev_f1", "dev_f1")
-        return self.dev_f1
 
     @classmethod
     def of(cls, output_dir: str | Path, results: dict[str, Any]) -> "RNNResult":
@@ -187,28 +182,19 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
     inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the model where it
     names none (``outputs/<model>-<workflow>``), and what the run starts from (:class:`PretrainedInputs`): the
     ``model`` argument is ``model_is`` (``word_vectors``: a vectors file, or an earlier run's folder;
-    ``features_model``: an encoder's name, folder, or object with ``tokenizer``), the keywords the rest.
-
-    The 0.2 call ``runner(target, config)`` still works, with the one old-name warning, as do a config's old
-    ``word_vectors`` / ``char_ngram_vectors`` / ``features_model`` values."""
+    ``features_model``: an encoder's name, folder, or object with ``tokenizer``), the keywords the rest."""
     import copy
 
-    from crossner_hf._moved import warn_renamed
     from crossner_hf.data.target import TargetData
-    from crossner_hf.training.workflow import default_output_dir, model_folder, moved_value
+    from crossner_hf.training.workflow import default_output_dir, model_folder
 
-    if isinstance(model, TargetData):  # runner(target, config): the model argument came first in 0.3
-        warn_renamed(f"{runner}(target, config)", f"{runner}(model, target, config) (model: None, or "
-                     f"{model_is.replace('_', ' ')})")
-        model, target, config = None, model, config if config is not None else target
     if not isinstance(target, TargetData) or not (config is None or isinstance(config, config_class)):
         raise TypeError(f"{runner}(model, target, config): give a TargetData (load_target(...)) and a "
                         f"{config_class.__name__} or None; for a command's arguments object use the command's "
                         "run_* function (crossner_hf.commands).")
     config = copy.copy(config) if config is not None else config_class()  # the caller's config is left as it was
-    values = {name: moved_value(config, name, keywords.get(name))
-              for name in ("word_vectors", "char_ngram_vectors", "features_model") if name in keywords
-              or name in getattr(config, "__dict__", {}).get("_moved_fields", {})}
+    values = {name: keywords[name] for name in ("word_vectors", "char_ngram_vectors", "features_model")
+              if keywords.get(name) is not None}
     if config.output_dir is None:  # named after the model as given (a file by its stem)
         is_file = isinstance(model, (str, Path)) and Path(str(model)).is_file()
         config.output_dir = default_output_dir(Path(str(model)).stem if is_file else model, workflow)
@@ -216,7 +202,7 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
     if model is not None:
         if values.get(model_is) is not None:
             raise ValueError(f"{runner}: the model argument is the {model_is.replace('_', ' ')}; do not pass "
-                             f"{model_is}= as well (nor set it in the config).")
+                             f"{model_is}= as well.")
         if model_is == "features_model" and not isinstance(model, (str, Path)):
             model = model_folder(model, tokenizer, config.output_dir, runner)  # an object: saved once, loaded
         if model_is == "word_vectors" and Path(str(model)).is_dir():

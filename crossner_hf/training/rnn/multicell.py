@@ -33,13 +33,10 @@ from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimi
 from crossner_hf.training.rnn.common import PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words, \
     runner_call, vocab_and_vectors
 from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _source
-from crossner_hf.training.workflow import accepts_moved_fields
 
 logger = logging.getLogger(__name__)
 
 
-@accepts_moved_fields(word_vectors="train_multicell(..., word_vectors=...)",
-                      features_model="train_multicell(features_model, target, config)")
 @dataclass
 class MultiCellTrainingConfig(RNNTaggerConfig):
     """The multi-cell recipe's settings (:func:`train_multicell`); the features encoder and the word vectors are
@@ -168,8 +165,3 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
                    {"model": "multicell", "n_train_sentences": len(target_ner), "n_source_sentences": len(source_ner),
                     "parameters": sum(p.numel() for p in model.parameters()),
                     "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad), **data})
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)

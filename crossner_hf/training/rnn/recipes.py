@@ -38,7 +38,6 @@ from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.outputs import read_json
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source
-from crossner_hf.training.workflow import accepts_moved_fields
 
 logger = logging.getLogger(__name__)
 
@@ -124,8 +123,6 @@ BILSTM_TRAINING: dict[str, dict[str, Any]] = {
 }
 
 
-@accepts_moved_fields(word_vectors="train_bilstm_crf(word_vectors_file, target, config)",
-                      char_ngram_vectors="train_bilstm_crf(..., char_ngram_vectors=...)")
 @dataclass
 class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
     """The BiLSTM-CRF / Coach recipe's settings (:func:`train_bilstm_crf`)."""
@@ -199,7 +196,6 @@ CDLM_WEIGHTS_RAW_TEXT = [0.5, 0.8, 0.5, 1.0]      # combined_SDA_and_UDA/main.py
 CDLM_WEIGHTS_ZERO_SHOT = [1.0, 1.0, 1.0, 0.0]     # combined_SDA_and_UDA/main.py, unsupervised: no target NER
 
 
-@accepts_moved_fields(word_vectors="train_cdlm(word_vectors_file, target, config)")
 @dataclass
 class CDLMTrainingConfig(RNNTaggerConfig):
     """The CDLM recipe's settings (:func:`train_cdlm`)."""
@@ -587,8 +583,3 @@ def _zero_shot_names(src_labels: list[str], tgt_labels: list[str]) -> list[str]:
     if missing:
         raise ValueError(f"Zero-shot tagging predicts source tags {missing} that the target label list lacks.")
     return src_labels
-
-
-from crossner_hf._moved import renamed_attributes  # noqa: E402 - old names, with the one warning
-
-__getattr__ = renamed_attributes(__name__)
