@@ -131,7 +131,8 @@ class Estimate:
         return (f"{self.cells} cells, {self.done} done, {self.left} left: ~{self.minutes_left:.1f} min "
                 f"({self.minutes_left / 60:.1f} h) of runs one after another"
                 + (f", priced from {how}" if how else "")
-                + f"; disk ~{_size(self.disk_mb)} when done ({_size(self.disk_left_mb)} more)")
+                + (f"; disk ~{_size(self.disk_mb)} when done ({_size(self.disk_left_mb)} more)" if self.disk_mb
+                   else ""))  # no sizes measured and none given: nothing to say
 
 
 def _size(mb: float) -> str:

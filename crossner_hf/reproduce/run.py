@@ -26,8 +26,10 @@ def dry_run_text(cells, out) -> str:
         need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
         lines.append(f"{cell.name}  (~{cell.minutes:g} min, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
                      f"    {cell.shell_line(out)}")
-    total = sum(c.minutes for c in cells)
-    lines.append(f"{len(cells)} cells, ~{total:g} min of runs one after another ({total / 60:.1f} h)")
+    from crossner_hf.grid.costs import estimate
+
+    # a resumed experiment is priced on its cells left, from the finished ones' measured seconds first
+    lines.append(estimate(cells, out).text())
     return "\n".join(lines)
 
 
