@@ -154,3 +154,23 @@ def test_the_started_marker_comes_before_the_save_and_the_files_are_readable(tmp
     os.umask(umask)
     assert (folder / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
     assert (folder / COMPLETE).is_file()
+
+
+def test_a_dapt_run_of_few_epochs_checkpoints_every_sixth_of_its_steps():
+    """A step budget ending within the first epoch (the grids' DAPT cells on a large corpus) saved only at its end:
+    a kill anywhere before restarted it from step 0. Runs whose epochs end often enough keep their epoch saves."""
+    from transformers import TrainingArguments
+
+    from crossner_hf.training.dapt import checkpoint_within_budget
+
+    def cadence(n_rows, **kw):
+        args = TrainingArguments("out", save_strategy="epoch", per_device_train_batch_size=16, use_cpu=True, **kw)
+        checkpoint_within_budget(args, n_rows)
+        return args.save_strategy.value, args.save_steps if args.save_strategy.value == "steps" else None
+
+    assert cadence(50_000, max_steps=60) == ("steps", 10)  # 3,125 steps an epoch: 6 checkpoints within the 60
+    assert cadence(16_000, num_train_epochs=1) == ("steps", 167)  # one epoch of 1,000 steps
+    assert cadence(480, max_steps=60) == ("steps", 10)  # 30 steps an epoch: 2 epoch saves, too few
+    assert cadence(160, max_steps=60) == ("epoch", None)  # 10 steps an epoch: a save every tenth of the run
+    assert cadence(16 * 60, num_train_epochs=15) == ("epoch", None)  # the paper's 15 epochs: a save each
+    assert cadence(50_000, max_steps=60, eval_strategy="epoch", load_best_model_at_end=True) == ("epoch", None)
