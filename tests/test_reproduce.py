@@ -189,7 +189,7 @@ def test_cpu_plan_says_which_rows_it_cannot_train(tmp_path, capsys):
                  str(tmp_path / "t2"), "--dry_run"]) == 0
     out = capsys.readouterr().out
     assert "37 cells" in out and "after politics/dapt-integrated-span" in out
-    assert "MISSING INPUT" in out and "What --scale cpu cuts" in out
+    assert "MISSING INPUT" in out and "What this plan (--scale cpu) cuts" in out
     assert "paper row not planned: Jia, Liang and Zhang (2019)" in out
     assert not (tmp_path / "t2").exists()  # a dry run writes nothing
     # no corpora given: the DAPT cells show as missing input, and the fine-tuning after them as blocked
@@ -253,7 +253,7 @@ def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_
     for cell in grid.cells:
         if cell.score:
             results = json.loads((cell.folder(out) / "results.json").read_text())
-            assert records[(cell.row, "politics")]["ours"] == f"{100 * results['test_overall_f1_mean']:.2f}"
+            assert records[(cell.row, "politics")]["ours"] == f"{100 * results['test']['overall_f1']:.2f}"
             assert f"| {cell.row} | {records[(cell.row, 'politics')]['ours']} / " in (out / "table.md").read_text()
             # one domain of five: no average is claimed
             assert records[(cell.row, "average")]["ours"] == "incomplete (1/5 columns)"
@@ -359,7 +359,7 @@ def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_
     assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
     assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
     results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
-    assert results["model_name_or_path"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
+    assert results["model"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
     full = plan("nerbert-table2", "cpu", out, domains=["politics"])
     assert {c.row for c in full.cells if c.score} == {f"{s} / {e}" for e in ("BERT", "NER-BERT", "NER-BERT 4types",
                                                                           "NER-BERT 212types")
@@ -387,7 +387,7 @@ def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_da
     assert records["average"] == "incomplete (1/11 columns)"  # averaged only when every column is there
     for cell in grid.cells:
         results = json.loads((cell.folder(out) / "results.json").read_text())
-        assert records[cell.column] == f"{100 * results['test_overall_f1_mean']:.2f}"
+        assert records[cell.column] == f"{100 * results['test']['overall_f1']:.2f}"
     assert "B-speaker" in json.loads((grid.cells[1].folder(out) / "results.json").read_text())["labels"]
     # a folder that is not there is a missing input, shown as such; other experiments refuse --datasets
     gone = plan("nerbert-fig2", "smoke", tmp_path / "g2", domains=["politics"], model=tiny_bert_dir,
