@@ -15,7 +15,7 @@ RNNs are 16-d, so it takes none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from crossner_hf.grid import Cell
@@ -118,8 +118,6 @@ RNN_COMMANDS = ("bilstm-crf", "cdlm", "multicell")
 def with_vectors(cells: Sequence[Cell], scale: str, vectors: RNNVectors) -> list[Cell]:
     """``cells`` with the vectors files carried to every RNN cell (:meth:`RNNVectors.flags`): right after its
     ``--config`` preset (the command line reads as the preset, then what this cell adds), else first."""
-    from dataclasses import replace
-
     out = []
     for cell in cells:
         if cell.command not in RNN_COMMANDS:
