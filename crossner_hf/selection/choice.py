@@ -49,7 +49,7 @@ class Row:
         """The table's 'at the end' cell: still improving (which seeds) or stopped early, or '-' unknown."""
         if self.still_improving:
             return f"still improving ({len(self.still_improving)}/{len(self.seeds)} seeds)"
-        return "early-stopped" if self.improving and all(up is False for up in self.improving) else "-"
+        return "plateaued" if self.improving and all(up is False for up in self.improving) else "-"
 
     @property
     def dev_f1(self) -> float | None:
