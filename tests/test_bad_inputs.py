@@ -33,6 +33,7 @@ def bad_files(tmp_path_factory, tiny_bert_dir):
     (root / "binary.txt").write_bytes(b"ab\x91\xff\x00cd\n")
     (root / "notab.txt").write_text("Obama B-politician\n\n")
     (root / "unknown.txt").write_text("Obama\tB-wizard\n\n")
+    (root / "huge.txt").write_text("x" * 5_000_000 + "\n\n")  # a 5 MB line without a tab (issue 55)
     data = root / "data"
     for config in ("politics",):
         (data / config).mkdir(parents=True)
@@ -68,6 +69,12 @@ def _broken_user_folders(root):
     # an unbalanced quote: the second row's words cell opens a quote it never closes
     written = (quote / "train.csv").read_text().splitlines()
     (quote / "train.csv").write_text("\n".join([*written[:2], '"' + written[2].replace('"', "")]) + "\n")
+    deep = root / "deep"  # a list cell nested 5,000 levels deep (issue 55): json.loads recursed out
+    deep.mkdir()
+    for split in ("train", "validation", "test"):
+        frame.to_csv(deep / f"{split}.csv", index=False)
+    with open(deep / "train.csv", "a", encoding="utf-8") as f:
+        f.write('"' + "[" * 5000 + "]" * 5000 + '","[""O""]"\n')
     parquet = root / "parquet"
     parquet.mkdir()
     for split in ("train", "validation", "test"):
@@ -101,6 +108,11 @@ CASES = {
                                                  "--output", f / "o2.jsonl"], "binary.txt", "o2.jsonl"),
     "predict: missing tab": (lambda f, m: ["predict", "--model", m, "--conll", f / "notab.txt", "--output", f / "o3"],
                              "notab.txt", "o3"),
+    "predict: 5 MB line without a tab": (lambda f, m: ["predict", "--model", m, "--conll", f / "huge.txt", "--output",
+                                                       f / "o6"], "huge.txt, line 1: expected exactly 2 columns", "o6"),
+    "report: CSV list cell nested 5,000 deep": (lambda f, m: ["report", "--model", m, "--dataset_dir", f / "deep",
+                                                              "--output", f / "r3.html"],
+                                                "deep/train.csv:4: the 'words' cell holds", "r3.html"),
     "predict: unknown tag": (lambda f, m: ["predict", "--model", m, "--conll", f / "unknown.txt", "--output", f / "o4"],
                              "unknown.txt", "o4"),
     "predict: unwritable output": (lambda f, m: ["predict", "--model", m, "x", "--output", f / "readonly" / "o.jsonl"],
@@ -150,6 +162,7 @@ def test_bad_input_is_one_line_and_leaves_nothing(case, bad_files, ner_model, mo
     assert res.returncode == 2, (case, res.returncode, res.stderr[-1500:])
     lines = [line for line in res.stderr.strip().splitlines() if line.strip() and not line.startswith("INFO ")]
     assert len(lines) == 1 and "Traceback" not in res.stderr, (case, res.stderr[-1500:])
+    assert len(lines[0]) < 2000, (case, len(lines[0]))  # a short excerpt, never the whole offending input
     assert needle in lines[0], (case, lines[0])
     if leftover:
         assert not (bad_files / leftover).exists(), (case, leftover)

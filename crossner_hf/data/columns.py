@@ -103,7 +103,7 @@ def cell_list(value: Any, *, place: str, column: str, what: str, named: bool) ->
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             parsed = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a list nested thousands deep
             try:
                 parsed = ast.literal_eval(value.strip())  # literals only: never runs code
             except (ValueError, SyntaxError, MemoryError, RecursionError):

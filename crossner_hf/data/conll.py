@@ -38,6 +38,15 @@ class ConllFormatError(ValueError):
         super().__init__(f"{self.path}, line {line}: {message}")
 
 
+EXCERPT = 60
+"""Characters of a line, token or tag an error quotes: a 5 MB line without a tab is named, not pasted."""
+
+
+def excerpt(value: str, limit: int = EXCERPT) -> str:
+    """``repr(value)``, cut to its first ``limit`` characters (with its length) when longer."""
+    return repr(value) if len(value) <= limit else f"{value[:limit]!r}... ({len(value):,} characters)"
+
+
 def _decode(path: Path, data: bytes) -> str:
     try:
         text = data.decode("utf-8")
@@ -116,7 +125,7 @@ def read_conll(
             what = "no tab" if len(parts) == 1 else f"{len(parts)} tab-separated columns"
             fail(
                 lineno,
-                f"expected exactly 2 columns 'token<TAB>tag' but found {what} in {line!r}.",
+                f"expected exactly 2 columns 'token<TAB>tag' but found {what} in {excerpt(line)}.",
             )
             continue
         token, tag = parts[0], parts[1].strip()
@@ -125,18 +134,18 @@ def read_conll(
             continue
         if token.strip() == "":
             fail(
-                lineno, f"empty token (tag {tag!r}); every line needs a non-blank token."
+                lineno, f"empty token (tag {excerpt(tag)}); every line needs a non-blank token."
             )
             continue
         if allowed is None:
             if tag != "O" and (tag[:2] not in ("B-", "I-") or len(tag) < 3):
                 fail(
-                    lineno, f"tag {tag!r} (token {token!r}) is not BIO: use O, B-<type> or I-<type>.")
+                    lineno, f"tag {excerpt(tag)} (token {excerpt(token)}) is not BIO: use O, B-<type> or I-<type>.")
                 continue
         elif tag not in allowed:
             fail(
                 lineno,
-                f"tag {tag!r} (token {token!r}) is not in this config's label list; "
+                f"tag {excerpt(tag)} (token {excerpt(token)}) is not in this config's label list; "
                 f"allowed tags: {', '.join(labels)}.",
             )
             continue
@@ -145,7 +154,7 @@ def read_conll(
             if not continues(previous, tag):
                 etype = tag_type(tag)
                 if strict:
-                    fail(lineno, orphan_message(tag, previous, token))
+                    fail(lineno, orphan_message(tag, previous, token[:EXCERPT]))
                 tag = "B-" + etype
                 if allowed is not None and tag not in allowed:
                     fail(lineno, f"cannot repair orphan {parts[1]!r}: {tag!r} is not in the label list.")

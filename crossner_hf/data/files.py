@@ -30,7 +30,7 @@ import bisect
 import csv
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,15 +99,36 @@ def split_files(folder: Path) -> dict[str, list[Path]] | None:
     return out
 
 
-def _scan_jsonl(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
+class _Undecodable(Exception):
+    """A line that is not UTF-8: the scan stops there (``problem`` says where)."""
+
+    def __init__(self, problem: str):
+        super().__init__(problem)
+        self.problem = problem
+
+
+def _lines(path: Path, shown: str) -> Iterator[str]:
+    """``path``'s lines, each decoded as it is read (a stream: memory holds one line, never the file), split at
+    ``\n`` only and ending with it (as ``open(newline="")`` gives them to ``csv``); a UTF-8 byte-order mark is
+    dropped. Bytes that are not UTF-8 raise :class:`_Undecodable` naming the line."""
+    with open(path, "rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                yield raw.decode("utf-8").removeprefix("\ufeff") if number == 1 else raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise _Undecodable(f"{shown}:{number}: bytes {raw[err.start:err.end]!r} are not UTF-8 ({err.reason}); "
+                                   "save the file as UTF-8") from None
+
+
+def _scan_jsonl(path: Path, shown: str, text: Iterable[str]) -> tuple[FileRows, list[str]]:
     problems, lines = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(text, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except ValueError as err:
-            msg = getattr(err, "msg", str(err))
+        except (ValueError, RecursionError) as err:  # RecursionError: arrays nested thousands deep
+            msg = getattr(err, "msg", None) or ("nested too deeply" if isinstance(err, RecursionError) else str(err))
             column = getattr(err, "colno", None)
             where = f": column {column}" if column else ""
             problems.append(f"{shown}:{number}: not a complete JSON object ({msg}{where}); each line holds one "
@@ -121,23 +142,25 @@ def _scan_jsonl(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]
     return FileRows(shown, lines, len(lines)), problems
 
 
-def _scan_json(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
+def _scan_json(path: Path, shown: str) -> tuple[FileRows, list[str]]:
+    with open(path, "rb") as stream:  # only an array is read whole (it is one value); anything else line by line
+        head = stream.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if not head.startswith("["):
+        return _scan_jsonl(path, shown, _lines(path, shown))
     try:
-        whole = json.loads(text)
-    except ValueError:
-        return _scan_jsonl(path, shown, text)  # JSON Lines under a .json name
+        whole = json.loads("".join(_lines(path, shown)))
+    except (ValueError, RecursionError):
+        return _scan_jsonl(path, shown, _lines(path, shown))  # JSON Lines under a .json name
     if isinstance(whole, list):
         if all(isinstance(row, dict) for row in whole):
             return FileRows(shown, None, len(whole)), []
         return FileRows(shown, None, 0), [f"{shown}: a JSON array whose items are not all objects; give one object "
                                           f"per row, e.g. [{JSON_EXAMPLE}]"]
-    return _scan_jsonl(path, shown, text)  # one object on one line is one row of JSON Lines
+    return _scan_jsonl(path, shown, _lines(path, shown))  # one object on one line is one row of JSON Lines
 
 
-def _scan_csv(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
-    import io
-
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+def _scan_csv(path: Path, shown: str, text: Iterable[str]) -> tuple[FileRows, list[str]]:
+    reader = csv.reader(text, strict=True)
     lines: list[int] = []
     problems: list[str] = []
     header: list[str] | None = None
@@ -160,8 +183,9 @@ def _scan_csv(path: Path, shown: str, text: str) -> tuple[FileRows, list[str]]:
             header = record
             continue
         if len(record) != len(header):
+            named = ", ".join(header)
             problems.append(f"{shown}:{start}: {len(record)} cells where the header has {len(header)} "
-                            f"({', '.join(header)}); quote a cell that holds a comma")
+                            f"({named if len(named) <= 80 else named[:77] + '...'}); quote a cell that holds a comma")
             continue
         lines.append(start)
     if header is None and not problems:
@@ -189,18 +213,14 @@ def scan_file(path: Path, shown: str) -> tuple[FileRows, list[str]]:
         return _scan_parquet(path, shown)
     if suffix == ".arrow":
         return FileRows(shown, None, None), []
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
-        return FileRows(shown, None, 0), [f"{shown}:{line}: bytes {data[err.start:err.end]!r} are not UTF-8 "
-                                          f"({err.reason}); save the file as UTF-8"]
-    if suffix == ".csv":
-        return _scan_csv(path, shown, text)
-    if suffix == ".json":
-        return _scan_json(path, shown, text)
-    return _scan_jsonl(path, shown, text)
+    try:  # read as a stream, line by line: a file of any size is scanned in the memory of one line
+        if suffix == ".csv":
+            return _scan_csv(path, shown, _lines(path, shown))
+        if suffix == ".json":
+            return _scan_json(path, shown)
+        return _scan_jsonl(path, shown, _lines(path, shown))
+    except _Undecodable as err:
+        return FileRows(shown, None, 0), [err.problem]
 
 
 def read_folder(folder: Path, shown_root: str, problems: list[str] | None = None
