@@ -199,3 +199,31 @@ def test_an_open_progress_bar_is_closed_before_the_error_line(capsys):
     assert run_command(make_parser, failing, ["--domain", "politics"]) == 2
     err = capsys.readouterr().err.rstrip("\n").splitlines()
     assert err[-1] == "crossner-hf data: error: js/train.jsonl:2: not a complete JSON object" and bars[0].disable
+
+
+def test_the_pre_scan_reads_files_as_streams(tmp_path, monkeypatch):
+    """Issue 55: JSON Lines and CSV files are scanned line by line, never read whole (a read of the whole file
+    fails this test), with the same rows, places and problems."""
+    from pathlib import Path
+
+    from crossner_hf.data.files import scan_file
+
+    (tmp_path / "train.jsonl").write_text('{"tokens": ["Ada"]}\n\n{"tokens": ["Bob"]}\n{"tokens": [\n')
+    (tmp_path / "train.csv").write_text('\ufefftokens,ner_tags\n"[""Ada""]","[""O""]"\n"[""a\nb""]","[""O""]"\n')
+    (tmp_path / "bad.jsonl").write_bytes(b'{"tokens": ["Ada"]}\n{"tokens": ["\xff"]}\n')
+    (tmp_path / "rows.json").write_text('[{"tokens": ["Ada"]}, {"tokens": ["Bob"]}]')
+
+    def whole(*args, **kwargs):
+        raise AssertionError("a file was read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", whole)
+    monkeypatch.setattr(Path, "read_text", whole)
+    rows, problems = scan_file(tmp_path / "train.jsonl", "js/train.jsonl")
+    assert rows.lines == [1, 3] and problems == [
+        'js/train.jsonl:4: not a complete JSON object (Expecting value: column 13); each line holds one object, '
+        'e.g. {"tokens": ["Ada", "Lovelace"], "ner_tags": ["B-person", "I-person"]}']
+    rows, problems = scan_file(tmp_path / "train.csv", "c/train.csv")
+    assert rows.lines == [2, 3] and problems == []  # the second row's quoted cell spans two lines
+    rows, problems = scan_file(tmp_path / "bad.jsonl", "js/bad.jsonl")
+    assert problems == ["js/bad.jsonl:2: bytes b'\\xff' are not UTF-8 (invalid start byte); save the file as UTF-8"]
+    assert scan_file(tmp_path / "rows.json", "rows.json")[0].count == 2

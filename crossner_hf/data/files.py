@@ -123,6 +123,7 @@ def _lines(path: Path, shown: str) -> Iterator[str]:
 def _scan_jsonl(path: Path, shown: str, text: Iterable[str]) -> tuple[FileRows, list[str]]:
     problems, lines = [], []
     for number, line in enumerate(text, start=1):
+        line = line.removesuffix("\n")  # a column in the message counts on this line, not the next
         if not line.strip():
             continue
         try:
