@@ -155,7 +155,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     adapted = adapt_encoder(tiny_bert_dir, raw, DAPTConfig(output_dir=str(tmp_path / "py-dapt"), max_steps=3,
                                                           per_device_train_batch_size=4, block_size=64, use_cpu=True,
                                                           disable_tqdm=True))
-    assert adapted.global_step == 3 and adapted.results["corpus"] == "custom"
+    assert adapted.global_step == 3 and adapted.dataset == "custom"
     from_dapt = finetune(str(adapted.output_dir), target,
                          FinetuneConfig(output_dir=str(tmp_path / "py-from-dapt"), push_to_hub=True,
                                         hub_model_id="user/mydata-ner", **TRAIN))
@@ -174,11 +174,11 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
                      "--text_column_name", "words", "--label_column_name", "labels", "--output_dir", str(out),
                      *_flags(TRAIN)]) == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["domain"] == "mydata" and results["test_overall_f1_mean"] == result.test_f1
+    assert results["dataset"]["name"] == "mydata" and results["test"]["overall_f1"] == result.test_f1
     assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--dataset_dir", str(mydata), "--output_dir",
                      str(tmp_path / "cli-joint"), "--schedule", "joint", "--source_subsample", "64",
                      "--oversample_factor", "2", *_flags({**TRAIN, "max_steps": 12, "eval_steps": 12, "save_steps": 12})]) == 0
-    assert json.loads((tmp_path / "cli-joint" / "results.json").read_text())["test_overall_f1_mean"] == joint.test_f1
+    assert json.loads((tmp_path / "cli-joint" / "results.json").read_text())["test"]["overall_f1"] == joint.test_f1
     capsys.readouterr()
     assert cli_main(["predict", "--model", str(out), "--conll", str(_conll_test(mydata, tmp_path))]) == 0
     printed = capsys.readouterr().err
@@ -197,7 +197,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
                      "--output_dir", str(tmp_path / "cli-dapt"), "--max_steps", "3", "--per_device_train_batch_size",
                      "4", "--block_size", "64", "--use_cpu", "true", "--disable_tqdm", "true"]) == 0
     dapt_results = json.loads((tmp_path / "cli-dapt" / "dapt_results.json").read_text())
-    assert dapt_results["train_loss"] == adapted.train_loss and dapt_results["corpus"] == "raw.txt"
+    assert dapt_results["train_loss"] == adapted.train_loss and dapt_results["dataset"]["name"] == "raw.txt"
 
 
 def _conll_test(folder, tmp_path):
@@ -244,6 +244,11 @@ def test_joint_answers_in_the_users_schema(mydata, tiny_bert_dir, tmp_path):
                      "--seeds", "5", "--disable_tqdm", "true", "--use_cpu", "true"]) == 0
     model = AutoModelForTokenClassification.from_pretrained(out)
     target = load_target(str(mydata))
+    # the card is the user's: the joint schedule's settings only, their data in the reproduce line and the example
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "| oversample_factor | 2 |" in card and "source_epochs" not in card and "in the model's id order" in card
+    assert "crossner-hf predict --model PATH_OR_REPO_ID --dataset_dir YOUR_DATA --split test" in card
+    assert json.dumps(target.example(), ensure_ascii=False) in card and "Angela Merkel" not in card
     assert model.config.num_labels > len(target.labels)  # the head holds the source's extra types
     assert model.config.crossner_provenance["output_labels"] == target.labels
     assert set(excluded_labels(model)) == {f"{p}-{t}" for t in ("person", "organisation", "location", "misc")

@@ -440,9 +440,30 @@ class TargetData:
     """Where it came from, as a model card's ``datasets:`` names it: ``crossner`` for a CrossNER domain, the Hub
     id of a Hub dataset; ``None`` for local files and data in memory (never a local path: cards are published)."""
 
-    def record(self) -> dict[str, str | None]:
-        """results.json's ``dataset``: the name and, as a card's ``datasets:`` names it, the source."""
-        return {"name": self.name, "source": self.source}
+    columns: tuple[str | None, str | None] = (None, None)
+    """The words and tags columns as the user named them (``--text_column_name`` / ``--label_column_name``), for
+    the command lines a card shows; None where they were found by default."""
+
+    def record(self) -> dict[str, Any]:
+        """results.json's ``dataset``: the name, the source as a card's ``datasets:`` names it, the data flags a
+        command line names it with (a local folder as ``YOUR_DATA``: a card never carries a local path) and an
+        example sentence of the train split (a card's usage example, in the user's own domain)."""
+        if self.source == "crossner":
+            flags = ["--domain", self.name]
+        else:
+            flags = ["--dataset_dir", self.source or "YOUR_DATA"]
+            for flag, column in zip(("--text_column_name", "--label_column_name"), self.columns):
+                flags += [flag, column] if column else []
+        return {"name": self.name, "source": self.source, "flags": flags, "example": self.example()}
+
+    def example(self, max_words: int = 40) -> str | None:
+        """The first train sentence with an entity, of at most ``max_words`` words (None if there is none)."""
+        if "train" not in self.dataset:
+            return None
+        for row in self.dataset["train"].select(range(min(200, len(self.dataset["train"])))):
+            if any(self.labels[tag] != "O" for tag in row["ner_tags"]) and len(row["tokens"]) <= max_words:
+                return " ".join(row["tokens"])
+        return None
 
     def __getitem__(self, split: str):
         return self.dataset[split]
@@ -487,4 +508,5 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     if str(source) in CONFIGS:
         return TargetData(name or str(source), labels, dataset, "crossner")
     local = Path(str(source)).expanduser().exists()
-    return TargetData(name or target_name(source), labels, dataset, None if local else str(source))
+    return TargetData(name or target_name(source), labels, dataset, None if local else str(source),
+                      (text_column, label_column))

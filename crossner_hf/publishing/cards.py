@@ -18,6 +18,7 @@ from crossner_hf.citations import CITATIONS
 
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -149,7 +150,7 @@ def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
     """``EvalResult`` entries (test precision/recall/F1 mean over seeds, in %, per decoding)."""
     from huggingface_hub import EvalResult
 
-    domain = results["domain"]
+    domain = results["dataset"]["name"]
     dataset_type, dataset_name = _dataset_of(results)
     out = []
     for decoding, scores in results["test_mean"].items():
@@ -166,15 +167,11 @@ def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
 
 def _dataset_of(results: Mapping[str, Any]) -> tuple[str, str]:
     """(dataset type, dataset name) of a run: a CrossNER domain, a Hub dataset (its id) or the user's own files."""
-    dataset = results.get("dataset") or {}
-    if dataset:
-        source = dataset.get("source")
-        if source == "crossner":
-            return "crossner", f"CrossNER {results['domain']}"
-        return (source, source) if source else ("custom", results["domain"])
-    if results["config"].get("dataset_dir"):  # a results.json written before the dataset record
-        return "custom", results["domain"]
-    return "crossner", f"CrossNER {results['domain']}"
+    dataset = results["dataset"]  # the envelope's (crossner_hf.results.shared_record)
+    source, name = dataset.get("source"), dataset["name"]
+    if source == "crossner":
+        return "crossner", f"CrossNER {name}"
+    return (source, source) if source else ("custom", name)
 
 
 def _dataset_origin(results: Mapping[str, Any]) -> str:
@@ -188,6 +185,24 @@ def _card_datasets(results: Mapping[str, Any]) -> list[str] | None:
     return ["crossner"] if kind == "crossner" else ([name] if kind != "custom" else None)
 
 
+SCHEDULE_SETTINGS = {
+    "pretrain-finetune": ("source_epochs", "source_max_steps", "source_subsample", "source_label_map"),
+    "joint": ("oversample_factor", "source_subsample", "source_label_map"),
+}
+"""The settings only a schedule with a source uses: a card shows them for that schedule alone."""
+
+DEFAULT_EXAMPLE = "Angela Merkel led the Christian Democratic Union in the 2017 federal election."
+
+
+def _data_example(results: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """(an example sentence of the run's own data, the data flags that name it on a command line)."""
+    dataset = results.get("dataset") or {}
+    kind, _ = _dataset_of(results)
+    flags = dataset.get("flags") or (["--domain", dataset["name"]] if kind == "crossner"
+                                     else ["--dataset_dir", dataset.get("source") or "YOUR_DATA"])
+    return dataset.get("example") or DEFAULT_EXAMPLE, list(flags)
+
+
 def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id: str | None = None) -> Path:
     """``README.md`` of a fine-tuned NER model from its ``results.json`` content."""
     from huggingface_hub import ModelCardData
@@ -195,9 +210,11 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     from crossner_hf.evaluation.metrics import format_per_type_table
 
     config = results["config"]
-    domain, decoding = results["domain"], results["decoding"]
+    domain, decoding = results["dataset"]["name"], results["decoding"]
     other = next(d for d in results["test_mean"] if d != decoding)
-    base = base_model_card_data(results["model_name_or_path"])
+    base = base_model_card_data(results["model"])
+    if not base["pretraining"]:  # the results name the base portably (a folder's name): the model carries its chain
+        base["pretraining"] = read_provenance(folder)["pretraining"]
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
     name = f"crossner-{domain}-{results['schedule']}"
     card_data = ModelCardData(
@@ -211,15 +228,17 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     rows = []
     for dec in (decoding, other):
         t = results["test_mean"][dec]
-        std = results["test_overall_f1_std"] if dec == decoding else results["test_mean"][dec].get("f1_std")
-        dev = mean_std_text(results["dev_overall_f1_mean"], results["dev_overall_f1_std"]) if dec == decoding else "–"
+        std = results["test"]["overall_f1_std"] if dec == decoding else results["test_mean"][dec].get("f1_std")
+        dev = (mean_std_text(results["dev"]["overall_f1"], results["dev"]["overall_f1_std"]) if dec == decoding
+               else "–")
         rows.append(f"| {dec}{' (headline)' if dec == decoding else ''} | {_pct(t['precision'])} | "
                     f"{_pct(t['recall'])} | {mean_std_text(t['f1'], std)} | {dev} |")
     settings = {k: config.get(k) for k in (
         "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size", "num_train_epochs",
-        "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience", "source_epochs",
-        "oversample_factor", "few_shot", "few_shot_fraction", "max_length", "decoding",
-    )}
+        "max_steps", "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience",
+        *SCHEDULE_SETTINGS.get(results["schedule"], ()), "few_shot", "few_shot_fraction", "max_length", "decoding",
+    ) if config.get(k) is not None and not (k == "max_steps" and config.get(k) in (-1, 0))}
+    example, flags = _data_example(results)
     n_seeds = len(results["seeds"])
     values = {
         "title": f"{_dataset_of(results)[1]} NER ({results['schedule']})",
@@ -237,7 +256,14 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "per_type_table": "```\n" + format_per_type_table(best["test"]) + "\n```",
         "repo": repo_id or "PATH_OR_REPO_ID",
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "example_text": json.dumps(example, ensure_ascii=False),
+        "example_words": json.dumps(example.split()[:12], ensure_ascii=False),
+        "data_flags": " ".join(shlex.quote(f) for f in flags),
+        "data_note": ("" if "YOUR_DATA" not in flags else
+                      " (`YOUR_DATA`: the folder or files it was trained from, as `crossner-hf train` read them)"),
         "n_labels": len(results["labels"]),
+        "labels_order": ("in the order of the original release" if _dataset_of(results)[0] == "crossner"
+                         else "in the model's id order"),
         "labels": ", ".join(f"`{t}`" for t in results["labels"]),
     }
     return write_model_card(folder, card_data, render("ner_model", values))
@@ -265,15 +291,16 @@ def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Pat
     """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
     from huggingface_hub import ModelCardData
 
-    base = base_model_card_data(results["model_name_or_path"])
+    base = base_model_card_data(results["model"])
     card_data = ModelCardData(
         language="en", license=base["license"] or "unknown", library_name="transformers",
         pipeline_tag="fill-mask", base_model=base["hub_id"],
         tags=["fill-mask", "domain-adaptive-pretraining", "crossner", "crossner_hf",
-              f"corpus-level-{results['corpus_level']}", f"masking-{results['masking']}"],
+              f"corpus-level-{results['dataset']['level']}", f"masking-{results['masking']}"],
     )
     values = {**results, "base_model": base["hub_id"] or "a local encoder",
-              "perplexity": results.get("perplexity", "not measured")}
+              "corpus": results["dataset"]["name"], "corpus_level": results["dataset"]["level"],
+              "perplexity": (results["dev"] or {}).get("perplexity", "not measured")}
     return write_model_card(folder, card_data, render("dapt_model", values))
 
 
@@ -283,7 +310,7 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
 
     corpus, best = results["corpus"], results["best_validation"]
     config = corpus["config"] or "default"
-    base = base_model_card_data(results["model_name_or_path"])
+    base = base_model_card_data(results["model"])
     local = corpus["path"] is None or Path(str(corpus["path"])).exists()  # a folder, or data given in memory
     dataset = "nerbert-corpus" if local else corpus["path"]
     card_data = ModelCardData(
@@ -347,22 +374,20 @@ def write_rnn_model_card(out: str | Path, results: Mapping[str, Any]) -> Path:
         paper = "the CrossNER paper's baseline"
     mode = args.get("mode") or args.get("schedule") or "joint"
     f1 = round(100 * results["test"]["overall_f1"], 2)
-    domain = args["domain"]
-    # the dataset record (results written before it: a CrossNER domain)
-    view = {"domain": domain, "config": {}, "dataset": results.get("dataset") or {"name": domain, "source": "crossner"}}
-    dataset_type, dataset_name = _dataset_of(view)
+    domain = results["dataset"]["name"]
+    dataset_type, dataset_name = _dataset_of(results)
     crossner = dataset_type == "crossner"
     evals = [EvalResult(task_type="token-classification", dataset_type=dataset_type, dataset_name=dataset_name,
                         dataset_config=domain, dataset_split="test", metric_type="f1", metric_value=f1,
                         metric_config="crf-viterbi")]
     data = ModelCardData(language="en", license="mit", library_name="transformers", pipeline_tag="token-classification",
                          tags=[*(["crossner"] if crossner else []), "crossner_hf", key, mode],
-                         datasets=_card_datasets(view), model_name=f"{name} {domain} ({mode})", eval_results=evals)
+                         datasets=_card_datasets(results), model_name=f"{name} {domain} ({mode})", eval_results=evals)
     values = {"name": name, "domain": domain, "mode": mode, "test_f1": f"{f1:.2f}", "paper": paper,
               "dataset_title": f"CrossNER {domain}" if crossner else domain,
               "dataset_text": (f"the **{domain}** domain of CrossNER" if crossner
-                               else f"**{domain}** (your own dataset{_dataset_origin(view)})"),
-              "best_epoch": results["best_epoch"], "epochs": results["epochs"],
+                               else f"**{domain}** (your own dataset{_dataset_origin(results)})"),
+              "best_epoch": results["dev"]["epoch"], "epochs": results["epochs"],
               "word_vectors": args["word_vectors"] or "random (no pre-trained vectors)",
               "class_name": class_name, "citations": citations}
     return write_model_card(out, data, render("rnn_model", values))
@@ -439,6 +464,11 @@ def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source:
                               "fp32)" if quantization else ""),
         "decoding": decoding, "results_text": results_text, "repo": "PATH_OR_REPO_ID",
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
+        "example_text": json.dumps(example, ensure_ascii=False),
+        "example_words": json.dumps(example.split()[:12], ensure_ascii=False),
+        "data_flags": " ".join(shlex.quote(f) for f in flags),
+        "data_note": ("" if "YOUR_DATA" not in flags else
+                      " (`YOUR_DATA`: the folder or files it was trained from, as `crossner-hf train` read them)"),
         "n_labels": len(labels), "labels": ", ".join(f"`{t}`" for t in labels),
     }
     return write_model_card(folder, card_data, render("onnx_model", values))

@@ -84,12 +84,11 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
         require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
         if grid.experiment == "nerbert-fig3":
             require("sklearn", "plots")  # the plot-entities cells need it
-    if not run:  # --status: reads what is done (while a run may hold the folder), writes only the table
+    if not run:  # --status: reads what is done (while a run may hold the folder), writes the plan and the table
+        _write_plan(grid, out)
         return _tables(grid, out)
     with grid_lock(out):  # one run per folder, from the plan to the table
-        (out / "plan.json").write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale,
-                                                   "model": grid.model, "cells": [c.to_dict() for c in grid.cells]},
-                                                  indent=2))
+        _write_plan(grid, out)
         from crossner_hf.reproduce.budgets import default_model
 
         # the smoke grid's own encoder (not one the caller named): made here when absent
@@ -99,6 +98,14 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
             make_tiny_bert(grid.model)  # the smoke grid's encoder: a tiny random BERT with a vocabulary
         run_grid(grid.cells, out, executor or ExecutorOptions())
         return _tables(grid, out)
+
+
+def _write_plan(grid: Plan, out: Path) -> None:
+    from crossner_hf.outputs import atomic_output
+
+    with atomic_output(out / "plan.json") as tmp:  # whole or absent: --status may write it beside a running grid
+        tmp.write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
+                                   "cells": [c.to_dict() for c in grid.cells]}, indent=2))
 
 
 def _tables(grid: Plan, out: Path) -> ExperimentResult:
