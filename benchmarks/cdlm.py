@@ -142,7 +142,7 @@ def runs_table(args) -> None:
         seconds = time.perf_counter() - started
         steps = sum(1 for _ in res["history"])
         trained = sum(h["seconds"] for h in res["history"])
-        rows.append((name, res["epochs"], res["best_epoch"], 100 * res["best_dev_f1"], 100 * res["test"]["overall_f1"],
+        rows.append((name, res["epochs"], res["dev"]["epoch"], 100 * res["dev"]["overall_f1"], 100 * res["test"]["overall_f1"],
                      trained, seconds))
         print(json.dumps({"run": name, "epochs": res["epochs"], "test_f1": res["test"]["overall_f1"],
                           "per_type": {k: v["f1"] for k, v in res["test"]["per_type"].items()}}), flush=True)

@@ -58,7 +58,7 @@ for precision in ("bf16", "fp16"):
         f1 = compute_ner_metrics(gold, pred)["overall_f1"]
         out["runs"].append({"precision": precision, "batch_size": batch, "test_f1_tagger": round(100 * f1, 2),
                             "test_f1_results_json": round(100 * res["test_mean"][res["decoding"]]["f1"], 2),
-                            "dev_f1": round(100 * res["dev_overall_f1_mean"], 2),
+                            "dev_f1": round(100 * res["dev"]["overall_f1"], 2),
                             "train_seconds": int((folder / "train_seconds").read_text()),
                             "sentences_per_s_median_of_5": round(len(words) / statistics.median(times), 1)})
         print(out["runs"][-1])

@@ -1,20 +1,24 @@
 """What every workflow gives back and writes: one result base, one versioned ``results.json`` schema, one reader.
 
 Every runner (``finetune``, ``adapt_encoder``, ``pretrain_nerbert``, ``train_bilstm_crf``, ``train_cdlm``,
-``train_multicell``) returns a subclass of :class:`WorkflowResult` and writes a results file whose top level
-carries :data:`SCHEMA` and the :data:`SHARED_KEYS`:
+``train_multicell``, ``adapt``, ``compare``) returns a subclass of :class:`WorkflowResult` and writes a results
+file (:data:`RESULT_FILES`) whose top level is the envelope, :data:`SCHEMA` and the :data:`SHARED_KEYS`:
 
-- ``schema``: ``"crossner_hf.results/1"``; ``workflow``: ``finetune``, ``dapt``, ``nerbert`` or ``rnn``;
+- ``schema``: ``"crossner_hf.results/2"``; ``workflow``: ``finetune``, ``dapt``, ``nerbert``, ``rnn``, ``adapt``
+  or ``compare``;
 - ``model``: what was trained: the pretrained start the run was given (a name or folder), or for the RNN
   workflows, which start from scratch, the architecture (``bilstm-crf``, ``coach``, ``cdlm``, ``multicell``);
 - ``dataset``: ``{"name": ..., ...}`` (a DAPT or NER-BERT run: its corpus);
 - ``seeds``: the seeds run; ``seconds``: the wall time of the whole run;
-- ``dev`` / ``test``: ``{"overall_f1": ..., ...}`` (fractions; the mean over seeds where there are several), or
-  ``None`` where the workflow does not score that split (DAPT has no F1; NER-BERT has no test split).
+- ``dev`` / ``test``: ``{"overall_f1": ..., ...}`` (F1, precision and recall are fractions, 0..1, in every file
+  and object; the mean over seeds where there are several), or ``None`` where the workflow does not score that
+  split (NER-BERT has no test split; DAPT's ``dev`` is the held-out masked-LM ``loss`` and ``perplexity``).
 
-The workflow's own keys stay beside them. :func:`read_results` reads a folder's file, this schema or the three
-older ones (``train``'s ``config`` + ``domain``; the RNN recipes' ``args`` with ``domain``; DAPT's and NER-BERT's
-``corpus``), and gives the same :class:`WorkflowResult`.
+Beside the envelope is one body: the workflow's own keys, none of which repeats the envelope (0.3.0 dropped the
+0.1 keys that did, :data:`DUPLICATES`). :func:`read_results` reads a folder's file, this schema, ``results/1``
+(the envelope beside the 0.1 body) or the four 0.1 layouts (``train``'s ``config`` + ``domain``; the RNN recipes'
+``args`` with ``domain``; DAPT's and NER-BERT's ``corpus``), and gives the same :class:`WorkflowResult`, in this
+schema's shape.
 
 Example:
     >>> r = WorkflowResult("out", {"schema": SCHEMA, "workflow": "rnn", "model": "bilstm-crf",
@@ -36,14 +40,29 @@ from typing import Any, ClassVar
 
 logger = logging.getLogger(__name__)
 
-SCHEMA = "crossner_hf.results/1"
+SCHEMA = "crossner_hf.results/2"
 """The version of the ``results.json`` layout; a reader of a later one refuses it in one line."""
+
+OLDER_SCHEMAS = ("crossner_hf.results/1",)
+"""Versions this one reads (``results/1``: the envelope, with the 0.1 body beside it)."""
 
 SHARED_KEYS = ("schema", "workflow", "model", "dataset", "seeds", "dev", "test", "seconds")
 """The top-level keys every workflow's results file carries."""
 
-RESULT_FILES = ("results.json", "dapt_results.json")
-"""The results file of a finished folder (DAPT's keeps its 0.1 name, which its readers and cards look for)."""
+RESULT_FILES = ("results.json", "dapt_results.json", "adapt.json", "compare.json")
+"""The results file of a finished folder: a training run's, DAPT's (its 0.1 name, which the grids look for), an
+``adapt`` search's or a ``compare`` table's."""
+
+DUPLICATES: dict[str, tuple[str, ...]] = {
+    "finetune": ("domain", "model_name_or_path", "test_overall_f1_mean", "test_overall_f1_std", "dev_overall_f1_mean",
+                 "dev_overall_f1_std", "total_seconds"),
+    "rnn": ("best_dev_f1", "best_epoch", "total_seconds"),
+    "nerbert": ("kind", "model_name_or_path"),
+    "dapt": ("model_name_or_path", "corpus", "corpus_level", "eval_loss", "perplexity"),
+}
+"""The 0.1 keys an older file carries beside the envelope that holds the same values (``test_overall_f1_mean`` is
+``test.overall_f1``, ``domain`` is ``dataset.name``, ...): :func:`upgrade` drops them, so an old file reads in this
+schema's shape."""
 
 
 def shared_record(workflow: str, *, model: Any, dataset: Mapping[str, Any] | str | None, seeds: list[int],
@@ -57,12 +76,14 @@ def shared_record(workflow: str, *, model: Any, dataset: Mapping[str, Any] | str
 
 
 def upgrade(results: dict[str, Any], where: str = "results") -> dict[str, Any]:
-    """``results`` with the :data:`SHARED_KEYS`: a file of this schema as it is, one of the older three (written
-    before the schema) with the keys read off what it holds; the old keys stay."""
+    """``results`` in this schema's shape: a file of this schema as it is; one of an older schema, or of the four
+    0.1 layouts (written before the schema, the envelope read off what they hold), without its :data:`DUPLICATES`."""
     schema = results.get("schema")
     if schema == SCHEMA:
         return results
-    if schema is not None:
+    if schema in OLDER_SCHEMAS:
+        shared = {key: results.get(key) for key in SHARED_KEYS}
+    elif schema is not None:
         raise ValueError(f"{where}: results schema {schema!r} is newer than this crossner_hf reads ({SCHEMA}); "
                          "upgrade crossner_hf to read it.")
     if "test_overall_f1_mean" in results:  # `train` (finetune), 0.1: config + domain
@@ -93,13 +114,18 @@ def upgrade(results: dict[str, Any], where: str = "results") -> dict[str, Any]:
         shared = shared_record(
             "dapt", model=results.get("model_name_or_path"),
             dataset={"name": results["corpus"], "level": results.get("corpus_level")}, seeds=[],
-            dev=None, test=None, seconds=results.get("seconds", 0.0))
+            dev={"loss": results["eval_loss"], "perplexity": results.get("perplexity")} if "eval_loss" in results
+            else None, test=None, seconds=results.get("seconds", 0.0))
     else:
         raise ValueError(f"{where}: not a crossner_hf results file (no 'schema', 'test_overall_f1_mean', 'args' "
                          "or 'corpus' key); pass the folder a crossner_hf run wrote.")
-    # the shared keys first; where an old file already had one of the names (RNN `test`, `dataset`), its value
-    # is what the shared key was read from, so the merge keeps it
-    return {**shared, **{k: v for k, v in results.items() if k not in shared}}
+    # the envelope first, then the body without what the envelope holds (an old RNN file's `test` and `dataset`
+    # are what the shared keys were read from)
+    dropped = set(shared) | set(DUPLICATES.get(shared["workflow"], ()))
+    body = {k: v for k, v in results.items() if k not in dropped}
+    if shared["workflow"] == "rnn" and isinstance(body.get("args"), dict):  # 0.1's args.domain: dataset.name
+        body["args"] = {k: v for k, v in body["args"].items() if k != "domain"}
+    return {**shared, "schema": SCHEMA, **body}
 
 
 def results_file(folder: str | Path) -> Path:
@@ -196,7 +222,8 @@ class WorkflowResult:
 
 
 def read_results(folder: str | Path) -> WorkflowResult:
-    """The result a finished run left in ``folder`` (its ``results.json`` or ``dapt_results.json``, of this schema
-    or an older one), with the shared keys; the workflow's own keys through ``result["key"]``."""
+    """The result a finished run left in ``folder`` (the first of :data:`RESULT_FILES` it holds: ``results.json``,
+    ``dapt_results.json``, ``adapt.json``, ``compare.json``; of this schema or an older one), with the shared keys;
+    the workflow's own keys through ``result["key"]``."""
     return WorkflowResult.read(folder)
 

@@ -22,8 +22,9 @@ def test_a_missing_value_is_an_error_not_a_blank():
 
 
 def test_rnn_card_cites_each_paper_once(tmp_path):
-    results = {"args": {"domain": "politics", "mode": "supervised", "word_vectors": None}, "test": {"overall_f1": 0.4182},
-               "best_epoch": 4, "epochs": 4, "model": "cdlm"}
+    results = {"args": {"mode": "supervised", "word_vectors": None}, "test": {"overall_f1": 0.4182},
+               "dataset": {"name": "politics", "source": "crossner"}, "dev": {"overall_f1": 0.5, "epoch": 4},
+               "epochs": 4, "model": "cdlm"}
     text = cards.write_rnn_model_card(tmp_path, results).read_text()
     assert "Test F1 41.82" in text and text.count("@inproceedings{jia2019cross") == 1
     assert text.count("@inproceedings{liu2021crossner") == 1 and "{{" not in text
@@ -46,8 +47,9 @@ def test_an_rnn_card_holds_no_absolute_path(tmp_path):
     from crossner_hf.training.workflow import finish_output
 
     home = str(tmp_path / "home" / "me")
-    results = {"args": {"domain": "politics", "mode": "supervised", "word_vectors": f"{home}/vectors/glove.txt"},
-               "test": {"overall_f1": 0.4182}, "best_epoch": 4, "epochs": 4, "model": "bilstm-crf",
+    results = {"args": {"mode": "supervised", "word_vectors": f"{home}/vectors/glove.txt"},
+               "dataset": {"name": "politics", "source": "crossner"}, "dev": {"overall_f1": 0.5, "epoch": 4},
+               "test": {"overall_f1": 0.4182}, "epochs": 4, "model": "bilstm-crf",
                "note": f"read {home}/vectors/glove.txt (line 3); see https://huggingface.co/a/b"}
     out = tmp_path / "run"
     finish_output(out, results, save=lambda stage: None, card=cards.write_rnn_model_card)

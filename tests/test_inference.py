@@ -193,7 +193,7 @@ def test_card_eval_results_equal_results_json(trained):
     assert card.data.language == "en" and card.data.pipeline_tag == "token-classification"
     assert card.data.base_model is None  # a local random BERT: never written as a path
     text = card.text
-    assert f"{100 * saved['test_overall_f1_mean']:.2f}" in text and "±" not in text.split("## Usage")[0]
+    assert f"{100 * saved['test']['overall_f1']:.2f}" in text and "±" not in text.split("## Usage")[0]
     assert "One seed, so no standard deviation" in text and "**bio-viterbi**" in text
     assert text.count("@inproceedings{liu2021crossner") == 1
 

@@ -94,7 +94,7 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
     monkeypatch.chdir(tmp_path)
     assert main(["train", *_finetune_flags(dapt_out, tmp_path / "ner")]) == 0
     # the folder by name: a published results.json carries no local path
-    assert json.loads((tmp_path / "ner" / "results.json").read_text())["model_name_or_path"] == dapt_out.name
+    assert json.loads((tmp_path / "ner" / "results.json").read_text())["model"] == dapt_out.name
 
 
 def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_data_dir):
@@ -134,8 +134,8 @@ def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_di
         dataset_config="politics-integrated", block_size=64, per_device_train_batch_size=4, max_steps=2,
         use_cpu=True, disable_tqdm=True, masking="token",
     ))
-    assert res.results["corpus_level"] == "integrated" and res.results["n_texts"] == len(levels["integrated"])
-    assert res.results["corpus"] == "corpora:politics-integrated"  # the folder's name, never a local path
+    assert res.results["dataset"]["level"] == "integrated" and res.results["n_texts"] == len(levels["integrated"])
+    assert res.dataset == "corpora:politics-integrated"  # the folder's name, never a local path
 
 
 def test_cli_train_and_predict(tiny_bert_dir, tmp_path, env, monkeypatch, capsys):

@@ -56,8 +56,9 @@ def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
     saved = json.loads((out / "results.json").read_text())
     assert saved["seeds"] == [1, 2] and len(saved["per_seed"]) == 2
     f1s = [r["test"]["overall_f1"] for r in saved["per_seed"]]
-    assert math.isclose(saved["test_overall_f1_mean"], sum(f1s) / 2)
-    assert "test_overall_f1_std" in saved and 0 <= saved["test_overall_f1_mean"] <= 1
+    assert math.isclose(saved["test"]["overall_f1"], sum(f1s) / 2)
+    assert "overall_f1_std" in saved["test"] and 0 <= saved["test"]["overall_f1"] <= 1
+    assert not {"test_overall_f1_mean", "domain", "model_name_or_path", "total_seconds"} & set(saved)  # one body
     per_seed = saved["per_seed"][0]
     assert set(per_seed["test"]["per_type"]) <= {t[2:] for t in LABELS["politics"] if t != "O"}
     assert per_seed["n_train_sentences"] == 16 and per_seed["global_step"] == 12
@@ -72,7 +73,7 @@ def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
     card = ModelCard.load(out / "README.md")
     # mean ± std of the two seeds' test F1, computed here, is the headline number of the card
     headline = f"{100 * statistics.fmean(f1s):.2f} ± {100 * statistics.stdev(f1s):.2f}"
-    assert headline in card.text and math.isclose(saved["test_overall_f1_std"], statistics.stdev(f1s))
+    assert headline in card.text and math.isclose(saved["test"]["overall_f1_std"], statistics.stdev(f1s))
     f1 = {r.metric_config: r.metric_value for r in card.data.eval_results if r.metric_type == "f1"}
     assert f1["bio-viterbi"] == round(100 * statistics.fmean(f1s), 2)
     dev = [r["dev"]["overall_f1"] for r in saved["per_seed"]]
@@ -166,7 +167,7 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
     assert labels[0] == "O" and "B-PER" in labels and "B-person" not in labels
     assert labels.index("I-POL") == labels.index("B-POL") + 1
     direct = run_train(_args(tiny_bert_dir, tmp_path / "direct", dataset_dir=str(folder))).results
-    assert direct["domain"] == "speeches" and direct["labels"] == labels
+    assert direct["dataset"]["name"] == "speeches" and direct["labels"] == labels
     config = json.loads((tmp_path / "direct" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(len(labels))] == labels
     card = ModelCard.load(tmp_path / "direct" / "README.md")
@@ -201,7 +202,7 @@ def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, cro
     data = load_target_dataset(folder)
     assert set(data) == {"train", "validation", "test"} and data["test"]["tokens"] == politics["test"]["tokens"][:20]
     result = run_train(_args(tiny_bert_dir, tmp_path / "run", dataset_dir=str(folder))).results
-    assert result["domain"] == "hub-style" and result["labels"] == labels
+    assert result["dataset"]["name"] == "hub-style" and result["labels"] == labels
     (folder / "dev.parquet").rename(folder / "holdout.parquet")
     with pytest.raises(ValueError, match="a validation split is needed"):
         load_target_dataset(folder)
@@ -259,7 +260,7 @@ def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_
     result = finetune(tiny_bert_dir, target, config)
     assert isinstance(result, ScheduleResult) and result.seeds == [3] and result.best_seed == 3
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert result.test_f1 == saved["test_overall_f1_mean"] and result.dataset == "people-places"
+    assert result.test_f1 == saved["test"]["overall_f1"] and result.dataset == "people-places"
     assert result.output_dir == tmp_path / "out" and saved["labels"] == names
     tagger = Tagger.from_pretrained(result.output_dir)
     assert tagger.labels == names and len(tagger.tag([["Obama", "visited", "Germany"]])[0]) == 3

@@ -49,8 +49,8 @@ def print_summary(result: Any) -> None:
     import json
 
     results = result.results
-    print(json.dumps({k: results[k] for k in ("best_epoch", "best_dev_f1", "epochs")} |
-                     {"test_f1": results["test"]["overall_f1"]}, indent=2))
+    print(json.dumps({"best_epoch": results["dev"]["epoch"], "dev_f1": results["dev"]["overall_f1"],
+                      "epochs": results["epochs"], "test_f1": results["test"]["overall_f1"]}, indent=2))
 
 
 @dataclass

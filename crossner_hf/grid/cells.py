@@ -224,12 +224,12 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
     path = cell.folder(out) / cell.result_file
     if not cell.score or not path.is_file():
         return None
-    from crossner_hf.outputs import read_json
-    from crossner_hf.results import read_results
+    from crossner_hf.results import RESULT_FILES, read_results
 
-    raw = read_json(path)
-    if "silhouette" in raw:  # crossner-hf plot-entities: not a workflow's results
-        scores = raw["silhouette"]
+    if path.name not in RESULT_FILES:  # crossner-hf plot-entities' entities.json: not a workflow's results
+        from crossner_hf.outputs import read_json
+
+        scores = read_json(path)["silhouette"]
         return scores["overall"] if category is None else scores["per_category"].get(category)
     result = read_results(path)  # any schema this version reads: the shared keys say where the scores are
     test = result["test"] or {}
@@ -250,9 +250,9 @@ def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | Non
     path = cell.folder(out) / cell.result_file
     if not cell.score or not path.is_file():
         return None
-    from crossner_hf.outputs import read_json
+    from crossner_hf.results import read_results
 
-    per_type = (read_json(path).get("test") or {}).get("per_type")
+    per_type = (read_results(path)["test"] or {}).get("per_type")  # any schema this version reads
     if per_type is None:
         raise ValueError(f"{path}: no test.per_type scores (a bilstm-crf, cdlm or multicell result file has them).")
     return {t: (round(s["recall"] * s["support"]), int(s["support"])) for t, s in per_type.items()}

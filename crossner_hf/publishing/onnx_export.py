@@ -24,7 +24,6 @@ Why ``torch.onnx`` and not ``optimum``: see :mod:`crossner_hf.inference.onnx_run
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import tempfile
@@ -149,21 +148,24 @@ def _default_eval_source(model_dir: Path) -> tuple[str | None, str]:
     results = model_dir / "results.json"
     if not results.is_file():
         return None, f"{model_dir} has no results.json, so it names no dataset"
+    from crossner_hf.results import read_results
+
     try:
-        data = json.loads(results.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None, f"{results} is not valid JSON, so it names no dataset"
-    dataset = data.get("dataset")
-    if isinstance(dataset, dict):  # where the run's data came from: CrossNER, a Hub id, or local files (None)
-        if dataset.get("source") == "crossner":
-            return data.get("domain") or dataset.get("name"), ""
-        if dataset.get("source"):
-            return str(dataset["source"]), ""
-        return None, (f"{results} names the dataset {dataset.get('name')!r}, local files whose path it does not "
-                      "record")
-    config = data.get("config") or {}  # a results.json from before the dataset record
-    source = config.get("dataset_dir") or data.get("domain")
-    return (str(source), "") if source else (None, f"{results} names no dataset")
+        data = read_results(results).results  # any schema this version reads
+    except ValueError as err:
+        return None, f"{err} So it names no dataset"
+    dataset = data["dataset"]  # where the run's data came from: CrossNER, a Hub id, or local files (None)
+    if dataset.get("source") == "crossner":
+        return dataset.get("name"), ""
+    if dataset.get("source"):
+        return str(dataset["source"]), ""
+    source = (data.get("config") or {}).get("dataset_dir")  # a results.json from before the dataset record
+    if source:
+        return str(source), ""
+    if "source" not in dataset and dataset.get("name"):  # 0.1: a CrossNER domain, named alone
+        return dataset["name"], ""
+    return None, (f"{results} names the dataset {dataset.get('name')!r}, local files whose path it does not "
+                  "record")
 
 
 def _eval_target(source: str | Path | Any, data_dir: str | Path | None) -> Any:

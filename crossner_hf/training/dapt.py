@@ -122,7 +122,7 @@ class DAPTResult(WorkflowResult):
 
     @property
     def perplexity(self) -> float | None:
-        return self.results.get("perplexity")
+        return (self.results["dev"] or {}).get("perplexity")
 
 
 def _corpus_dataset(corpus: Any, num_proc: int | None):
@@ -308,10 +308,9 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, c
     resume = resume_point(config.resume_from_checkpoint, config.output_dir, main=config.process_index == 0)
     collator_rng.restore(resume, config.process_index)  # the Trainer restores every RNG but the collator's
     output = trainer.train(resume_from_checkpoint=resume)
-    results: dict[str, Any] = {
-        "model_name_or_path": name,
-        "corpus": corpus_name,
-        "corpus_level": corpus_level or corpus_level_of(texts) or "custom",
+    level = corpus_level or corpus_level_of(texts) or "custom"
+    seconds = time.perf_counter() - started
+    results: dict[str, Any] = {  # the body: what only DAPT has (the envelope below holds model, corpus, time)
         "corpus_fraction": config.corpus_fraction,
         "n_texts": len(texts),
         "n_examples": len(train),
@@ -323,20 +322,19 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, c
         "world_size": config.world_size,
         "epochs": trainer.state.epoch,
         "train_loss": output.training_loss,
-        "seconds": time.perf_counter() - started,
     }
     # the step fine-tuning runs and their cards read (kept by every model built from this one)
-    record_pretraining(trainer.model, {"kind": "dapt", **{k: portable(results[k]) for k in (
-        "model_name_or_path", "corpus", "corpus_level", "corpus_fraction", "masking", "mlm_probability", "block_size", "global_step",
-        "epochs")}})
+    record_pretraining(trainer.model, {"kind": "dapt", "model_name_or_path": portable(name),
+                                       "corpus": portable(corpus_name), "corpus_level": level,
+                                       **{k: portable(results[k]) for k in (
+                                           "corpus_fraction", "masking", "mlm_probability", "block_size",
+                                           "global_step", "epochs")}})
+    dev = None
     if evaluation is not None:  # every process evaluates; only the main one writes below
-        metrics = trainer.evaluate()
-        results["eval_loss"] = metrics["eval_loss"]
-        results["perplexity"] = math.exp(min(metrics["eval_loss"], 50))
-    results = {**shared_record(
-        "dapt", model=name, dataset={"name": corpus_name, "level": results["corpus_level"]}, seeds=[config.seed],
-        dev=None if evaluation is None else {"loss": results["eval_loss"], "perplexity": results["perplexity"]},
-        test=None, seconds=results["seconds"]), **results}
+        loss = trainer.evaluate()["eval_loss"]
+        dev = {"loss": loss, "perplexity": math.exp(min(loss, 50))}
+    results = {**shared_record("dapt", model=name, dataset={"name": corpus_name, "level": level},
+                               seeds=[config.seed], dev=dev, test=None, seconds=seconds), **results}
     out = Path(config.output_dir)
     if config.process_index == 0:
         from crossner_hf.publishing.cards import write_dapt_model_card

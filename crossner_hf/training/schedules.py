@@ -11,7 +11,7 @@ Every schedule early-stops on target dev F1, restores the best checkpoint and te
 Layout of ``output_dir``::
 
     OUT/                      best seed's model (safetensors, tokenizer, id2label), README.md
-    OUT/results.json          config, per-seed dev/test scores, test_overall_f1_mean/_std, timings
+    OUT/results.json          the envelope (dev/test mean ± std), config, per-seed dev/test scores, timings
     OUT/seed-555/             that seed's model, seed_results.json (checkpoints while running)
     OUT/seed-555/source/      pretrain-finetune: the source stage
 
@@ -315,7 +315,9 @@ def run_seed(
 def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _Inputs) -> dict[str, Any]:
     """The content of ``results.json`` (per-seed details minus log histories, plus mean/std).
 
-    ``test_overall_f1_std`` is ``None`` for a single seed: there is no spread to report.
+    ``test.overall_f1_std`` is ``None`` for a single seed: there is no spread to report. The envelope
+    (:func:`~crossner_hf.results.shared_record`) holds the model, the dataset, the mean scores and the time; the
+    body what only a fine-tuning run has.
     """
     test_f1 = [r["test"]["overall_f1"] for r in per_seed]
     dev_f1 = [r["dev"]["overall_f1"] for r in per_seed]
@@ -331,20 +333,13 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
         seconds=sum(r["total_seconds"] for r in per_seed))
     return {
         **shared,
-        "domain": inputs.target.name,
         "schedule": config.schedule,
-        "model_name_or_path": inputs.model_name,
         "labels": head_labels(config, inputs.target),
-        "test_overall_f1_mean": test_mean,
-        "test_overall_f1_std": test_std,
-        "dev_overall_f1_mean": statistics.fmean(dev_f1),
-        "dev_overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None,
         "decoding": config.decoding,
         "test_mean": means,
         "best_seed": per_seed[best]["seed"],
         "world_size": config.world_size,
         "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
-        "total_seconds": sum(r["total_seconds"] for r in per_seed),
         "config": {k: v for k, v in config.to_dict().items() if not k.startswith("_")},
     }
 
@@ -438,7 +433,7 @@ class ScheduleResult(WorkflowResult):
 
     @property
     def test_f1_std(self) -> float | None:
-        return self.results.get("test_overall_f1_std")
+        return self.results["test"].get("overall_f1_std")
 
     @classmethod
     def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
@@ -451,7 +446,7 @@ def format_results(results: dict[str, Any]) -> str:
 
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
     lines = [
-        f"CrossNER {results['domain']} / {results['schedule']} / {results['model_name_or_path']}",
+        f"CrossNER {results['dataset']['name']} / {results['schedule']} / {results['model']}",
         f"Test, per type (seed {best['seed']}, best-dev checkpoint):",
         format_per_type_table(best["test"]),
         "",
@@ -466,6 +461,6 @@ def format_results(results: dict[str, Any]) -> str:
 
     lines.append(
         f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
-        f"{mean_std_text(results['test_overall_f1_mean'], results['test_overall_f1_std'])}"
+        f"{mean_std_text(results['test']['overall_f1'], results['test']['overall_f1_std'])}"
     )
     return "\n".join(lines)

@@ -32,7 +32,7 @@ class RNNResult(WorkflowResult):
 
     @property
     def best_epoch(self) -> int:
-        return self.results["best_epoch"]
+        return self.results["dev"]["epoch"]
 
     @classmethod
     def of(cls, output_dir: str | Path, results: dict[str, Any]) -> "RNNResult":
@@ -99,15 +99,12 @@ def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, star
     if forbidden:  # the user's own types; the others were learnt from the source alone and are never decoded
         best.config.tagging["output_labels"] = [t for i, t in enumerate(label_names) if i not in set(forbidden)]
     seconds = time.perf_counter() - started
-    results = {
-        **shared_record("rnn", model=extra["model"], dataset=extra["dataset"], seeds=[args.seed],
-                        dev={"overall_f1": state.best_f1, "epoch": state.best_epoch},
-                        test={k: v for k, v in test_scores.items() if k != "predictions"}, seconds=seconds),
-        # the dataset's name under args.domain, where cards and readers of 0.1 results look for it; the files the
-        # run started from (runner arguments now) where they were
-        "args": {**asdict(args), **PretrainedInputs.from_record(extra).as_args(), "domain": extra["dataset"]["name"]}, "best_epoch": state.best_epoch, "best_dev_f1": state.best_f1, "epochs": state.epoch,
-        "steps": state.global_step, "history": state.history,
-        "total_seconds": seconds, **extra,
+    shared = shared_record("rnn", model=extra["model"], dataset=extra["dataset"], seeds=[args.seed],
+                           dev={"overall_f1": state.best_f1, "epoch": state.best_epoch},
+                           test={k: v for k, v in test_scores.items() if k != "predictions"}, seconds=seconds)
+    results = {  # the envelope, then the body: the settings with the files the run started from, the history
+        **shared, "args": {**asdict(args), **PretrainedInputs.from_record(extra).as_args()}, "epochs": state.epoch,
+        "steps": state.global_step, "history": state.history, **{k: v for k, v in extra.items() if k not in shared},
     }
     from crossner_hf.publishing.cards import write_rnn_model_card
 

@@ -36,7 +36,7 @@ from crossner_hf.training.rnn.common import (PretrainedInputs, RNNResult, exampl
                                              runner_call, sentences_as_examples, tags_forbidden, vocab_and_vectors)
 from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
-from crossner_hf.outputs import read_json
+from crossner_hf.results import read_results
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source
 
 logger = logging.getLogger(__name__)
@@ -446,7 +446,7 @@ def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, sou
                     few_shot=None)
     if not inputs.source_model and not (out / "source" / "results.json").is_file():
         _train_bilstm_crf(target, phase, source, None, inputs=replace(inputs, source_model=None))
-    source_results = read_json(folder / "results.json")
+    source_results = read_results(folder).results  # an earlier run's folder may be of an older schema
     model = BiLSTMCRFForTokenClassification.from_pretrained(folder)
     vocab = WordCharVocab.load(folder)
     torch.manual_seed(args.seed)
@@ -463,7 +463,7 @@ def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, sou
     return _train_tagger(args, model, vocab, labels, examples_of(data["train"]),
                          examples_of(data["validation"]), examples_of(data["test"]), started,
                          {"dataset": target.record(), **inputs.record()},
-                         {"source_phase": {"best_dev_f1": source_results["best_dev_f1"],
+                         {"source_phase": {"dev_f1": source_results["dev"]["overall_f1"],
                                            "test_f1": source_results["test"]["overall_f1"]}})
 
 
