@@ -36,8 +36,9 @@ PROBE = textwrap.dedent('''
             if time.monotonic() > deadline:
                 sys.exit("timed out waiting for " + str(path))
             time.sleep(0.05)
-    if mode.startswith("meet:"):  # runs only if the other cell runs at the same time
-        wait_for(out.parent / mode[5:] / "started")
+    if mode.startswith("meet:"):  # runs only if the other cells run at the same time
+        for other in mode[5:].split(","):
+            wait_for(out.parent / other / "started")
     if mode == "hold":  # until the test lets it go
         wait_for(out / "release", 600)
     if mode == "oom-beside-others":
@@ -132,11 +133,16 @@ def test_ray_cells_see_only_their_own_gpu_and_only_allowed_variables(tmp_path, p
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "grid"
     cells = [_cell("a", probe, "meet:b", gpus=1), _cell("b", probe, "meet:a", gpus=1), _cell("cpu", probe)]
+    packed = [_cell(n, probe, "meet:" + ",".join(sorted({"x", "y", "z"} - {n})), gpus=1) for n in "xyz"]
     ray.init(num_cpus=3, num_gpus=2, include_dashboard=False, log_to_driver=False)
     try:
         status = run_grid(cells, out, ExecutorOptions(executor="ray"))
+        # three GPU cells at once on two GPUs: only with half a GPU each (--cells_per_gpu 2)
+        assert set(run_grid(packed, tmp_path / "packed", ExecutorOptions(executor="ray", cells_per_gpu=2)
+                            ).values()) == {"done"}
     finally:
         ray.shutdown()
+    assert all(_env(c, tmp_path / "packed")["CUDA_VISIBLE_DEVICES"] in ("0", "1") for c in packed)
     assert set(status.values()) == {"done"}
     envs = [_env(c, out) for c in cells]
     assert sorted(e["CUDA_VISIBLE_DEVICES"] for e in envs[:2]) == ["0", "1"]  # both together, one device each
