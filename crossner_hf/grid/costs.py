@@ -32,8 +32,9 @@ MINUTES: dict[str, dict[str, float]] = {
     # MiniLM, ~100 train sentences and ~400 dev sentences, up to 30 dev checks with patience 4 (issue 54 measured
     # 1.6 / 1.9 / 3.6 / 2.8-3.2 min for direct / pretrain-finetune / joint / DAPT at the old 10-epoch cap); gpu: one
     # H100 (direct 91 s, joint 210 s, DAPT 41 s measured on politics with MiniLM, issue 49); paper: BERT-base to
-    # early stopping. "train" and "rnn" are reproduce's fine-tuning and RNN-recipe cells.
-    "smoke": {"direct": 0.3, "pretrain-finetune": 0.4, "joint": 0.4, "dapt": 0.5, "corpora": 0.2,
+    # early stopping; smoke: MiniLM, 2 steps, measured (direct 0.4, joint 0.5, DAPT 0.2, two cells at a time on 2
+    # cores). "train" and "rnn" are reproduce's fine-tuning and RNN-recipe cells.
+    "smoke": {"direct": 0.4, "pretrain-finetune": 0.5, "joint": 0.5, "dapt": 0.3, "corpora": 0.2,
               "bilstm-crf": 0.3, "train": 0.5, "rnn": 0.5},
     "cpu": {"direct": 3, "pretrain-finetune": 3.5, "joint": 6, "dapt": 3, "corpora": 0.5, "bilstm-crf": 5,
             "train": 5, "rnn": 10},
@@ -45,7 +46,9 @@ MINUTES: dict[str, dict[str, float]] = {
 
 ENCODER_MB = {"minilm": 92.0, "base": 440.0}
 """One saved copy of an encoder, MB: the packaged MiniLM (22.7M float32 parameters, tokenizer beside) and a
-BERT-base-sized one (108M). A finished fine-tuning or DAPT cell keeps one copy of its model."""
+BERT-base-sized one (108M). A finished fine-tuning or DAPT cell keeps one copy of its model: measured on a finished
+MiniLM search, 91.8 MB a direct, joint or DAPT cell and 182.1 MB a pretrain-finetune one (its source stage's model
+stays beside)."""
 
 SMALL_MB = {"corpora": 5.0, "bilstm-crf": 10.0, "rnn": 10.0}
 """Cells whose folder holds no encoder: corpus levels, the RNN recipes' models (word vectors of the data's words)."""
