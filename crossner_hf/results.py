@@ -86,7 +86,7 @@ def upgrade(results: dict[str, Any], where: str = "results") -> dict[str, Any]:
     elif schema is not None:
         raise ValueError(f"{where}: results schema {schema!r} is newer than this crossner_hf reads ({SCHEMA}); "
                          "upgrade crossner_hf to read it.")
-    if "test_overall_f1_mean" in results:  # `train` (finetune), 0.1: config + domain
+    elif "test_overall_f1_mean" in results:  # `train` (finetune), 0.1: config + domain
         means = (results.get("test_mean") or {}).get(results.get("decoding")) or {}
         shared = shared_record(
             "finetune", model=results.get("model_name_or_path"),

@@ -129,7 +129,7 @@ def test_compare_builds_the_table_from_finished_folders_and_chooses_on_dev(tmp_p
     result = compare([direct, joint], output_dir=tmp_path / "cmp")
     assert result.chosen == "direct"
     row = next(r for r in result.results["rows"] if r["method"] == "joint")
-    assert (row["dev_f1"], row["dev_f1_std"], row["test_f1"]) == (58.0, 1.0, 71.0)
+    assert (row["dev_f1"], row["dev_f1_std"], row["test_f1"]) == (0.58, 0.01, 0.71)  # fractions, as every file
     assert (tmp_path / "cmp" / "compare.md").is_file() and (tmp_path / "cmp" / "compare.png").is_file()
     assert cli_main(["compare", str(direct), str(joint)]) == 0
     assert "By dev F1: direct." in capsys.readouterr().out
@@ -178,11 +178,11 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     # best/ is a normal model folder: Tagger gives the shipped F1, and the card holds the table and the reason
     shipped = record["shipped"]
     assert Path(shipped["path"]) == (out / "best").resolve()
-    assert round(100 * evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1, 2) == shipped["test_f1"]
+    assert evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1 == shipped["test_f1"]  # a fraction
     card = (out / "best" / "README.md").read_text()
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
-    assert result.test_f1 == pytest.approx(shipped["test_f1_exact"] / 100) and result["chosen"] == record["chosen"]
+    assert result.test_f1 == shipped["test_f1"] and result["chosen"] == record["chosen"]  # one unit: fractions
     # the search's seconds are its runs' seconds, each run once (the shared DAPT run: the test below)
     from crossner_hf.results import WorkflowResult
 

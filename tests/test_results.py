@@ -66,6 +66,10 @@ def test_a_results_1_file_reads_without_its_0_1_body(tmp_path):
     result = read_results(tmp_path)
     assert result["schema"] == SCHEMA == "crossner_hf.results/2" and result.test_f1 == 0.6
     assert not set(DUPLICATES["finetune"]) & set(result.results) and result["best_seed"] == 666
+    bare = {"schema": "crossner_hf.results/1", "workflow": "dapt", "model": "m", "seeds": [1], "dev": None,
+            "test": None, "seconds": 100.0}  # a results/1 envelope is read as it is, never guessed from its body
+    (tmp_path / "results.json").write_text(json.dumps(bare))
+    assert read_results(tmp_path).results == {**bare, "schema": SCHEMA, "dataset": None}
 
 
 @pytest.mark.parametrize("name", ["adapt.json", "compare.json"])
@@ -86,13 +90,14 @@ def test_old_train_file_keeps_its_precision_and_recall(tmp_path):
 
 def test_result_prints_a_short_summary_and_reads_like_a_dict(tmp_path):
     result = WorkflowResult(tmp_path, OLD_RNN)
-    with pytest.raises(FileNotFoundError, match="no results.json or dapt_results.json or adapt.json or compare.json"):
+    assert str(result) == repr(result) == ("WorkflowResult(rnn bilstm-crf on politics: dev F1 40.00, test F1 35.00, "
+                                           f"{tmp_path})")
     assert "epochs" in result and result["epochs"] == 5 and result.get("missing", 1) == 1
     assert len(str(WorkflowResult(tmp_path, {**OLD_TRAIN, "per_seed": [{"x": "y" * 10_000}]}))) < 200
 
 
 def test_reader_refuses_what_it_cannot_read_in_one_line(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no results.json or dapt_results.json or adapt.json or compare"):
+    with pytest.raises(FileNotFoundError, match="no results.json or dapt_results.json or adapt.json or compare.json"):
         read_results(tmp_path)
     (tmp_path / "results.json").write_text(json.dumps({"schema": "crossner_hf.results/9"}))
     with pytest.raises(ValueError, match="newer than this crossner_hf reads"):

@@ -101,6 +101,7 @@ def main(args: AdaptArguments) -> int:
     print(f"\nChosen: {result.chosen}. {result.choice.reason}")
     if result.best_dir is not None:
         shipped = result.results["shipped"]
-        print(f"Shipped model: {result.best_dir} (dev F1 {shipped['dev_f1']:.2f}, test F1 {shipped['test_f1']:.2f}); "
+        print(f"Shipped model: {result.best_dir} (dev F1 {100 * shipped['dev_f1']:.2f}, test F1 "
+              f"{100 * shipped['test_f1']:.2f}); "
               f"evidence: {result.paths['md']}")
     return 1 if any(r.status.startswith("failed") for r in result.rows) else 0

@@ -72,11 +72,14 @@ class Row:
         return self.status == "done" and bool(self.dev)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"method": self.method, "dev_f1": _r(self.dev_f1), "dev_f1_std": _r(self.dev_f1_std),
-                "test_f1": _r(self.test_f1), "test_f1_std": _r(self.test_f1_std), "seconds": _r(self.seconds, 1),
-                "estimated_minutes": self.minutes, "seeds": self.seeds, "dev_per_seed": [_r(f) for f in self.dev],
-                "test_per_seed": [_r(f) for f in self.test], "status": self.status, "settings": self.settings,
-                "paper_row": self.paper_row, "paper_gain_over_direct": _r(self.paper_gain),
+        """The row as ``adapt.json`` holds it: F1 (and the paper's gain) as fractions, as in every results file;
+        the row itself and the printed table are in percent."""
+        return {"method": self.method, "dev_f1": _fraction(self.dev_f1), "dev_f1_std": _fraction(self.dev_f1_std),
+                "test_f1": _fraction(self.test_f1), "test_f1_std": _fraction(self.test_f1_std),
+                "seconds": _r(self.seconds, 1), "estimated_minutes": self.minutes, "seeds": self.seeds,
+                "dev_per_seed": [_fraction(f) for f in self.dev], "test_per_seed": [_fraction(f) for f in self.test],
+                "status": self.status, "settings": self.settings,
+                "paper_row": self.paper_row, "paper_gain_over_direct": _fraction(self.paper_gain),
                 "still_improving_seeds": self.still_improving, "at_the_end": self.end_text}
 
 
@@ -89,6 +92,11 @@ def rising_at_end(history: Sequence[float]) -> bool | None:
 
 def _r(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(float(value), digits)
+
+
+def _fraction(percent: float | None) -> float | None:
+    """A table's percent as the fraction files hold (to 4 digits: the table's 2 decimals of a percent)."""
+    return None if percent is None else round(float(percent) / 100, 4)
 
 
 @dataclass(frozen=True)

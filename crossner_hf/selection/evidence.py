@@ -1,5 +1,6 @@
 """The evidence of an ``adapt`` search: ``adapt.md`` (the table and the reason for the choice), ``adapt.json``
-(``{"rows": [...], "chosen", "shipped": {"path", "dev_f1", "test_f1"}}``, F1 in percent), ``adapt.png`` (dev and test
+(``{"rows": [...], "chosen", "shipped": {"path", "dev_f1", "test_f1"}}``, F1 as fractions, as in every results file;
+the table and the card in percent), ``adapt.png`` (dev and test
 F1 per method with error bars, the chosen one marked) and the section of the shipped model's card.
 
 Where CrossNER's Table 2 reports the same method (BERT-base, span masking, 002:448-512), its average test-F1 gain
@@ -77,7 +78,7 @@ def evidence_text(rows: Sequence[Row], choice: Choice, *, dataset: str, budget: 
         parts += [bootstrap, ""]
     if shipped:
         parts += [f"Shipped: `{Path(shipped['path']).name}/` (seed {shipped.get('seed')}), dev F1 "
-                  f"{shipped['dev_f1']:.2f}, test F1 {shipped['test_f1']:.2f} through `Tagger`.", ""]
+                  f"{100 * shipped['dev_f1']:.2f}, test F1 {100 * shipped['test_f1']:.2f} through `Tagger`.", ""]
     rising = [r for r in rows if r.done and r.still_improving]
     if rising:
         parts += ["**Still improving:** " + ", ".join(f"{r.method} (seeds {', '.join(map(str, r.still_improving))})"

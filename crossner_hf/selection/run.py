@@ -281,8 +281,7 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
     dev = evaluate_tagger(tagger, target, "validation")
     test = evaluate_tagger(tagger, target, "test")
     return {"path": str(best.resolve()), "method": row.method, "seed": row.seeds[index],
-            "dev_f1": round(100 * dev.f1, 2), "test_f1": round(100 * test.f1, 2),
-            "dev_f1_exact": 100 * dev.f1, "test_f1_exact": 100 * test.f1}
+            "dev_f1": dev.f1, "test_f1": test.f1}  # fractions, as in every results file
 
 
 def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | None, model: str | None,
@@ -304,8 +303,8 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
     dataset = target.name if target is not None else "the given runs"
     record = shared_record(
         stem, model=model, dataset=dataset, seeds=seeds,
-        dev=None if shipped is None else {"overall_f1": shipped["dev_f1_exact"] / 100},
-        test=None if shipped is None else {"overall_f1": shipped["test_f1_exact"] / 100},
+        dev=None if shipped is None else {"overall_f1": shipped["dev_f1"]},
+        test=None if shipped is None else {"overall_f1": shipped["test_f1"]},
         seconds=seconds if seconds is not None else sum((r.seconds or 0.0) for r in rows))
     paths = write_evidence(out, rows, choice, dataset=dataset, budget=config.budget if stem == "adapt" else None,
                            budget_text=budget_text, bootstrap=boot, bootstrap_line=boot_line, shipped=shipped,
