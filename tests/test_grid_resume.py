@@ -73,6 +73,38 @@ def _env(tmp_path: Path, crossner_data_dir: Path, hold: bool) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join(path)}
 
 
+_STARTED: list[subprocess.Popen] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_process_left():
+    """A failed test leaves no grid behind (a held cell would wait for its kill forever)."""
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:  # only a live one: an ended one's pid may be another process's now
+            _kill_tree(proc)
+
+
+def _kill_tree(proc: subprocess.Popen) -> int:
+    """SIGKILL ``proc`` and every process under it (its cells), the grid first so it marks nothing failed, as a
+    ``kill -9`` of the job would; returns how many processes were killed."""
+    import psutil
+
+    try:
+        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.NoSuchProcess:
+        tree = []
+    for process in tree:
+        try:
+            process.send_signal(signal.SIGKILL)
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(tree, timeout=60)
+    proc.wait()
+    return len(tree)
+
+
 def _crossner_hf(args: list, env: dict[str, str]) -> subprocess.Popen:
     """``crossner-hf ARGS`` in its own session, its output into a file (``proc.output``): a pipe nobody reads
     while the test waits could fill and stop it."""
@@ -81,6 +113,7 @@ def _crossner_hf(args: list, env: dict[str, str]) -> subprocess.Popen:
         proc = subprocess.Popen([sys.executable, "-m", "crossner_hf.cli", *map(str, args)], stdout=sink,
                                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
     proc.output = output  # type: ignore[attr-defined]
+    _STARTED.append(proc)
     return proc
 
 
@@ -94,8 +127,6 @@ def _finish(args: list | subprocess.Popen, env: dict[str, str] | None = None) ->
 def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, folder: Path) -> int:
     """Start the grid, wait for the first complete checkpoint under ``folder`` (``pattern``: its glob), SIGKILL the
     grid and every process under it (its cells); returns the checkpoint's step."""
-    import psutil
-
     proc = _crossner_hf(args, env)
     deadline = time.monotonic() + 600
     while not (complete := sorted(folder.glob(pattern))):  # the condition, not a sleep
@@ -103,24 +134,18 @@ def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, 
             raise AssertionError(f"the grid ended before its first checkpoint: {proc.output.read_text()[-3000:]}")
         assert time.monotonic() < deadline, "no complete checkpoint within 10 minutes"
         time.sleep(0.2)
-    tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
-    assert len(tree) > 1, "the cell's process is not under the grid's"
-    for process in tree:  # a kill -9 of the job: the grid first, so it marks nothing failed
-        try:
-            process.send_signal(signal.SIGKILL)
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(tree, timeout=60)
-    proc.wait()
+    assert _kill_tree(proc) > 1, "no cell process was running under the grid"
     assert len(complete) == 1, complete  # the cell was held at its first checkpoint
     return int(complete[0].parent.name.rpartition("-")[2])
 
 
-def _second_run(log: Path) -> str:
-    """What the cell's log holds of its second run (the grid writes ``$ <command>`` before each)."""
+def _runs(log: Path) -> list[str]:
+    """What the cell's log holds of its first and second run (the grid writes ``$ <command>`` before each)."""
     runs = log.read_text(encoding="utf-8", errors="replace").split("\n$ ")
     assert len(runs) == 2, f"{log}: {len(runs)} runs of the cell, not 2"
-    return runs[1]
+    # the first run, given --resume_from_checkpoint true in a folder with no checkpoint, started at step 0
+    assert "--resume_from_checkpoint true" in runs[0].splitlines()[0] and "starting from the beginning" in runs[0]
+    return runs
 
 
 @pytest.fixture
@@ -153,8 +178,7 @@ def test_adapt_cell_killed_after_its_first_checkpoint_continues_from_it(mydata, 
     assert step == 1 and not (cell / "results.json").exists() and not (out / "adapt.json").exists()
     _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
     _finish(uninterrupted)
-    rerun = _second_run(cell / "log.txt")
-    assert "--resume_from_checkpoint true" in rerun.splitlines()[0]
+    _, rerun = _runs(cell / "log.txt")
     assert f"continuing from {cell / 'seed-1' / 'checkpoint-1'} (step 1)" in rerun, rerun[-3000:]
     # one step an epoch: the rerun trained epochs 2 and 3 only, where the first run left off
     assert re.findall(r"\{'loss': [^}]*'epoch': '([\d.]+)'", rerun) == ["2", "3"], rerun[-3000:]
@@ -197,7 +221,7 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     assert step == 1 and not (dapt.folder(out) / dapt.result_file).exists()
     _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
     _finish(uninterrupted)
-    rerun = _second_run(dapt.folder(out) / "log.txt")
+    _, rerun = _runs(dapt.folder(out) / "log.txt")
     assert f"continuing from {dapt.folder(out) / 'checkpoint-1'} (step 1)" in rerun, rerun[-3000:]
     record = json.loads((dapt.folder(out) / dapt.result_file).read_text())
     assert record["global_step"] == 2 and record["epochs"] < 1  # the kill and the resume fell within one epoch
