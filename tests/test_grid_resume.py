@@ -4,7 +4,8 @@ again, in ``adapt`` and in ``reproduce`` (issue 54): its steps go on from the ch
 
 Where the kill lands is made certain, not raced: in the first run every process loads a ``sitecustomize`` (put
 first on ``PYTHONPATH``) that holds a training process right after it wrote its first complete checkpoint, until
-the test kills the whole job (the grid and its cell). The rerun and the uninterrupted run load nothing extra.
+the test kills it: in ``adapt`` the cell's process alone (as the out-of-memory killer would), in ``reproduce`` the
+whole job (the grid and its cell). The rerun and the uninterrupted run load nothing extra.
 """
 
 from __future__ import annotations
@@ -124,9 +125,13 @@ def _finish(args: list | subprocess.Popen, env: dict[str, str] | None = None) ->
     assert proc.returncode == 0, proc.output.read_text(errors="replace")[-3000:]
 
 
-def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, folder: Path) -> int:
-    """Start the grid, wait for the first complete checkpoint under ``folder`` (``pattern``: its glob), SIGKILL the
-    grid and every process under it (its cells); returns the checkpoint's step."""
+def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, folder: Path, *,
+                                 cell_only: bool = False) -> int:
+    """Start the grid, wait for the first complete checkpoint under ``folder`` (``pattern``: its glob) and SIGKILL
+    the grid and every process under it, or with ``cell_only`` the cell's process alone (as the kernel's
+    out-of-memory killer would; the grid then ends by itself); returns the checkpoint's step."""
+    import psutil
+
     proc = _crossner_hf(args, env)
     deadline = time.monotonic() + 600
     while not (complete := sorted(folder.glob(pattern))):  # the condition, not a sleep
@@ -134,7 +139,14 @@ def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, 
             raise AssertionError(f"the grid ended before its first checkpoint: {proc.output.read_text()[-3000:]}")
         assert time.monotonic() < deadline, "no complete checkpoint within 10 minutes"
         time.sleep(0.2)
-    assert _kill_tree(proc) > 1, "no cell process was running under the grid"
+    if cell_only:  # the training process: a `crossner_hf.cli <command>` under the grid's
+        cells = [p for p in psutil.Process(proc.pid).children(recursive=True)
+                 if "crossner_hf.cli" in p.cmdline() and args[0] not in p.cmdline()]
+        assert len(cells) == 1, [p.cmdline() for p in cells]
+        cells[0].send_signal(signal.SIGKILL)
+        proc.wait(timeout=600)
+    else:
+        assert _kill_tree(proc) > 1, "no cell process was running under the grid"
     assert len(complete) == 1, complete  # the cell was held at its first checkpoint
     return int(complete[0].parent.name.rpartition("-")[2])
 
@@ -173,9 +185,10 @@ def test_adapt_cell_killed_after_its_first_checkpoint_continues_from_it(mydata, 
     full, out = tmp_path / "full", tmp_path / "out"
     uninterrupted = _crossner_hf(args(full), _env(tmp_path, crossner_data_dir, hold=False))  # beside the others
     cell = out / "cells" / "direct" / "seed-1"
+    # the cell alone is killed (as the out-of-memory killer would): the search ends without it
     step = _kill_after_first_checkpoint(args(out), _env(tmp_path, crossner_data_dir, hold=True),
-                                        "seed-1/checkpoint-*/checkpoint_complete.json", cell)
-    assert step == 1 and not (cell / "results.json").exists() and not (out / "adapt.json").exists()
+                                        "seed-1/checkpoint-*/checkpoint_complete.json", cell, cell_only=True)
+    assert step == 1 and not (cell / "results.json").exists()
     _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
     _finish(uninterrupted)
     _, rerun = _runs(cell / "log.txt")
