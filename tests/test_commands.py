@@ -67,7 +67,8 @@ def test_train_help_is_short_and_help_all_is_complete():
     # the CrossNER flags come before any inherited TrainingArguments flag
     assert short.index("--domain") < short.index("--learning_rate")
     assert "--gradient_accumulation_steps" not in short and "--gradient_accumulation_steps" in full
-    assert len(short.splitlines()) < 200 < len(full.splitlines())
+    # the recipe's own flags (about 50, four lines each at 80 columns) against the hundreds TrainingArguments adds
+    assert len(short.splitlines()) < 220 < len(full.splitlines())
 
 
 def test_shims_and_cli_are_the_same_command():

@@ -36,8 +36,7 @@ class LabeledDataArguments:
     data_dir: str | None = field(default=None, metadata={
         "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
     data_name: str | None = field(default=None, metadata={
-        "help": "The name your data goes by in tables, cards and folder names (default: the pretty_name of its "
-                "dataset card, else its folder's name, the folder above's when that is a generic word like data)."})
+        "help": "Your data's name in tables and cards (default: its card's pretty_name, else its folder's)."})
 
     def __post_init__(self):
         parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
