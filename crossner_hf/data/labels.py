@@ -152,16 +152,6 @@ def map_tags_by_name(tags: Sequence[str], target_labels: Sequence[str]) -> list[
     return list(tags)
 
 
-def with_source_tags(target_labels: Sequence[str], source: str = SOURCE_DOMAIN) -> list[str]:
-    """``target_labels`` with the source's tags that have no counterpart by name appended (in the source's
-    order), so source data can be trained with the target's head. Every CrossNER domain already holds
-    CoNLL-2003's person/organisation/location/misc, so for them this is ``target_labels`` unchanged; a
-    user's folder (``--dataset_dir``) may not, and then its head learns those tags from the source alone.
-    """
-    present = set(target_labels)
-    return [*target_labels, *(t for t in labels_for(source) if t not in present)]
-
-
 # ------------------------------------------------------------------ the BIO label scheme
 
 

@@ -26,7 +26,6 @@ uninterrupted run (batch order is a function of seed and epoch).
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import time
@@ -42,7 +41,6 @@ from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.inference.rnn_tagger import RNNTagger
 from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
-from crossner_hf.outputs import portable
 from crossner_hf.training.workflow import wants_resume
 
 logger = logging.getLogger(__name__)
@@ -337,7 +335,3 @@ def cdlm_step(weights: Sequence[float], zero_shot: bool, vocab: WordCharVocab):
 
     return step
 
-
-def write_results(output_dir: Path, results: dict[str, Any]) -> None:
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "results.json").write_text(json.dumps(portable(results), indent=2, default=str))
