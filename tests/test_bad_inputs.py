@@ -227,3 +227,67 @@ def test_the_pre_scan_reads_files_as_streams(tmp_path, monkeypatch):
     rows, problems = scan_file(tmp_path / "bad.jsonl", "js/bad.jsonl")
     assert problems == ["js/bad.jsonl:2: bytes b'\\xff' are not UTF-8 (invalid start byte); save the file as UTF-8"]
     assert scan_file(tmp_path / "rows.json", "rows.json")[0].count == 2
+
+
+def _many_types(n_types: int, n_sentences: int):
+    import random
+
+    rng = random.Random(0)
+    types = [f"t{i}" for i in range(n_types)]
+    gold, pred = [], []
+    for _ in range(n_sentences):
+        g, p = ["O"] * 12, ["O"] * 12
+        for k in range(0, 12, 3):
+            t = rng.choice(types)
+            g[k], p[k] = "B-" + t, "B-" + (t if rng.random() < 0.6 else rng.choice(types))
+        gold.append(g)
+        pred.append(p)
+    return gold, pred, [[f"w{i}" for i in range(12)] for _ in gold]
+
+
+def test_a_2000_type_report_and_confusion_stay_bounded():
+    """Issue 55: per-type tables and matrices grow with the square of the types (400 types were 10 MB of HTML); the
+    top types are shown one by one, the rest in one "other types" row and column, and the page says so."""
+    import re
+
+    from crossner_hf.evaluation.entity_analysis import confusion_table
+    from crossner_hf.evaluation.hierarchy import MAX_TYPES, OTHER_TYPES
+    from crossner_hf.evaluation.report import build_report
+
+    gold, pred, tokens = _many_types(2000, 600)
+    html = build_report(gold, pred, tokens=tokens, n_boot=20)
+    matrix = html.split('data-testid="confusion-table"', 1)[1].split("</table>", 1)[0]
+    assert matrix.count("<tr>") == MAX_TYPES + 3  # the header, the top types, "other types", "no entity"
+    assert len(re.findall(r'data-testid="type-row-', html)) == MAX_TYPES + 1
+    assert 'data-testid="types-folded"' in html and OTHER_TYPES in html
+    assert len(html) < 2_000_000  # what grows is the list of sentences with an error, linear in the data
+    table = confusion_table(gold, pred)
+    assert len(table.rows) <= MAX_TYPES + 2 and len(table.columns) == MAX_TYPES + 2
+    assert len(table.format()) < 20_000 and len(table.to_dict()["folded_types"]) > 1500
+    assert table.type_errors == sum(g[k] != p[k] for g, p in zip(gold, pred) for k in range(0, 12, 3))
+    few_gold, few_pred, few_tokens = _many_types(5, 40)  # a few types: nothing folded, nothing said
+    assert 'data-testid="types-folded"' not in build_report(few_gold, few_pred, tokens=few_tokens, n_boot=20)
+
+
+def test_the_bootstrap_memory_is_flat_and_its_draws_unchanged():
+    """resampled_f1 draws its resamples a block at a time: the same draws as one (n_boot, sentences) array, in a
+    peak memory that does not grow with n_boot x sentences (20,000 sentences x 1,000 resamples: 160 MB of
+    indices at once before)."""
+    import tracemalloc
+
+    import numpy as np
+
+    from crossner_hf.evaluation.report import analysis
+
+    rng = np.random.default_rng(1)
+    counts = tuple(rng.integers(0, 4, size=20_000) for _ in range(3))
+    idx = np.random.default_rng(5).integers(0, 300, size=(200, 300))
+    small = tuple(c[:300] for c in counts)
+    t, p, g = (c[idx].sum(1) for c in small)
+    prec, rec = t / p, t / g
+    assert np.allclose(analysis.resampled_f1([small], n_boot=200, seed=5), 2 * prec * rec / (prec + rec))
+    tracemalloc.start()
+    analysis.resampled_f1([counts], n_boot=1000, seed=0)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 48 * 2**20, peak

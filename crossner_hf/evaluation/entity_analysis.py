@@ -46,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from crossner_hf.extras import require
-from crossner_hf.evaluation.hierarchy import ENTITY_KINDS, NO_ENTITY, Confusion, coarse_type, entity_confusion
+from crossner_hf.evaluation.hierarchy import (ENTITY_KINDS, NO_ENTITY, OTHER_TYPES, Confusion, coarse_type,
+                                              entity_confusion)
 from crossner_hf.data.entities import entity_spans
 
 if TYPE_CHECKING:
@@ -241,7 +242,9 @@ class ConfusionTable:
 
     ``rows`` are the gold types with at least one entity (then ``"no entity"`` holding the
     spurious predictions), ``columns`` every gold or predicted type then ``"no entity"``
-    (missed gold entities); ``counts[i][j]`` and ``row_percentages[i][j]`` follow them.
+    (missed gold entities); ``counts[i][j]`` and ``row_percentages[i][j]`` follow them. Beyond
+    :data:`~crossner_hf.evaluation.hierarchy.MAX_TYPES` types, the less frequent ones share one
+    ``"other types"`` row and column (listed in ``to_dict()["folded_types"]``), so the table stays bounded.
     """
 
     rows: list[str]
@@ -268,7 +271,8 @@ class ConfusionTable:
             "row_percentages": {g: dict(zip(self.columns, row)) for g, row in zip(self.rows, self.row_percentages)},
             "kinds": self.kinds, "type_errors": self.type_errors, "in_branch_type_errors": self.in_branch,
             "in_branch_share": self.in_branch_share,
-            "coarse_types": {t: coarse_type(t) for t in types},
+            "coarse_types": {t: coarse_type(t) for t in types if t != OTHER_TYPES},
+            "folded_types": list(self.confusion.folded),
             "boundary_errors": "counted once, in the cell (gold type, predicted type); with the right type "
                                "on the diagonal, with another type as a type error",
         }
@@ -276,7 +280,7 @@ class ConfusionTable:
 
 def confusion_table(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> ConfusionTable:
     """The :class:`ConfusionTable` of predicted against gold tag sequences (one tag per word)."""
-    confusion = entity_confusion(gold, pred)
+    confusion = entity_confusion(gold, pred).capped()  # bounded: the top types, the rest as "other types"
     columns = confusion.types()
     totals = Counter()
     for (g, _), n in confusion.counts.items():

@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 from crossner_hf.data.entities import entity_spans
 
 NO_ENTITY = "no entity"
+OTHER_TYPES = "other types"
+"""The row and column that hold every type beyond the :data:`MAX_TYPES` most frequent (:meth:`Confusion.capped`)."""
+MAX_TYPES = 30
+"""Types a matrix or per-type table shows one by one: a matrix grows with the square of its types (10,000 types
+would be gigabytes of HTML), so the rest are folded into :data:`OTHER_TYPES` and the page says so."""
 """Row/column of the confusion matrix for missed (gold, no prediction) and spurious entities."""
 
 COARSE_TYPES: dict[str, str] = {
@@ -93,10 +98,34 @@ class EntityError:
 
 @dataclass
 class Confusion:
-    """Counts per ``(gold type, predicted type)`` cell, and every matched pair behind them."""
+    """Counts per ``(gold type, predicted type)`` cell, and every matched pair behind them. A :meth:`capped` one
+    lists the ``folded`` types under :data:`OTHER_TYPES` and keeps the ``whole`` one for its summaries."""
 
     counts: Counter = field(default_factory=Counter)
     items: list[EntityError] = field(default_factory=list)
+    folded: tuple[str, ...] = ()
+    whole: Confusion | None = field(default=None, repr=False)
+
+    def capped(self, top: int = MAX_TYPES) -> Confusion:
+        """This confusion with only the ``top`` types of most entities (gold and predicted) as their own rows and
+        columns, the others folded into :data:`OTHER_TYPES` (itself when there are at most ``top + 1`` types);
+        the type-error summaries still count every type."""
+        frequency: Counter = Counter()
+        for item in self.items:
+            frequency.update(t for t in (item.gold_type, item.pred_type) if t != NO_ENTITY)
+        if len(frequency) <= top + 1:
+            return self
+        kept = {t for t, _ in sorted(frequency.items(), key=lambda kv: (-kv[1], kv[0]))[:top]}
+
+        def fold(t: str) -> str:
+            return t if t in kept or t == NO_ENTITY else OTHER_TYPES
+
+        out = Confusion(folded=tuple(sorted(set(frequency) - kept)), whole=self)
+        for i in self.items:
+            out.items.append(EntityError(i.sentence, i.kind, fold(i.gold_type), fold(i.pred_type), i.gold_span,
+                                         i.pred_span))
+            out.counts[(fold(i.gold_type), fold(i.pred_type))] += 1
+        return out
 
     def cells(self) -> dict[tuple[str, str], list[EntityError]]:
         out: dict[tuple[str, str], list[EntityError]] = defaultdict(list)
@@ -106,8 +135,8 @@ class Confusion:
 
     def types(self) -> list[str]:
         """Row/column order: gold and predicted types alphabetically, then ``no entity``."""
-        seen = {t for pair in self.counts for t in pair} - {NO_ENTITY}
-        return sorted(seen) + [NO_ENTITY]
+        seen = {t for pair in self.counts for t in pair} - {NO_ENTITY, OTHER_TYPES}
+        return sorted(seen) + ([OTHER_TYPES] if self.folded else []) + [NO_ENTITY]
 
     def row_percentages(self) -> dict[tuple[str, str], float]:
         totals: Counter = Counter()
@@ -117,12 +146,16 @@ class Confusion:
 
     def type_errors(self) -> list[EntityError]:
         """Errors where both sides are entities of different types (wrong type, or wrong boundary and type)."""
+        if self.whole is not None:
+            return self.whole.type_errors()
         return [i for i in self.items if NO_ENTITY not in (i.gold_type, i.pred_type) and i.gold_type != i.pred_type]
 
     def near_miss_share(self) -> float | None:
         """Share of type errors whose two types lie in one coarse branch (None without type errors, and None when
         no type is in the CrossNER fine-to-coarse map: every type is then its own branch and the share says
         nothing)."""
+        if self.whole is not None:
+            return self.whole.near_miss_share()
         errors = self.type_errors()
         if not errors or not has_hierarchy(self.types()):
             return None
@@ -142,6 +175,9 @@ class Confusion:
                 for p in types
             )
             lines.append(g.ljust(width) + cells)
+        if self.folded:
+            lines.append(f"{len(self.folded)} less frequent types are folded into '{OTHER_TYPES}' (the {len(types) - 2} "
+                         "types of most entities are shown one by one)")
         share = self.near_miss_share()
         if share is not None:
             lines.append(f"type errors inside one coarse branch: {100 * share:.2f}% of {len(self.type_errors())}")

@@ -1,6 +1,8 @@
 """One offline HTML page that shows where a NER model errs: ``build_report`` / ``write_report``.
 
-Sections: overall and per-type scores with bootstrap 95% intervals (micro and macro); the
+Sections: overall and per-type scores with bootstrap 95% intervals (micro and macro; beyond
+:data:`~crossner_hf.evaluation.hierarchy.MAX_TYPES` types the less frequent ones share one "other types" row
+and column of the per-type table and the matrix, and the page says so); the
 four SemEval-2013 schemes from ``nervaluate``; an entity-level confusion matrix with a
 "no entity" row and column whose cells link to their examples; every sentence with an
 error, gold and prediction aligned, each error marked by kind with a pattern as well as a
@@ -24,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.evaluation.hierarchy import COARSE_TYPES, ERROR_KINDS, NO_ENTITY, entity_confusion
+from crossner_hf.evaluation.hierarchy import COARSE_TYPES, ERROR_KINDS, NO_ENTITY, OTHER_TYPES, entity_confusion
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.evaluation.report import analysis
 
@@ -55,8 +57,9 @@ def build_report(
         raise ValueError(f"build_report: compare_pred has {len(compare_pred)} rows for {len(gold)} sentences.")
     overall = analysis.scores_with_ci(gold, pred, n_boot=n_boot, seed=seed)
     seqeval = compute_ner_metrics(gold, pred)
-    per_type = analysis.per_type_scores(gold, pred, n_boot=n_boot, seed=seed)
-    confusion = entity_confusion(gold, pred)
+    # a page bounded whatever the number of types: the top types one by one, the rest folded into "other types"
+    per_type = analysis.per_type_scores(gold, pred, n_boot=n_boot, seed=seed, kept=analysis.top_types(gold, pred))
+    confusion = entity_confusion(gold, pred).capped()
     cells = confusion.cells()
     order = {name: i for i, name in enumerate(confusion.types())}
     train_surfaces = (analysis.entity_surfaces(train_tokens, train_tags)
@@ -67,9 +70,8 @@ def build_report(
         "n_sentences": len(gold), "n_boot": n_boot,
         "overall": overall,
         "accuracy": seqeval["overall_accuracy"],
-        "macro": {k: (sum(v[k] for v in per_type.values()) / len(per_type) if per_type else 0.0)
-                  for k in ("precision", "recall", "f1")},
-        "per_type": per_type,
+        "macro": analysis.macro_scores(gold, pred),  # over every type, the folded ones too
+        "per_type": per_type, "folded": confusion.folded, "OTHER_TYPES": OTHER_TYPES,
         "schemes": analysis.nervaluate_schemes(gold, pred),
         "confusion_types": confusion.types(),
         "confusion": {f"{g}|{p}": n for (g, p), n in confusion.counts.items()},

@@ -10,14 +10,15 @@ resamples of a 651-sentence split take milliseconds.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from crossner_hf.extras import require
-from crossner_hf.evaluation.hierarchy import NO_ENTITY, coarse_type, entity_confusion, has_hierarchy, to_coarse_tags
+from crossner_hf.evaluation.hierarchy import (MAX_TYPES, NO_ENTITY, OTHER_TYPES, coarse_type, entity_confusion,
+                                              has_hierarchy, to_coarse_tags)
 from crossner_hf.data.entities import entity_spans
 
 
@@ -70,14 +71,24 @@ def resampled_f1(counts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], *,
     which pairs two calls (the ``adapt`` bootstrap between two methods)."""
     n = len(counts[0][0])
     rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_boot, n))
     f1 = np.zeros(n_boot)
-    for tp, n_pred, n_gold in counts:
-        t, p, g = tp[idx].sum(1), n_pred[idx].sum(1), n_gold[idx].sum(1)
-        prec = np.divide(t, p, out=np.zeros(n_boot), where=p > 0)
-        rec = np.divide(t, g, out=np.zeros(n_boot), where=g > 0)
-        f1 += np.divide(2 * prec * rec, prec + rec, out=np.zeros(n_boot), where=(prec + rec) > 0)
+    # a block of resamples at a time, so memory holds about RESAMPLE_BLOCK indices whatever n_boot x sentences is;
+    # whole rows drawn in order are the same draws as one (n_boot, n) array
+    step = max(1, RESAMPLE_BLOCK // max(n, 1))
+    for start in range(0, n_boot, step):
+        rows = min(step, n_boot - start)
+        idx = rng.integers(0, n, size=(rows, n))
+        for tp, n_pred, n_gold in counts:
+            t, p, g = tp[idx].sum(1), n_pred[idx].sum(1), n_gold[idx].sum(1)
+            prec = np.divide(t, p, out=np.zeros(rows), where=p > 0)
+            rec = np.divide(t, g, out=np.zeros(rows), where=g > 0)
+            f1[start:start + rows] += np.divide(2 * prec * rec, prec + rec, out=np.zeros(rows),
+                                                where=(prec + rec) > 0)
     return f1 / len(counts)
+
+
+RESAMPLE_BLOCK = 1 << 20
+"""Sentence indices drawn at once by :func:`resampled_f1` (8 MB): its memory is flat in ``n_boot x sentences``."""
 
 
 def scores_with_ci(gold, pred, keep=None, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -88,11 +99,43 @@ def scores_with_ci(gold, pred, keep=None, *, n_boot: int = 1000, seed: int = 0) 
             "predicted": int(n_pred.sum()), "tp": int(tp.sum())}
 
 
-def per_type_scores(gold, pred, *, n_boot: int = 1000, seed: int = 0) -> dict[str, dict[str, Any]]:
-    """Scores with intervals for every type found in gold or predictions (seqeval's type set)."""
-    types = sorted({e[0] for tags in list(gold) + list(pred) for e in _entities(tags)})
-    return {t: scores_with_ci(gold, pred, lambda e, s, side, t=t: e[0] == t, n_boot=n_boot, seed=seed)
-            for t in types}
+def top_types(*tag_sets: Sequence[Sequence[str]], top: int = MAX_TYPES) -> set[str] | None:
+    """The ``top`` types of most entities over ``tag_sets`` (gold, predictions, ...), or ``None`` when there are
+    at most ``top + 1`` (nothing worth folding)."""
+    frequency = Counter(e[0] for tag_set in tag_sets for tags in tag_set for e in _entities(tags))
+    if len(frequency) <= top + 1:
+        return None
+    return set(sorted(frequency, key=lambda t: (-frequency[t], t))[:top])
+
+
+def per_type_scores(gold, pred, *, n_boot: int = 1000, seed: int = 0,
+                    kept: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Scores with intervals for every type found in gold or predictions (seqeval's type set); with ``kept``
+    (:func:`top_types`), for those types, the others pooled in one :data:`OTHER_TYPES` row (a table, and the time
+    its intervals take, bounded whatever the number of types)."""
+    types = sorted({e[0] for tags in (*gold, *pred) for e in _entities(tags)})
+    shown = types if kept is None else [t for t in types if t in kept]
+    out = {t: scores_with_ci(gold, pred, lambda e, s, side, t=t: e[0] == t, n_boot=n_boot, seed=seed)
+           for t in shown}
+    if len(shown) < len(types):
+        out[OTHER_TYPES] = scores_with_ci(gold, pred, lambda e, s, side: e[0] not in kept, n_boot=n_boot, seed=seed)
+    return out
+
+
+def macro_scores(gold, pred) -> dict[str, float]:
+    """Precision, recall and F1 averaged over every type (no interval): one pass, however many types."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for g, p in zip(gold, pred):
+        ge, pe = _entities(g), _entities(p)
+        for e in ge & pe:
+            counts[e[0]][0] += 1
+        for e in pe:
+            counts[e[0]][1] += 1
+        for e in ge:
+            counts[e[0]][2] += 1
+    scores = [prf(*c) for c in counts.values()]
+    return {k: (sum(s[i] for s in scores) / len(scores) if scores else 0.0)
+            for i, k in enumerate(("precision", "recall", "f1"))}
 
 
 def nervaluate_schemes(gold, pred) -> dict[str, dict[str, Any]]:
@@ -102,11 +145,24 @@ def nervaluate_schemes(gold, pred) -> dict[str, dict[str, Any]]:
     tags = sorted({e[0] for tags in list(gold) + list(pred) for e in _entities(tags)})
     if not tags:
         return {}
-    results = Evaluator([list(g) for g in gold], [list(p) for p in pred], tags=tags, loader="list").evaluate()
+    evaluator = Evaluator([list(g) for g in gold], [list(p) for p in pred], tags=tags, loader="list")
+    # the overall figures only, each sentence once: Evaluator.evaluate() also scores every type alone, sentence by
+    # sentence, which takes minutes for thousands of types; the sums below are its own merge of the overall ones
+    overall: dict[str, Any] = {}
+    for index, (true_doc, pred_doc) in enumerate(zip(evaluator.true, evaluator.pred)):
+        for name, strategy in evaluator.strategies.items():
+            result, _ = strategy.evaluate(true_doc, pred_doc, tags, index)
+            if name not in overall:
+                overall[name] = result
+                continue
+            for count in ("correct", "incorrect", "partial", "missed", "spurious"):
+                setattr(overall[name], count, getattr(overall[name], count) + getattr(result, count))
+    for name, result in overall.items():
+        result.compute_metrics(partial_or_type=name in ("partial", "ent_type"))
     names = {"strict": "strict", "exact": "exact boundary", "partial": "partial", "ent_type": "type"}
     out = {}
     for key, label in names.items():
-        r = results["overall"][key]
+        r = overall[key]
         out[label] = {k: getattr(r, k) for k in ("correct", "incorrect", "partial", "missed", "spurious",
                                                   "precision", "recall", "f1")}
     return out
@@ -196,8 +252,9 @@ def suspect_labels(sentences: Sequence[tuple[Sequence[str], Sequence[str], str]]
 
 def compare(gold, pred, other, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Per-type F1 of two prediction sets and the sentences one gets right and the other not."""
-    base, new = per_type_scores(gold, pred, n_boot=n_boot, seed=seed), per_type_scores(gold, other, n_boot=n_boot,
-                                                                                         seed=seed)
+    kept = top_types(gold, pred, other)  # one set for both: a row compares the same types
+    base = per_type_scores(gold, pred, n_boot=n_boot, seed=seed, kept=kept)
+    new = per_type_scores(gold, other, n_boot=n_boot, seed=seed, kept=kept)
     types = sorted(set(base) | set(new))
     rows = {t: {"f1": base.get(t, {}).get("f1", 0.0), "other_f1": new.get(t, {}).get("f1", 0.0)} for t in types}
     for r in rows.values():
