@@ -164,7 +164,7 @@ def test_dapt_resumed_after_a_kill_equals_the_uninterrupted_run(tiny_bert_dir, t
 
     from crossner_hf.data.conll import read_conll
     from crossner_hf.data.labels import LABELS
-    from crossner_hf.training.dapt import DAPTConfig, adapt_encoder
+    from crossner_hf.training.dapt import DAPTConfig, dapt
 
     texts = [" ".join(s["tokens"]) for s in read_conll(crossner_data_dir / "politics" / "train.txt",
                                                          LABELS["politics"])][:80]
@@ -174,7 +174,7 @@ def test_dapt_resumed_after_a_kill_equals_the_uninterrupted_run(tiny_bert_dir, t
                           per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True, seed=3,
                           masking="span-adjacent", **kw)
 
-    adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "full"))
+    dapt(tiny_bert_dir, texts, config(tmp_path / "full"))
     with pytest.raises(KeyboardInterrupt):
         from transformers import Trainer
 
@@ -186,11 +186,11 @@ def test_dapt_resumed_after_a_kill_equals_the_uninterrupted_run(tiny_bert_dir, t
 
         Trainer.__init__ = with_kill
         try:
-            adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "part"))
+            dapt(tiny_bert_dir, texts, config(tmp_path / "part"))
         finally:
             Trainer.__init__ = original
     assert not (tmp_path / "part" / "checkpoint-4" / "checkpoint_complete.json").exists()
-    adapt_encoder(tiny_bert_dir, texts, config(tmp_path / "part", resume_from_checkpoint="true"))
+    dapt(tiny_bert_dir, texts, config(tmp_path / "part", resume_from_checkpoint="true"))
     a = AutoModelForMaskedLM.from_pretrained(tmp_path / "full").state_dict()
     b = AutoModelForMaskedLM.from_pretrained(tmp_path / "part").state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -449,3 +449,51 @@ def test_rnn_runners_hold_the_lock_until_their_outputs_are_written(tmp_path, cro
     with pytest.raises(FileExistsError, match="notes.md"):
         run_bilstm_crf(_bilstm(mine, crossner_data_dir, num_train_epochs=1))
     assert sorted(p.name for p in mine.iterdir()) == ["notes.md"]
+
+
+def test_crossner_downloads_are_atomic_and_rechecked_by_hash(tmp_path, crossner_data_dir, monkeypatch):
+    """Issue 55: each CrossNER file is written whole or not at all, and a cached copy is used only while it has its
+    pinned SHA-256 (a damaged one is downloaded again; offline, it is one line). The network is a stub here."""
+    import io
+    import urllib.request
+
+    from crossner_hf.data import target as target_module
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("CROSSNER_DATA_DIR", raising=False)
+    monkeypatch.setattr(target_module, "hub_offline", lambda **kw: False)
+    fetched = []
+
+    def urlopen(url, timeout=None):
+        rel = "/".join(url.split("/")[-2:])
+        fetched.append(rel)
+        return io.BytesIO((crossner_data_dir / rel).read_bytes())
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    folder = target_module.resolve_data_dir("politics")
+    assert sorted(fetched) == ["politics/dev.txt", "politics/test.txt", "politics/train.txt"]
+    assert (folder / "train.txt").read_bytes() == (crossner_data_dir / "politics" / "train.txt").read_bytes()
+    fetched.clear()
+    assert target_module.resolve_data_dir("politics") == folder and fetched == []  # whole and pinned: reused
+    (folder / "dev.txt").write_bytes((folder / "dev.txt").read_bytes()[:100])  # cut short in place
+    target_module.resolve_data_dir("politics")
+    assert fetched == ["politics/dev.txt"]
+    assert (folder / "dev.txt").read_bytes() == (crossner_data_dir / "politics" / "dev.txt").read_bytes()
+
+    real_write = Path.write_bytes
+
+    def killed_mid_write(self, data):  # a kill after half the file is on disk
+        real_write(self, data[: len(data) // 2])
+        raise KeyboardInterrupt("killed while writing")
+
+    (folder / "test.txt").unlink()
+    monkeypatch.setattr(Path, "write_bytes", killed_mid_write)
+    with pytest.raises(KeyboardInterrupt):
+        target_module.resolve_data_dir("politics")
+    monkeypatch.setattr(Path, "write_bytes", real_write)
+    assert sorted(p.name for p in folder.iterdir()) == ["dev.txt", "train.txt"]  # no half file, no temporary one
+    (folder / "train.txt").write_text("edited")
+    monkeypatch.setattr(target_module, "hub_offline", lambda **kw: True)
+    with pytest.raises(target_module.CrossNERDataNotFound, match="is damaged") as err:
+        target_module.resolve_data_dir("politics")
+    assert "\n" not in str(err.value)

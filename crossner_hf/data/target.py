@@ -98,10 +98,28 @@ def _check_dir(data_dir: Path, config: str, origin: str) -> Path:
     return data_dir / config
 
 
+def _file_sha256(path: Path) -> str | None:
+    """``path``'s SHA-256, read in blocks (``None`` if it is not there)."""
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _download(config: str) -> Path:
     target = cache_root() / "raw" / UPSTREAM_COMMIT
-    if all((target / config / f).is_file() for f in SPLIT_FILES.values()):
+    # a cached file is used only while it still has its pinned hash (a disk error, a hand edit, or a copy cut short
+    # by an older version that wrote in place is downloaded again)
+    stale = [name for name in SPLIT_FILES.values()
+             if _file_sha256(target / config / name) != SHA256[f"{config}/{name}"]]
+    if not stale:
         return target / config
+    for name in stale:
+        if (target / config / name).is_file():
+            logger.warning("%s: not the pinned file (SHA-256 differs); downloading it again.", target / config / name)
     hint = (
         f"Set {DATA_DIR_ENV} to a folder holding <config>/{{train,dev,test}}.txt "
         f"(the ner_data/ folder of zliucr/CrossNER at commit {UPSTREAM_COMMIT}), "
@@ -109,11 +127,12 @@ def _download(config: str) -> Path:
     )
     if hub_offline(datasets_too=True):
         raise CrossNERDataNotFound(
-            f"CrossNER data for {config!r} is not available locally and offline mode is on "
+            f"CrossNER data for {config!r} is not available locally (or its cached copy in {target / config} "
+            "is damaged) and offline mode is on "
             f"(HF_HUB_OFFLINE/HF_DATASETS_OFFLINE). {hint}"
         )
     (target / config).mkdir(parents=True, exist_ok=True)
-    for name in SPLIT_FILES.values():
+    for name in stale:
         rel = f"{config}/{name}"
         url = UPSTREAM_URL.format(commit=UPSTREAM_COMMIT, path=rel)
         try:
@@ -126,7 +145,10 @@ def _download(config: str) -> Path:
             raise CrossNERDataNotFound(
                 f"Checksum mismatch for {url}: got {digest}, expected {SHA256[rel]}. {hint}"
             )
-        (target / rel).write_bytes(data)
+        from crossner_hf.outputs import atomic_output
+
+        with atomic_output(target / rel) as tmp:  # a kill mid-write leaves no file that looks downloaded
+            tmp.write_bytes(data)
     return target / config
 
 
