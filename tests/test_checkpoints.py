@@ -157,11 +157,12 @@ def test_the_started_marker_comes_before_the_save_and_the_files_are_readable(tmp
 
 
 def test_a_dapt_run_of_few_epochs_checkpoints_every_sixth_of_its_steps():
-    """A step budget ending within the first epoch (the grids' DAPT cells on a large corpus) saved only at its end:
-    a kill anywhere before restarted it from step 0. Runs whose epochs end often enough keep their epoch saves."""
+    """A step budget ending within the first epoch (the grids' DAPT cells on a large corpus; the pretrain-finetune
+    source stage's one epoch) saved only at its end: a kill anywhere before restarted it from step 0. Runs whose
+    epochs end often enough keep their epoch saves."""
     from transformers import TrainingArguments
 
-    from crossner_hf.training.dapt import checkpoint_within_budget
+    from crossner_hf.training.cadence import checkpoint_within_budget
 
     def cadence(n_rows, **kw):
         args = TrainingArguments("out", save_strategy="epoch", per_device_train_batch_size=16, use_cpu=True, **kw)

@@ -97,16 +97,23 @@ def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
     assert a["test_loss"] == b["test_loss"] and a["global_step"] == b["global_step"] == 16
 
 
-def test_pretrain_finetune_kill_in_second_stage(tiny_bert_dir, tmp_path):
+def test_pretrain_finetune_kill_in_either_stage(tiny_bert_dir, tmp_path):
+    from crossner_hf.training.checkpoints import COMPLETE
+
     kw = dict(schedule="pretrain-finetune", source_subsample=32, source_epochs=1, num_train_epochs=3)
     full = run_train(_args(tiny_bert_dir, tmp_path / "full", **kw)).results
     assert (tmp_path / "full" / "seed-7" / "source" / "final" / "stage_complete.json").is_file()
     assert not list((tmp_path / "full" / "seed-7" / "source").glob("checkpoint-*"))
-    with pytest.raises(KeyboardInterrupt):
-        run_train(_args(tiny_bert_dir, tmp_path / "killed", **kw), callbacks=[KillAt(6, "seed-7")]).results
-    resumed = run_train(_args(tiny_bert_dir, tmp_path / "killed", resume_from_checkpoint="true", **kw)).results
-    a, b = full["per_seed"][0], resumed["per_seed"][0]
-    assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"]
+    for stage, step in (("seed-7", 6), ("source", 5)):
+        killed = tmp_path / f"killed-{stage}"
+        with pytest.raises(KeyboardInterrupt):
+            run_train(_args(tiny_bert_dir, killed, **kw), callbacks=[KillAt(step, stage)]).results
+        if stage == "source":  # one epoch of 8 steps, no dev checks: a checkpoint every 2 steps, not one at its end
+            source = killed / "seed-7" / "source"
+            assert sorted(p.name for p in source.glob("checkpoint-*") if (p / COMPLETE).is_file())[-1] == "checkpoint-4"
+        resumed = run_train(_args(tiny_bert_dir, killed, resume_from_checkpoint="true", **kw)).results
+        a, b = full["per_seed"][0], resumed["per_seed"][0]
+        assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"], stage
 
 
 def test_joint_runs_with_oversampling(tiny_bert_dir, tmp_path):

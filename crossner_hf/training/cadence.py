@@ -11,6 +11,9 @@ dev check every 50 steps).
 on dev is the one kept; every schedule says in one warning when its budget ends before one epoch or before any dev
 check, with the numbers and the fix.
 
+A run without dev checks (DAPT, the source stage of pretrain-finetune) checkpoints at least six times
+(:func:`checkpoint_within_budget`), so a kill loses a sixth of it at most.
+
 Example:
     >>> steps_per_epoch(1_000, batch_size=16)
     63
@@ -77,3 +80,38 @@ def dev_cadence(args: Any, n_rows: int, *, schedule: str, rows_text: str) -> dic
                        "%d steps and the best checkpoint kept; for a whole epoch raise --max_steps to %d%s.",
                        schedule, budget, fraction, every, epoch, fix)
     return changes
+
+
+CHECKPOINTS = 6
+"""Checkpoints a run without dev checks (DAPT, the pretrain-finetune source stage) gets at the least: a killed run
+loses a sixth of it at most."""
+
+
+def checkpoint_within_budget(args: Any, n_rows: int) -> None:
+    """A run of fewer than :data:`CHECKPOINTS` epochs (``--max_steps`` or ``--num_train_epochs``) checkpoints every
+    sixth of its steps instead of at epochs' ends (changing ``args``, ``TrainingArguments``): on a large corpus the
+    grids' DAPT budgets (60, 200 steps) end within the first epoch, and the source stage of pretrain-finetune is one
+    or two epochs of CoNLL-2003, so a run killed anywhere before its end restarted from step 0. Checkpoints do not
+    change what is trained; the settings recorded for a resume are the config's, unchanged. ``n_rows``: the rows one
+    epoch draws.
+
+    Example:
+        >>> from transformers import TrainingArguments
+        >>> args = TrainingArguments("out", max_steps=60, save_strategy="epoch", per_device_train_batch_size=16)
+        >>> checkpoint_within_budget(args, n_rows=5_000)
+        >>> args.save_strategy.value, args.save_steps
+        ('steps', 10)
+    """
+    from transformers.trainer_utils import SaveStrategy
+
+    if args.load_best_model_at_end or str(getattr(args.save_strategy, "value", args.save_strategy)) != "epoch":
+        return  # saves tied to evaluations (load_best_model_at_end), or a cadence given: left as it is
+    epoch = steps_per_epoch(n_rows, args.per_device_train_batch_size, args.world_size,
+                            args.gradient_accumulation_steps)
+    total = args.max_steps if args.max_steps and args.max_steps > 0 else math.ceil(args.num_train_epochs * epoch)
+    every = max(math.ceil(total / CHECKPOINTS), 1)
+    if epoch <= every:
+        return  # epochs end often enough
+    args.save_strategy, args.save_steps = SaveStrategy.STEPS, every
+    logger.info("%d steps are %.2f epochs of %d steps: checkpointing every %d step(s) (a killed run resumes from the "
+                "last).", total, total / epoch, epoch, every)

@@ -33,6 +33,7 @@ from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
+from crossner_hf.training.cadence import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
 from crossner_hf.training.workflow import (default_output_dir, finish_output, model_name, resume_point,
                                            wants_resume)
@@ -226,39 +227,6 @@ def _describe(corpus: Any) -> str:
     except (TypeError, IndexError, KeyError):
         return type(corpus).__name__
     return f"{n} texts from {str(first)[:60]!r}"
-
-
-CHECKPOINTS = 6
-"""Checkpoints a DAPT run gets at the least (a killed run loses a sixth of it at most)."""
-
-
-def checkpoint_within_budget(args: TrainingArguments, n_rows: int) -> None:
-    """A run of fewer than :data:`CHECKPOINTS` epochs (``--max_steps`` or ``--num_train_epochs``) checkpoints every
-    sixth of its steps instead of at epochs' ends (changing ``args``): on a large corpus the grids' DAPT budgets (60,
-    200 steps) end within the first epoch, so a run killed anywhere before its end restarted from step 0. Checkpoints
-    do not change what is trained; the settings recorded for a resume are the config's, unchanged.
-
-    Example:
-        >>> args = TrainingArguments("out", max_steps=60, save_strategy="epoch", per_device_train_batch_size=16)
-        >>> checkpoint_within_budget(args, n_rows=5_000)
-        >>> args.save_strategy.value, args.save_steps
-        ('steps', 10)
-    """
-    from transformers.trainer_utils import SaveStrategy
-
-    from crossner_hf.training.cadence import steps_per_epoch
-
-    if args.load_best_model_at_end or str(getattr(args.save_strategy, "value", args.save_strategy)) != "epoch":
-        return  # saves tied to evaluations (load_best_model_at_end), or a cadence given: left as it is
-    epoch = steps_per_epoch(n_rows, args.per_device_train_batch_size, args.world_size,
-                            args.gradient_accumulation_steps)
-    total = args.max_steps if args.max_steps and args.max_steps > 0 else math.ceil(args.num_train_epochs * epoch)
-    every = max(math.ceil(total / CHECKPOINTS), 1)
-    if epoch <= every:
-        return  # epochs end often enough
-    args.save_strategy, args.save_steps = SaveStrategy.STEPS, every
-    logger.info("%d steps are %.2f epochs of %d steps: checkpointing every %d step(s) (a killed run resumes from the "
-                "last).", total, total / epoch, epoch, every)
 
 
 def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:

@@ -55,7 +55,7 @@ from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json, usual_modes
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.cadence import dev_cadence
+from crossner_hf.training.cadence import checkpoint_within_budget, dev_cadence
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
@@ -188,6 +188,7 @@ def _run_source_stage(args, source: TargetData, seed, seed_dir: Path, model_path
         eval_strategy=IntervalStrategy.NO, load_best_model_at_end=False, metric_for_best_model=None,
     )
     rows = _source_rows(args, source, tokenizer, seed, labels)
+    checkpoint_within_budget(stage_args, len(rows))  # no dev checks: at least six checkpoints, not one an epoch
     set_seed(seed)
     trainer = CrossNERTrainer(
         model=_build_model(model_path, labels, args), args=stage_args, train_dataset=rows,
