@@ -21,7 +21,7 @@ _LAZY = {
     # the runners, their configs, and the one result base they share
     "finetune": "crossner_hf.training.schedules",
     "FinetuneConfig": "crossner_hf.training.training_args",
-    "adapt_encoder": "crossner_hf.training.dapt",
+    "dapt": "crossner_hf.training.dapt",
     "DAPTConfig": "crossner_hf.training.dapt",
     "pretrain_nerbert": "crossner_hf.training.nerbert",
     "NERBERTConfig": "crossner_hf.training.nerbert",

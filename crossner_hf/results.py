@@ -1,6 +1,6 @@
 """What every workflow gives back and writes: one result base, one versioned ``results.json`` schema, one reader.
 
-Every runner (``finetune``, ``adapt_encoder``, ``pretrain_nerbert``, ``train_bilstm_crf``, ``train_cdlm``,
+Every runner (``finetune``, ``dapt``, ``pretrain_nerbert``, ``train_bilstm_crf``, ``train_cdlm``,
 ``train_multicell``, ``adapt``, ``compare``) returns a subclass of :class:`WorkflowResult` and writes a results
 file (:data:`RESULT_FILES`) whose top level is the envelope, :data:`SCHEMA` and the :data:`SHARED_KEYS`:
 

@@ -272,7 +272,7 @@ def test_the_data_check_of_a_conll_folder_lists_each_bad_line(tmp_path):
 
 
 def test_one_raw_text_reader_for_dapt_and_the_rnn_recipes(tmp_path, monkeypatch):
-    """Issue 47: the RNN recipes' text, the dapt command's flags and adapt_encoder's corpus read raw text through
+    """Issue 47: the RNN recipes' text, the dapt command's flags and dapt's corpus read raw text through
     corpora.text.load_text_corpus alone, and read the same texts."""
     import crossner_hf.corpora.text as text
     from datasets import Dataset

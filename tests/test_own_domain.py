@@ -126,7 +126,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     Python through the typed API, and through the CLI, with the same figures."""
     from huggingface_hub import ModelCard
 
-    from crossner_hf import DAPTConfig, FinetuneConfig, Tagger, adapt_encoder, evaluate_tagger, finetune
+    from crossner_hf import DAPTConfig, FinetuneConfig, Tagger, dapt, evaluate_tagger, finetune
     from crossner_hf.training.schedules import ScheduleResult
 
     # --- Python -----------------------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     assert {t[2:] for row in joint_pred for t in row if t != "O"} <= set(TYPES.values())
 
     raw = [" ".join(row) for row in target["train"]["tokens"]]  # the domain's raw text
-    adapted = adapt_encoder(tiny_bert_dir, raw, DAPTConfig(output_dir=str(tmp_path / "py-dapt"), max_steps=3,
+    adapted = dapt(tiny_bert_dir, raw, DAPTConfig(output_dir=str(tmp_path / "py-dapt"), max_steps=3,
                                                           per_device_train_batch_size=4, block_size=64, use_cpu=True,
                                                           disable_tqdm=True))
     assert adapted.global_step == 3 and adapted.dataset == "custom"

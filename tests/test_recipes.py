@@ -79,7 +79,7 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
     results = json.loads((dapt_out / "dapt_results.json").read_text())
     assert results["global_step"] == 4 and results["masking"] == "span-adjacent"
     assert results["world_size"] == 2
-    assert results["mlm_probability"] == 0.2 and results["corpus_level"] == "custom"
+    assert results["mlm_probability"] == 0.2 and results["dataset"]["level"] == "custom"
     from huggingface_hub import ModelCard
 
     card = ModelCard.load(dapt_out / "README.md")

@@ -56,6 +56,8 @@ OLD_MODULES = [
 """Old module path -> the module that holds its code now."""
 
 OLD_NAMES = [
+    ("crossner_hf.adapt_encoder", "crossner_hf.dapt"),
+    ("crossner_hf.training.dapt.adapt_encoder", "crossner_hf.training.dapt.dapt"),
     ("crossner_hf.CONFIGS", "crossner_hf.data.labels.CONFIGS"),
     ("crossner_hf.DOMAINS", "crossner_hf.data.labels.DOMAINS"),
     ("crossner_hf.LABELS", "crossner_hf.data.labels.LABELS"),
@@ -123,7 +125,7 @@ OLD_NAMES = [
 """Old ``module.name`` -> what to use instead."""
 
 OLD_FIELDS = [
-    ("crossner_hf.training.dapt", "DAPTConfig", "corpus_level", "adapt_encoder(..., corpus_level=)"),
+    ("crossner_hf.training.dapt", "DAPTConfig", "corpus_level", "dapt(..., corpus_level=)"),
     ("crossner_hf.training.rnn.recipes", "BiLSTMCRFTrainingConfig", "word_vectors",
      "train_bilstm_crf(word_vectors, target, config)"),
     ("crossner_hf.training.rnn.recipes", "BiLSTMCRFTrainingConfig", "char_ngram_vectors",
@@ -225,3 +227,17 @@ def test_the_evaluation_commands_old_config_flag_is_refused(capsys):
     assert main(["report", "--model", "m", "--config_file", "x.yaml"]) == 2
     assert "not used by the HfArgumentParser: ['--config_file', 'x.yaml']" in capsys.readouterr().err
     assert "`report` / `confusion` / `plot-entities --config DOMAIN` → `--domain DOMAIN`" in _release_notes()
+
+
+def test_one_name_per_concept_the_old_keywords_are_gone():
+    import inspect
+
+    from crossner_hf.selection.run import adapt
+    from crossner_hf.selection.status import dry_run
+
+    for runner in (adapt, dry_run):  # `source` is the source data in every runner; the CrossNER folder is data_dir
+        parameters = inspect.signature(runner).parameters
+        assert "source" not in parameters and "data_dir" in parameters
+    notes = _release_notes()
+    assert "`adapt(..., source=)`" in notes and "`adapt(..., data_dir=)`" in notes
+    assert "`train_bilstm_crf(None, target, config, source_model=FOLDER)`" in notes

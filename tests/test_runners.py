@@ -15,7 +15,7 @@ import crossner_hf
 from crossner_hf.outputs import portable
 from crossner_hf.results import SCHEMA, SHARED_KEYS, WorkflowResult, read_results
 
-RUNNERS = {"finetune", "adapt_encoder", "pretrain_nerbert", "train_bilstm_crf", "train_cdlm", "train_multicell", "adapt"}
+RUNNERS = {"finetune", "dapt", "pretrain_nerbert", "train_bilstm_crf", "train_cdlm", "train_multicell", "adapt"}
 OWN_TYPES = {"politician": "investigator", "country": "lab"}  # CoNLL-2003 has neither, nor do they match its types
 SMALL = dict(word_dim=12, char_dim=6, char_filters=6, hidden_size=8, use_cpu=True, seed=3, num_train_epochs=2,
              max_steps_per_epoch=4, early_stopping_patience=0, source_subsample=40)
@@ -69,14 +69,14 @@ def own_types(crossner_data_dir, tmp_path_factory):
 def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types):
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf import DAPTConfig, FinetuneConfig, NERBERTConfig, adapt_encoder, finetune, pretrain_nerbert
+    from crossner_hf import DAPTConfig, FinetuneConfig, NERBERTConfig, dapt, finetune, pretrain_nerbert
     from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
 
     tiny = dict(use_cpu=True, disable_tqdm=True, dataloader_pin_memory=False, report_to="none")
     runs = {
         "finetune": finetune(tiny_bert_dir, own_types, FinetuneConfig(
             output_dir=str(tmp_path / "train"), seeds="3", num_train_epochs=1, per_device_train_batch_size=8, **tiny)),
-        "dapt": adapt_encoder(tiny_bert_dir, [" ".join(t) for t in own_types["train"]["tokens"]], DAPTConfig(
+        "dapt": dapt(tiny_bert_dir, [" ".join(t) for t in own_types["train"]["tokens"]], DAPTConfig(
             output_dir=str(tmp_path / "dapt"), max_steps=2, block_size=32, **tiny), corpus_level="domain"),
     }
     names = ["O", "B-lab", "I-lab"]
@@ -130,9 +130,14 @@ def test_bilstm_crf_joint_and_pretrain_finetune_take_a_target_with_its_own_types
     assert len(source_head) > len(schema)  # the source stage trained the source's types too
     final = json.loads((tmp_path / "pf" / "config.json").read_text())["id2label"]
     assert [final[str(i)] for i in range(len(final))] == schema and staged["source_phase"]["test_f1"] >= 0
-    # an earlier source run's folder is a model the schedule continues from, without a source stage of its own
-    again = train_bilstm_crf(tmp_path / "pf" / "source", own_types, BiLSTMCRFTrainingConfig(
-        schedule="pretrain-finetune", output_dir=str(tmp_path / "pf2"), **SMALL))
+    # an earlier source run's folder (source_model=) is continued, without a source stage of its own; the model is
+    # the word vectors only
+    again = train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(
+        schedule="pretrain-finetune", output_dir=str(tmp_path / "pf2"), **SMALL),
+        source_model=tmp_path / "pf" / "source")
+    with pytest.raises(ValueError, match=r"is a folder; the model is a word vectors file or None .*source_model="):
+        train_bilstm_crf(tmp_path / "pf" / "source", own_types, BiLSTMCRFTrainingConfig(
+            schedule="pretrain-finetune", output_dir=str(tmp_path / "pf3"), **SMALL))
     assert not (tmp_path / "pf2" / "source").exists() and again.test_f1 == staged.test_f1
     assert again["inputs"] == {"source_model": str(tmp_path / "pf" / "source")}
 

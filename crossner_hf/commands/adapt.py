@@ -92,11 +92,11 @@ def main(args: AdaptArguments) -> int:
     target = labeled_target(args, None)
     if args.dry_run:
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
-                      entity_list=args.entity_list, source=args.data_dir))
+                      entity_list=args.entity_list, data_dir=args.data_dir))
         return 0
     options = args.executor_options()
     result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
-                   entity_list=args.entity_list, source=args.data_dir, executor=options)
+                   entity_list=args.entity_list, data_dir=args.data_dir, executor=options)
     print(result.table)
     print(f"\nChosen: {result.chosen}. {result.choice.reason}")
     if result.best_dir is not None:

@@ -34,7 +34,7 @@ from crossner_hf.training.dapt import DAPTConfig
 @dataclass
 class DAPTArguments(DAPTConfig):
     """The ``dapt`` command's flags: :class:`~crossner_hf.training.dapt.DAPTConfig` plus the model and the corpus,
-    which :func:`run_dapt` turns into :func:`~crossner_hf.training.dapt.adapt_encoder`'s arguments."""
+    which :func:`run_dapt` turns into :func:`~crossner_hf.training.dapt.dapt`'s arguments."""
 
     model_name_or_path: str = field(
         default="bert-base-cased",
@@ -73,7 +73,7 @@ class DAPTArguments(DAPTConfig):
         super().__post_init__()
 
     def corpus(self) -> tuple[Any, str]:
-        """(the corpus :func:`adapt_encoder` reads, the name recorded for it: file names or ``repo:config``, no local
+        """(the corpus :func:`dapt` reads, the name recorded for it: file names or ``repo:config``, no local
         path)."""
         if self.train_file:
             from crossner_hf.corpora.text import load_text_corpus
@@ -85,13 +85,13 @@ class DAPTArguments(DAPTConfig):
         local = Path(self.dataset_name).expanduser().exists()
         name = Path(self.dataset_name).resolve().name if local else self.dataset_name
         texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True,
-                                 num_proc=self.preprocessing_num_workers)  # the one raw-text reader, as adapt_encoder's
+                                 num_proc=self.preprocessing_num_workers)  # the one raw-text reader, as dapt's
         return texts, f"{name}:{self.dataset_config}"
 
 
 def run_dapt(args: DAPTArguments):
-    """What ``dapt`` does: the flags become ``adapt_encoder(model, corpus, DAPTConfig)``."""
-    from crossner_hf.training.dapt import adapt_encoder
+    """What ``dapt`` does: the flags become ``dapt(model, corpus, DAPTConfig)``."""
+    from crossner_hf.training.dapt import dapt
 
     corpus, name = args.corpus()
     evaluation = None
@@ -99,7 +99,7 @@ def run_dapt(args: DAPTArguments):
         from crossner_hf.corpora.text import load_text_corpus
 
         evaluation = load_text_corpus(list(args.validation_file))
-    return adapt_encoder(args.model_name_or_path, corpus, DAPTConfig.from_arguments(args), eval_corpus=evaluation,
+    return dapt(args.model_name_or_path, corpus, DAPTConfig.from_arguments(args), eval_corpus=evaluation,
                          corpus_name=name, corpus_level=args.corpus_level)
 
 

@@ -65,7 +65,7 @@ def load_text_corpus(
     - a ``Dataset`` or ``DatasetDict`` (its ``train`` split) already in memory, read the same way.
 
     DAPT (the ``dapt`` command's ``--train_file`` / ``--dataset_name`` and :func:`~crossner_hf.training.dapt.
-    adapt_encoder`'s corpus) and the RNN recipes' raw text (``--target_text``, ``--source_text``) read through
+    dapt`'s corpus) and the RNN recipes' raw text (``--target_text``, ``--source_text``) read through
     here. The Arrow copy of files is cached by ``datasets`` (under ``cache_dir`` if given), so a second load of
     the same files is a memory map.
     """

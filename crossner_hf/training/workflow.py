@@ -1,4 +1,4 @@
-"""The skeleton every runner shares (``finetune``, ``adapt_encoder``, ``pretrain_nerbert``, the RNN runners):
+"""The skeleton every runner shares (``finetune``, ``dapt``, ``pretrain_nerbert``, the RNN runners):
 
 1. **the folder**: :func:`default_output_dir` names it after the model when the config names none; the runner
    claims it (:func:`crossner_hf.outputs.claimed_output_dir`: the lock, ``overwrite_output_dir``, the check that a

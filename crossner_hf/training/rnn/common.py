@@ -174,12 +174,14 @@ class PretrainedInputs:
 
 
 def runner_call(runner: str, model: Any, target: Any, config: Any, config_class: type, workflow: str, *,
-                model_is: str, tokenizer: Any = None, **keywords: Any) -> tuple[Any, Any, PretrainedInputs]:
+                model_is: str, tokenizer: Any = None, source_model: str | Path | None = None,
+                **keywords: Any) -> tuple[Any, Any, PretrainedInputs]:
     """One call shape for the RNN runners, ``runner(model, target, config=None, *, ...)``: ``(target, config,
     inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the model where it
     names none (``outputs/<model>-<workflow>``), and what the run starts from (:class:`PretrainedInputs`): the
-    ``model`` argument is ``model_is`` (``word_vectors``: a vectors file, or an earlier run's folder;
-    ``features_model``: an encoder's name, folder, or object with ``tokenizer``), the keywords the rest."""
+    ``model`` argument is ``model_is``, one thing (``word_vectors``: a vectors file or None; ``features_model``: an
+    encoder's name, folder, or object with ``tokenizer``); ``source_model`` an earlier source run's folder
+    (``train_bilstm_crf``'s pretrain-finetune), the keywords the rest."""
     import copy
 
     from crossner_hf.data.target import TargetData
@@ -195,16 +197,15 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
     if config.output_dir is None:  # named after the model as given (a file by its stem)
         is_file = isinstance(model, (str, Path)) and Path(str(model)).is_file()
         config.output_dir = default_output_dir(Path(str(model)).stem if is_file else model, workflow)
-    source_model = None
+    if model_is == "word_vectors" and model is not None and Path(str(model)).is_dir():
+        raise ValueError(f"{runner}: {model} is a folder; the model is a word vectors file or None (an earlier "
+                         "source run's folder is train_bilstm_crf(..., source_model=FOLDER)).")
     if model is not None:
         if values.get(model_is) is not None:
             raise ValueError(f"{runner}: the model argument is the {model_is.replace('_', ' ')}; do not pass "
                              f"{model_is}= as well.")
         if model_is == "features_model" and not isinstance(model, (str, Path)):
             model = model_folder(model, tokenizer, config.output_dir, runner)  # an object: saved once, loaded
-        if model_is == "word_vectors" and Path(str(model)).is_dir():
-            source_model = str(model)
-        else:
-            values[model_is] = str(model)
+        values[model_is] = str(model)
     return target, config, PretrainedInputs(**{k: v for k, v in values.items() if v is not None},
-                                            source_model=source_model)
+                                            source_model=None if source_model is None else str(source_model))

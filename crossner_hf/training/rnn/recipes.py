@@ -53,7 +53,7 @@ class RNNTaggerConfig(WorkflowConfig):
                 "004:1053-1062); cdlm's target LM still reads the whole training text (004:754-755)."})
     output_dir: str | None = field(default=None, metadata={
         "help": "Where the model, results.json and card go (default: outputs/<model>-<recipe>, the model being the "
-                "word vectors, features encoder or earlier folder the run starts from)."})
+                "word vectors or features encoder the run starts from)."})
     word_dim: int | None = field(default=None, metadata={"help": "Word embedding size (default: 100; crossner 300)."})
     char_dim: int = field(default=30, metadata={"help": "Character embedding size (character CNN)."})
     char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
@@ -297,7 +297,8 @@ def _source(source: TargetData | None) -> TargetData:
 
 def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
                      source: TargetData | None = None, target_text: Texts | None = None,
-                     source_text: Texts | None = None, char_ngram_vectors: str | None = None) -> RNNResult:
+                     source_text: Texts | None = None, char_ngram_vectors: str | None = None,
+                     source_model: str | Path | None = None) -> RNNResult:
     """Train a BiLSTM-CRF (or Coach) on ``target`` under ``config.schedule``: with CoNLL-2003 (``source``) and the
     upsampled target (joint), the target alone, CoNLL-2003 alone (source tags mapped into the target's label list
     by name), CoNLL-2003 then the target (pretrain-finetune), or the zero-shot SELF-TRAIN / DANN, which read
@@ -305,17 +306,18 @@ def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLST
     also reads ``source_text``, the source domain's raw text (004:1100-1103; default: CoNLL-2003's training
     sentences, the batches the CRF loss reads).
 
-    ``model``: what the run starts from: ``None`` (random word vectors), a GloVe-format file of word vectors, or
-    (pretrain-finetune) an earlier source run's folder, continued instead of training the source stage.
+    ``model``: the word vectors the run starts from, a GloVe-format file, or ``None`` (random). ``source_model``
+    (pretrain-finetune): an earlier source run's folder, continued instead of training the source stage.
     ``char_ngram_vectors``: the crossner / coach architectures' character n-gram vectors file. A target whose
     types CoNLL-2003 lacks is taken as ``finetune`` takes it: the schedules that train on the source learn its
     other types too, and the saved model never decodes them."""
     target, config, inputs = runner_call("train_bilstm_crf", model, target, config, BiLSTMCRFTrainingConfig,
-                                         "bilstm-crf", model_is="word_vectors", char_ngram_vectors=char_ngram_vectors)
+                                         "bilstm-crf", model_is="word_vectors", char_ngram_vectors=char_ngram_vectors,
+                                         source_model=source_model)
     check_char_ngrams(config.architecture, config.char_ngram_dim, inputs.char_ngram_vectors)
     if inputs.source_model and config.schedule != "pretrain-finetune":
-        raise ValueError(f"train_bilstm_crf: {inputs.source_model} is an earlier run's folder, which only --schedule "
-                         "pretrain-finetune continues from; give a word vectors file or None as the model.")
+        raise ValueError(f"train_bilstm_crf: source_model {inputs.source_model} is an earlier run's folder, which "
+                         "only --schedule pretrain-finetune continues from.")
     if source_text and config.schedule != "dann":
         raise ValueError(f"source_text (--source_text) is read by --schedule dann only (its domain classifier), not "
                          f"by {config.schedule}: drop it or use --schedule dann.")
@@ -487,9 +489,6 @@ def train_cdlm(model: str | Path | None, target: TargetData, config: CDLMTrainin
     Supervised CDLM has a head and CRF per domain, so a target with its own types trains as it is."""
     target, config, inputs = runner_call("train_cdlm", model, target, config, CDLMTrainingConfig, "cdlm",
                                          model_is="word_vectors")
-    if inputs.source_model:
-        raise ValueError(f"train_cdlm: {inputs.source_model} is a folder; CDLM starts from a word vectors file or "
-                         "None.")
     with held_output_dir(config.output_dir, overwrite=config.overwrite_output_dir):  # until its outputs are written
         return RNNResult.of(config.output_dir, _train_cdlm(target, config, source, source_text, target_text, inputs))
 
