@@ -297,7 +297,8 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
                      "4", "--output_dir", str(tmp_path / "run"), "--use_cpu", "true", "--disable_tqdm", "true",
                      "--seeds", "1"]) == 0
     run_bilstm_crf(_bilstm(tmp_path / "rnn", crossner_data_dir, num_train_epochs=1))
-    for path in (tmp_path / "run" / "results.json", tmp_path / "rnn" / "results.json"):
+    for path in (tmp_path / "run" / "results.json", tmp_path / "rnn" / "results.json",  # and the cards (issue 55)
+                 tmp_path / "run" / "README.md", tmp_path / "rnn" / "README.md"):
         text = path.read_text()
         assert home not in text and str(crossner_data_dir) not in text, path
     from huggingface_hub.utils import filter_repo_objects
