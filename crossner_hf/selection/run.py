@@ -35,7 +35,7 @@ from crossner_hf.selection.evidence import attach_paper_gains, card_section, mar
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.outputs import scrub_paths
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
-from crossner_hf.results import WorkflowResult, shared_record
+from crossner_hf.results import WorkflowResult, read_results, shared_record
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ COPY_IGNORE = ("seed-*", "checkpoint-*", "log.txt", "cell.json", ".running", ".f
 @dataclass(frozen=True, repr=False)
 class AdaptResult(WorkflowResult):
     """An ``adapt`` (or ``compare``) run: ``results`` is ``adapt.json``; ``dev_f1`` / ``test_f1`` those of the
-    shipped model (fractions, as every result's; ``adapt.json`` states them in percent too)."""
+    shipped model (fractions, as every result's and every F1 in ``adapt.json``; the table prints percent)."""
 
     rows: list[Row] = field(default_factory=list)
     choice: Choice | None = None
@@ -314,7 +314,7 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
 
         push_to_hub(out / "best", config.push_to_hub, private=config.private)
         logger.info("pushed %s to %s", out / "best", config.push_to_hub)
-    results = json.loads(paths["json"].read_text(encoding="utf-8"))
+    results = read_results(paths["json"]).results  # the one reader of results files
     return AdaptResult(out, results, rows=rows, choice=choice, status=status, paths=paths)
 
 
