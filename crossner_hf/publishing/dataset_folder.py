@@ -178,7 +178,10 @@ def _write_configs(configs: Mapping[str, ConfigBatches], out: Path, card_yaml_ex
     card_data = DatasetCardData(**dict(card_yaml_extra or {}))
     MetadataConfigs(metadata).to_dataset_card_data(card_data)
     infos.to_dataset_card_data(card_data)
-    card = DatasetCard(f"---\n{card_data.to_yaml()}\n---\n\n{card_body.lstrip()}")
+    from crossner_hf.outputs import scrub_paths
+
+    # published with the data: an absolute local path in it (a source file, a work folder) is cut to its last part
+    card = DatasetCard(scrub_paths(f"---\n{card_data.to_yaml()}\n---\n\n{card_body.lstrip()}"))
     card.save(out / "README.md")
     return rows
 
