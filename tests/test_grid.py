@@ -288,3 +288,28 @@ def test_a_folder_of_the_users_own_files_is_never_a_grid(tmp_path, probe):
     ours = tmp_path / "ours"
     assert run_grid([_cell("a", probe)], ours) == {"a": "done"}
     assert run_grid([_cell("a", probe), _cell("b", probe)], ours) == {"a": "done", "b": "done"}  # a rerun is ours
+
+
+def test_a_cell_of_other_settings_is_never_reused_and_a_killed_cell_names_its_signal(tmp_path, probe):
+    from crossner_hf.grid import status_table
+
+    out = tmp_path / "grid"
+    first = _cell("a", probe, settings={"max_steps": 3})
+    assert run_grid([first], out) == {"a": "done"}
+    again = _cell("a", probe, settings={"max_steps": 5})
+    assert run_grid([again, _cell("b", probe, deps=("a",))], out) == {"a": "changed", "b": "blocked"}
+    assert (first.folder(out) / "log.txt").read_text().count("$ ") == 1  # neither reused nor run again
+    table = status_table([again], out)
+    assert "changed" in table and "--max_steps 3 (now 5)" in table and "delete" in table
+    assert run_grid([first], out) == {"a": "done"}  # the same settings: the finished cell is reused
+
+    held = _cell("held", probe, "hold")
+    code = ("import json, sys; from crossner_hf.grid import Cell, run_cell; "
+            "print(run_cell(Cell.from_dict(json.loads(sys.argv[1])), sys.argv[2]))")
+    runner = subprocess.Popen([sys.executable, "-c", code, json.dumps(held.to_dict()), str(out)],
+                              stdout=subprocess.PIPE, text=True)
+    marker = held.folder(out) / ".running"
+    _wait_for(lambda: marker.is_file() and (held.folder(out) / "started").is_file(), "the cell to run")
+    os.kill(json.loads(marker.read_text())["cell_pid"], signal.SIGKILL)  # as the out-of-memory killer would
+    assert runner.communicate(timeout=300)[0].strip() == "failed"
+    assert (held.folder(out) / ".failed").read_text().startswith("killed by SIGKILL (out of memory?); rerun the same")

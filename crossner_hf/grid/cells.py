@@ -31,8 +31,9 @@ logger = logging.getLogger(__name__)
 RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
 """The commands that checkpoint and take ``--resume_from_checkpoint`` (a grid cell of one resumes after a kill)."""
 
-STATUSES = ("done", "running", "failed", "blocked", "missing input", "waiting")
-"""blocked: a dependency failed or is missing its input; missing input: a file or folder it reads is absent."""
+STATUSES = ("done", "running", "failed", "changed", "blocked", "missing input", "waiting")
+"""blocked: a dependency failed or is missing its input; missing input: a file or folder it reads is absent;
+changed: its folder holds a run of other settings (its ``cell.json`` differs), never reused nor continued."""
 
 
 @dataclass(frozen=True)
@@ -158,8 +159,11 @@ def topological(cells: Iterable[Cell]) -> list[Cell]:
 
 
 def cell_status(cell: Cell, out: str | Path) -> str:
-    """done / running / failed / missing input / waiting, from the cell's folder (dependencies not consulted)."""
+    """done / running / failed / changed / missing input / waiting, from the cell's folder (dependencies not
+    consulted)."""
     folder = cell.folder(out)
+    if changed_settings(cell, out):
+        return "changed"
     if (folder / cell.result_file).is_file():
         return "done"
     if (folder / ".failed").is_file():
@@ -169,6 +173,37 @@ def cell_status(cell: Cell, out: str | Path) -> str:
     if any(not Path(p).exists() for p in cell.inputs):
         return "missing input"
     return "waiting"
+
+
+def _flag_values(flags: Iterable[str]) -> dict[str, str]:
+    values: dict[str, list[str]] = {}
+    current = None
+    for token in flags:
+        if token.startswith("--"):
+            current = token
+            values.setdefault(current, [])
+        elif current is not None:
+            values[current].append(token)
+    return {k: " ".join(v) for k, v in values.items()}
+
+
+def changed_settings(cell: Cell, out: str | Path) -> str | None:
+    """What differs between ``cell`` and the run its folder's ``cell.json`` records (``--max_steps 3 (now 5)``),
+    or None (the same run, or no record): a finished cell of other settings is never reused, a killed one never
+    continued under new ones."""
+    record = cell.folder(out) / "cell.json"
+    if not record.is_file():
+        return None
+    try:
+        old = Cell.from_dict(json.loads(record.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+    before, now = _flag_values(old.flags()), _flag_values(cell.flags())
+    diffs = [f"{k} {before.get(k, '(unset)')} (now {now.get(k, 'unset')})" for k in sorted(set(before) | set(now))
+             if before.get(k) != now.get(k)]
+    if old.command != cell.command:
+        diffs.insert(0, f"command {old.command} (now {cell.command})")
+    return ", ".join(diffs) or None
 
 
 def _still_running(marker: Path) -> bool:
@@ -189,7 +224,8 @@ def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
     status: dict[str, str] = {}
     for cell in topological(cells):
         own = cell_status(cell, out)
-        if own in ("waiting", "running") and any(status[d] in ("failed", "blocked", "missing input") for d in cell.deps):
+        if own in ("waiting", "running") and any(status[d] in ("failed", "changed", "blocked", "missing input")
+                                                 for d in cell.deps):
             own = "blocked"
         status[cell.name] = own
     return status
@@ -205,6 +241,8 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
         note = ""
         if status[cell.name] == "failed":
             note = "  " + (cell.folder(out) / ".failed").read_text().strip()[:200]
+        elif status[cell.name] == "changed":
+            note = f"  ran with {changed_settings(cell, out)}; delete {cell.folder(out)} to run it again"[:300]
         elif status[cell.name] == "missing input":
             note = "  needs " + ", ".join(p for p in cell.inputs if not Path(p).exists())
         lines.append(f"{cell.name:<{width}}  {status[cell.name]:<13}  {cell.command}{note}")

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossner_hf.grid.cells import Cell, cell_status, topological
+from crossner_hf.grid.cells import Cell, cell_status, changed_settings, topological
 
 if TYPE_CHECKING:
     from crossner_hf.executors import ExecutorOptions
@@ -141,6 +141,11 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     ``"missing input"`` or ``"running"`` (another live process runs it). ``env``: the whole environment of the
     process (:func:`crossner_hf.executors.task_environment`; None: this process's)."""
     folder = cell.folder(out)
+    changed = changed_settings(cell, out)
+    if changed:  # never reuse nor continue a run of other settings under this cell's name
+        logger.warning("cell %s: its folder holds a run with %s; delete %s to run it again, or use another folder",
+                       cell.name, changed, folder)
+        return "changed"
     if (folder / cell.result_file).is_file():
         return "done"
     missing = [p for p in cell.inputs if not Path(p).exists()]
@@ -183,6 +188,10 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     last = lines[-1][:300] if lines else f"exit code {returncode}"
     if returncode == 0:
         last = f"the command succeeded but wrote no {cell.result_file}"
+    elif returncode < 0:  # a signal from outside (the out-of-memory killer, a scheduler): the log's last line is noise
+        name = signal.Signals(-returncode).name if -returncode in signal.valid_signals() else f"signal {-returncode}"
+        last = (f"killed by {name}{' (out of memory?)' if -returncode == signal.SIGKILL else ''}; rerun the same "
+                "command: it continues from its last complete checkpoint")
     oom = any(marker in text for marker in OUT_OF_MEMORY)
     if oom:
         last = "ran out of GPU memory (lower its batch size, or run fewer cells a GPU: --cells_per_gpu)"
@@ -266,7 +275,8 @@ class Progress:
         done = [n for n, s in state.items() if s == "done"]
         running = [n for n, s in state.items() if s == "running"]
         ended = sum(1 for s in state.values() if s not in ("running", "waiting"))
-        left = [n for n in self.cells if state.get(n) not in ("done", "failed", "blocked", "missing input", "oom")]
+        left = [n for n in self.cells
+                if state.get(n) not in ("done", "failed", "changed", "blocked", "missing input", "oom")]
         key = (len(done), len(running), len(left))
         if key == self.last:
             return
