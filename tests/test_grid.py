@@ -210,7 +210,8 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
                                             "resume")
     assert "Traceback" not in err
     _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
-    assert grid_status([Cell("held", "probe", (), "r", "c")], out)["held"] == "waiting"
+    assert grid_status([Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe))],
+                       out)["held"] == "waiting"
     (held / "release").write_text("")
     rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
                            timeout=300)
