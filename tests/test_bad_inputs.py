@@ -129,7 +129,7 @@ CASES = {
                                                  "--output_dir", f / "ds"], "train.txt", "ds/README.md"),
     "stats: unwritable output": (lambda f, m: ["stats", "--data_dir", f / "data", "--configs", "politics",
                                                "--output_dir", f / "readonly" / "stats"], "readonly", "readonly/stats"),
-    "report: unwritable output": (lambda f, m: ["report", "--model", m, "--config", "politics", "--output",
+    "report: unwritable output": (lambda f, m: ["report", "--model", m, "--domain", "politics", "--output",
                                                 f / "readonly" / "r.html"], "readonly", "readonly/r.html"),
     "report: truncated JSON Lines line": (lambda f, m: ["report", "--model", m, "--dataset_dir", f / "trunc",
                                                         "--output", f / "r1.html"], "trunc/train.jsonl:2: ", "r1.html"),
@@ -142,7 +142,7 @@ CASES = {
                                     "c4/confusion.txt"),
     "export: broken Parquet": (lambda f, m: ["export", "--model", m, "--output_dir", f / "x5", "--dataset_dir",
                                              f / "parquet"], "parquet/test.parquet: not a readable Parquet", "x5"),
-    "confusion: unwritable output": (lambda f, m: ["confusion", "--model", m, "--config", "politics", "--output_dir",
+    "confusion: unwritable output": (lambda f, m: ["confusion", "--model", m, "--domain", "politics", "--output_dir",
                                                    f / "readonly" / "c"], "readonly", "readonly/c"),
 }
 

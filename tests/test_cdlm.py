@@ -378,12 +378,12 @@ def test_predict_reproduces_the_rnn_test_score(kind, tmp_path, crossner_data_dir
     assert all(record["text"][e["start"]:e["end"]] == e["word"] for e in record["entities"])
     # the one Tagger: confusion and report take the RNN folder too, and tag as predict does
     data = ["--data_dir", str(crossner_data_dir)]
-    assert main(["confusion", "--model", str(out), "--config", "politics", *data, "--output_dir",
+    assert main(["confusion", "--model", str(out), "--domain", "politics", *data, "--output_dir",
                  str(tmp_path / "cm")]) == 0
     assert (tmp_path / "cm" / "predictions.conll").read_text() == (tmp_path / "p.conll").read_text()
     assert json.loads((tmp_path / "cm" / "confusion.json").read_text())["source"]["decoding"] == "crf-viterbi"
     pytest.importorskip("nervaluate")
-    assert main(["report", "--model", str(out), "--config", "politics", *data, "--n_boot", "20",
+    assert main(["report", "--model", str(out), "--domain", "politics", *data, "--n_boot", "20",
                  "--output", str(tmp_path / "report.html")]) == 0
     assert f"{100 * recorded:.2f}" in (tmp_path / "report.html").read_text()
     assert main(["report", "--model", str(out), *data, "--decoding", "argmax", "--output",

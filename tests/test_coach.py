@@ -117,7 +117,7 @@ def test_coach_trains_resumes_identically_and_predicts_its_recorded_score(tmp_pa
     assert main(["predict", "--model", str(out), "--conll", str(crossner_data_dir / "politics" / "test.txt"),
                  "--output", str(tmp_path / "p.conll")]) == 0
     assert f"F1 {100 * recorded:.2f}" in capsys.readouterr().err
-    assert main(["confusion", "--model", str(out), "--config", "politics", "--data_dir", str(crossner_data_dir),
+    assert main(["confusion", "--model", str(out), "--domain", "politics", "--data_dir", str(crossner_data_dir),
                  "--output_dir", str(tmp_path / "cm")]) == 0
     assert (tmp_path / "cm" / "predictions.conll").read_text() == (tmp_path / "p.conll").read_text()
     from transformers import AutoModelForTokenClassification

@@ -194,7 +194,7 @@ def test_confusion_command_with_a_model(tmp_path, env, music_tagger_dir, drawn, 
     from crossner_hf.commands.confusion import main, make_parser
 
     out = tmp_path / "out"
-    (args,) = make_parser().parse_args_and_config(["--model", music_tagger_dir, "--config", "music", "--split",
+    (args,) = make_parser().parse_args_and_config(["--model", music_tagger_dir, "--domain", "music", "--split",
                                                    "train", "--output_dir", str(out)])
     assert main(args) == 0
     data = json.loads((out / "confusion.json").read_text())
@@ -207,7 +207,7 @@ def test_confusion_command_with_a_model(tmp_path, env, music_tagger_dir, drawn, 
     assert "gold \\ predicted" in capsys.readouterr().out
     # the saved predictions redraw the same table without the model
     (again,) = make_parser().parse_args_and_config(["--predictions", str(out / "predictions.conll"),
-                                                    "--config", "music", "--output_dir", str(tmp_path / "again")])
+                                                    "--domain", "music", "--output_dir", str(tmp_path / "again")])
     assert main(again) == 0
     assert json.loads((tmp_path / "again" / "confusion.json").read_text())["counts"] == data["counts"]
 
@@ -275,7 +275,7 @@ def test_plot_entities_command_on_politics_dev(tmp_path, env, tiny_bert_dir, dra
 
     png = tmp_path / "plots" / "dev.png"
     (args,) = make_parser().parse_args_and_config([
-        "--model", tiny_bert_dir, "--config", "politics", "--split", "validation", "--max_entities", "60",
+        "--model", tiny_bert_dir, "--domain", "politics", "--split", "validation", "--max_entities", "60",
         "--seed", "1", "--output", str(png)])
     assert main(args) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -197,7 +197,7 @@ def test_multicell_trains_resumes_identically_predicts_reports_and_pushes(tmp_pa
     assert main(["predict", "--model", str(out), "--conll", str(crossner_data_dir / "politics" / "test.txt"),
                  "--output", str(tmp_path / "p.conll")]) == 0
     assert f"F1 {100 * full['test']['overall_f1']:.2f}" in capsys.readouterr().err
-    assert main(["report", "--model", str(out), "--config", "politics", "--data_dir", str(crossner_data_dir),
+    assert main(["report", "--model", str(out), "--domain", "politics", "--data_dir", str(crossner_data_dir),
                  "--output", str(tmp_path / "report.html")]) == 0
     assert "politics" in (tmp_path / "report.html").read_text()
     assert main(["push", str(out), "user/multicell"]) == 0

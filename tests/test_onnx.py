@@ -148,10 +148,10 @@ def test_export_names_why_it_has_no_dataset(torch_folder, tmp_path, caplog):
 def test_report_and_confusion_take_an_onnx_folder(exported, crossner_data_dir, tmp_path, capsys):
     folder = exported["int8"].output_dir
     html = tmp_path / "report.html"
-    assert cli_main(["report", "--model", folder, "--config", "politics", "--data_dir", str(crossner_data_dir),
+    assert cli_main(["report", "--model", folder, "--domain", "politics", "--data_dir", str(crossner_data_dir),
                      "--output", str(html), "--n_boot", "20"]) == 0
     assert html.is_file() and "<html" in html.read_text().lower()
-    assert cli_main(["confusion", "--model", folder, "--config", "politics", "--data_dir", str(crossner_data_dir),
+    assert cli_main(["confusion", "--model", folder, "--domain", "politics", "--data_dir", str(crossner_data_dir),
                      "--output_dir", str(tmp_path / "conf")]) == 0
 
 

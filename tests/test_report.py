@@ -204,7 +204,7 @@ def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
         eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2)).results
     env = {**os.environ, "CROSSNER_HF_CACHE": str(tmp_path / "cache")}
     res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "report", "--model", str(out), "--compare", str(out),
-                          "--config", "politics", "--data_dir", str(crossner_data_dir), "--n_boot", "100",
+                          "--domain", "politics", "--data_dir", str(crossner_data_dir), "--n_boot", "100",
                           "--output", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=600, env=env)
     assert res.returncode == 0, res.stderr[-3000:]
     html = (tmp_path / "r.html").read_text()
