@@ -307,6 +307,10 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     kept = set(filter_repo_objects(files, ignore_patterns=RUN_IGNORE_PATTERNS))
     assert "model.safetensors" in kept and not any(f.startswith(("best/", "checkpoint/")) for f in kept)
     assert not {".lock", ".run_settings.json", ".outputs.json"} & kept
+    umask = os.umask(0)
+    os.umask(umask)
+    for weights in (tmp_path / "run" / "seed-1" / "model.safetensors", tmp_path / "rnn" / "best" / "model.safetensors"):
+        assert weights.stat().st_mode & 0o777 == 0o666 & ~umask, weights  # a teammate reads every copy, not 0600
 
 
 @pytest.mark.parametrize("line, message", [

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.data.conll import excerpt
 from crossner_hf.data.entities import entity_spans
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ def load_entity_list(path: str | Path) -> dict[str, str]:
             surface, sep, etype = line.rpartition("\t")
             if not sep or not surface.strip() or not etype.strip():
                 raise ValueError(
-                    f"{path}:{lineno}: expected 'surface<TAB>type', got {line!r}; "
+                    f"{path}:{lineno}: expected 'surface<TAB>type', got {excerpt(line)}; "
                     "separate the surface form and its type with one tab."
                 )
             surface, etype = surface.strip(), etype.strip()

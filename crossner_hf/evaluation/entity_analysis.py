@@ -308,7 +308,7 @@ def read_prediction_conll(
     tags must look like ``O``, ``B-type`` or ``I-type``. Raises
     :class:`crossner_hf.data.conll.ConllFormatError` naming the line.
     """
-    from crossner_hf.data.conll import ConllFormatError
+    from crossner_hf.data.conll import ConllFormatError, excerpt
 
     path = Path(path)
     if not path.is_file():
@@ -333,12 +333,12 @@ def read_prediction_conll(
         parts = line.split("\t")
         if len(parts) != 3:
             raise ConllFormatError(path, lineno, f"expected 3 tab-separated columns 'word<TAB>gold<TAB>predicted' "
-                                   f"(as `crossner-hf predict --conll` writes) but found {len(parts)} in {line!r}.")
+                                   f"(as `crossner-hf predict --conll` writes) but found {len(parts)} in {excerpt(line)}.")
         for tag in parts[1:]:
             bad = not _TAG.match(tag) if allowed is None else tag not in allowed
             if bad:
                 what = "one of the config's labels" if allowed is not None else "O, B-type or I-type"
-                raise ConllFormatError(path, lineno, f"tag {tag!r} is not {what}.")
+                raise ConllFormatError(path, lineno, f"tag {excerpt(tag)} is not {what}.")
         for col, value in zip(current, parts):
             col.append(value)
     return words, gold, pred

@@ -55,6 +55,7 @@ from urllib.parse import quote, urljoin
 
 from tqdm.auto import tqdm
 
+from crossner_hf.data.conll import excerpt
 from crossner_hf.wikipedia.titles import DBPEDIA_RESOURCE, dbpedia_resource_title, normalise_title
 from crossner_hf.wikipedia.turtle import RDF_TYPE, iter_type_triples  # noqa: F401  (the instance-type files are read there)
 
@@ -193,7 +194,7 @@ def _read_tsv(path: Path) -> Ontology:
             name, parent, depth = _class_name(row["type"]), row["parent"].strip(), row.get("depth", "0").strip()
             if len(fields) != len(cols) or not depth.isdigit() or name in parents:
                 raise ValueError(f"{path}:{lineno}: expected {len(cols)} tab-separated fields (a class listed once, "
-                                 f"an integer Depth), got {line!r}")
+                                 f"an integer Depth), got {excerpt(line)}")
             parents[name] = _class_name(parent) if parent.startswith(("dbo:", DBO, "<" + DBO)) else None
             stated[name] = (int(depth), lineno)
     ontology = Ontology(parents, source=str(path))
