@@ -38,13 +38,15 @@ def test_a_plain_trainer_checkpoint_is_resumed_never_deleted(tmp_path, caplog):
     plain = _checkpoint(tmp_path, 4, complete=False, ours=False)
     (plain / "trainer_state.json").write_text(json.dumps({"global_step": 4}))
     before = _tree(tmp_path)
-    with caplog.at_level(logging.INFO):
-        assert last_complete_checkpoint(tmp_path) == str(plain)
+    from crossner_hf.training.workflow import resume_point
+
+    with caplog.at_level(logging.INFO):  # what --resume_from_checkpoint true does in every runner
+        assert resume_point("true", tmp_path) == str(plain)
     assert _tree(tmp_path) == before and "without crossner_hf's marker" in caplog.text
     unfinished = _checkpoint(tmp_path, 6, complete=False, ours=False)  # no trainer_state.json: not finished
     before = _tree(tmp_path)
     with pytest.raises(FileExistsError, match=r"checkpoint-6 is unfinished .* not deleted") as err:
-        last_complete_checkpoint(tmp_path)
+        resume_point("true", tmp_path)
     assert "\n" not in str(err.value) and _tree(tmp_path) == before and ours.is_dir()
 
 
