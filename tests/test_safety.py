@@ -306,7 +306,8 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     files = [p.relative_to(tmp_path / "rnn").as_posix() for p in (tmp_path / "rnn").rglob("*") if p.is_file()]
     kept = set(filter_repo_objects(files, ignore_patterns=RUN_IGNORE_PATTERNS))
     assert "model.safetensors" in kept and not any(f.startswith(("best/", "checkpoint/")) for f in kept)
-    assert not {".lock", ".run_settings.json", ".outputs.json"} & kept
+    assert not {".lock", ".run_settings.json", ".outputs.json", ".crossner_hf"} & kept
+    assert (tmp_path / "rnn" / ".crossner_hf").is_file()  # the mark is there, and stays local
     umask = os.umask(0)
     os.umask(umask)
     for weights in (tmp_path / "run" / "seed-1" / "model.safetensors", tmp_path / "rnn" / "best" / "model.safetensors"):

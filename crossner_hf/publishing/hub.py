@@ -55,7 +55,8 @@ def detect_repo_type(folder: str | Path) -> str:
 
 RUN_IGNORE_PATTERNS = ["seed-*/**", "checkpoint-*/**", "**/checkpoint-*/**", "checkpoint/**",
                        "training_args.bin", "**/training_args.bin", ".*.tmp", ".staging-*/**", "best/**",
-                       "round-*/**", ".base-model/**", ".best.*/**", ".outputs.json", ".lock", ".run_settings.json"]
+                       "round-*/**", ".base-model/**", ".best.*/**", ".outputs.json", ".lock", ".run_settings.json",
+                       ".crossner_hf"]
 """What a run folder keeps local when pushed, by ``--push_to_hub`` or ``crossner-hf push``: per-seed copies
 of the weights, checkpoints, the RNN loop's ``best/`` copy (the kept model is the folder itself) and
 self-training rounds, the pickled ``training_args.bin`` and unfinished temporary outputs."""
