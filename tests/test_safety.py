@@ -503,3 +503,24 @@ def test_crossner_downloads_are_atomic_and_rechecked_by_hash(tmp_path, crossner_
     with pytest.raises(target_module.CrossNERDataNotFound, match="is damaged") as err:
         target_module.resolve_data_dir("politics")
     assert "\n" not in str(err.value)
+
+
+def test_train_refuses_a_users_folder_in_one_line(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch, capsys):
+    """Issue 55: `train` into a folder holding the user's files stops before any training, in one line naming the
+    flag that would write there; the files are as they were (no lock, no mark, no settings added)."""
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    mine = tmp_path / "mine"
+    (mine / "data" / "mine").mkdir(parents=True)
+    (mine / "data" / "mine" / "rows.csv").write_text("text,label\n")
+    (mine / "README.md").write_text("# my notes\n")
+    before = sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*"))
+    capsys.readouterr()
+    assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
+                     str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--output_dir", str(mine),
+                     "--use_cpu", "true", "--disable_tqdm", "true", "--seeds", "1"]) == 2
+    text = capsys.readouterr().err
+    err = [line for line in text.splitlines() if "error:" in line]  # the data's progress bars aside
+    assert len(err) == 1 and "Traceback" not in text, text[-1500:]
+    assert "holds files crossner_hf did not write (README.md, data)" in err[0], err
+    assert "--overwrite_output_dir true" in err[0]
+    assert sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*")) == before
