@@ -133,7 +133,11 @@ def test_export_names_why_it_has_no_dataset(torch_folder, tmp_path, caplog):
 
     local = tmp_path / "local-model"
     shutil.copytree(torch_folder, local)
-    (local / "results.json").write_text(json.dumps({"dataset": {"name": "mydata", "source": None}}))
+    from crossner_hf.results import shared_record
+
+    (local / "results.json").write_text(json.dumps(shared_record(
+        "finetune", model="tiny", dataset={"name": "mydata", "source": None}, seeds=[1], dev=None, test=None,
+        seconds=0.0)))
     with caplog.at_level(logging.WARNING):
         export_onnx(local, tmp_path / "fp32", threads=1)
     said = " ".join(r.getMessage() for r in caplog.records)

@@ -88,6 +88,12 @@ def render_crossner_dataset_card(
 # --------------------------------------------------------------------------- base models
 
 
+LOCAL_MODEL = "_local_model"
+"""The key under which :func:`crossner_hf.training.workflow.finish_output` hands a card the base model's local path
+(the portable results name a folder by its last part): the card reads the base's provenance and card there, and
+prints none of it."""
+
+
 def base_model_card_data(name_or_path: str) -> dict[str, Any]:
     """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
 
@@ -212,7 +218,7 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     config = results["config"]
     domain, decoding = results["dataset"]["name"], results["decoding"]
     other = next(d for d in results["test_mean"] if d != decoding)
-    base = base_model_card_data(results["model"])
+    base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])
     if not base["pretraining"]:  # the results name the base portably (a folder's name): the model carries its chain
         base["pretraining"] = read_provenance(folder)["pretraining"]
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
@@ -291,7 +297,7 @@ def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Pat
     """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
     from huggingface_hub import ModelCardData
 
-    base = base_model_card_data(results["model"])
+    base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])
     card_data = ModelCardData(
         language="en", license=base["license"] or "unknown", library_name="transformers",
         pipeline_tag="fill-mask", base_model=base["hub_id"],
@@ -310,7 +316,7 @@ def write_nerbert_model_card(folder: str | Path, results: dict[str, Any], repo_i
 
     corpus, best = results["corpus"], results["best_validation"]
     config = corpus["config"] or "default"
-    base = base_model_card_data(results["model"])
+    base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])
     local = corpus["path"] is None or Path(str(corpus["path"])).exists()  # a folder, or data given in memory
     dataset = "nerbert-corpus" if local else corpus["path"]
     card_data = ModelCardData(
@@ -464,11 +470,6 @@ def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source:
                               "fp32)" if quantization else ""),
         "decoding": decoding, "results_text": results_text, "repo": "PATH_OR_REPO_ID",
         "settings_rows": "\n".join(f"| {k} | {v} |" for k, v in settings.items()),
-        "example_text": json.dumps(example, ensure_ascii=False),
-        "example_words": json.dumps(example.split()[:12], ensure_ascii=False),
-        "data_flags": " ".join(shlex.quote(f) for f in flags),
-        "data_note": ("" if "YOUR_DATA" not in flags else
-                      " (`YOUR_DATA`: the folder or files it was trained from, as `crossner-hf train` read them)"),
         "n_labels": len(labels), "labels": ", ".join(f"`{t}`" for t in labels),
     }
     return write_model_card(folder, card_data, render("onnx_model", values))

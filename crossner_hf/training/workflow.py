@@ -103,7 +103,10 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
         save(stage)
         (stage / results_file).write_text(json.dumps(shown, indent=2, default=str))
         if card is not None:
-            card(stage, shown)
+            from crossner_hf.publishing.cards import LOCAL_MODEL
+
+            # the card prints the portable results; the base model's local folder is where it reads its provenance
+            card(stage, {**shown, LOCAL_MODEL: results.get("model")} if isinstance(results.get("model"), str) else shown)
     if push is not None:
         from crossner_hf.publishing.dataset_folder import push_run_output
 
