@@ -302,12 +302,9 @@ class Progress:
 
 
 def _measured_seconds(cell: Cell, out: Path) -> float | None:
-    try:
-        record = json.loads((cell.folder(out) / cell.result_file).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    seconds = record.get("seconds") if isinstance(record, dict) else None
-    return float(seconds) if isinstance(seconds, (int, float)) else None
+    from crossner_hf.grid.costs import measured_seconds
+
+    return measured_seconds(cell.folder(out) / cell.result_file)
 
 
 def _duration(seconds: float) -> str:
