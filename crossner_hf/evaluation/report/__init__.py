@@ -81,7 +81,7 @@ def build_report(
         "cells": {f"{g}|{p}": [{"sentence": i.sentence, "kind": i.kind} for i in items if i.kind != "correct"]
                   for (g, p), items in sorted(cells.items(), key=lambda kv: _matrix_position(kv[0], order))
                   if any(i.kind != "correct" for i in items)},
-        "errors": analysis.error_sentences(tokens, gold, pred),
+        "errors": _fold_types(analysis.error_sentences(tokens, gold, pred), set(confusion.folded)),
         "kinds": ERROR_KINDS,
         "hierarchy": analysis.hierarchy_scores(gold, pred, n_boot=n_boot, seed=seed),
         "coarse_map": sorted(COARSE_TYPES.items(), key=lambda kv: (kv[1], kv[0])),
@@ -109,6 +109,13 @@ def write_report(path: str | Path, gold, pred, **kwargs: Any) -> Path:
     with atomic_output(path) as tmp:
         tmp.write_text(page, encoding="utf-8")
     return Path(path)
+
+
+def _fold_types(errors: list[dict[str, Any]], folded: set[str]) -> list[dict[str, Any]]:
+    """The error sentences with their folded types named :data:`OTHER_TYPES`, as the type filter lists them."""
+    for error in errors if folded else ():
+        error["types"] = sorted({OTHER_TYPES if t in folded else t for t in error["types"]})
+    return errors
 
 
 def _matrix_position(cell: tuple[str, str], order: dict[str, int]) -> tuple[int, int]:
