@@ -41,14 +41,19 @@ EXECUTORS = ("local", "ray", "slurm")
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` of this host is running (another user's counts as running)."""
+    """Whether process ``pid`` of this host is running (another user's counts as running; a zombie, dead but not yet
+    reaped, does not: a killed grid's cells stay zombies where the container's first process never reaps them)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # alive, another user's
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):  # no /proc (macOS): kill(0) is the answer
+        return True
 
 
 @dataclass

@@ -314,3 +314,18 @@ def test_a_cell_of_other_settings_is_never_reused_and_a_killed_cell_names_its_si
     os.kill(json.loads(marker.read_text())["cell_pid"], signal.SIGKILL)  # as the out-of-memory killer would
     assert runner.communicate(timeout=300)[0].strip() == "failed"
     assert (held.folder(out) / ".failed").read_text().startswith("killed by SIGKILL (out of memory?); rerun the same")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_zombie_cell_is_not_running():
+    """A killed grid's cells die with it but may stay unreaped zombies: the rerun must not take them for running."""
+    from crossner_hf.executors import pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])  # never waited for: a zombie once it exits
+
+    def state() -> str:
+        return Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+    _wait_for(lambda: state() == "Z", "the child to exit", 60)
+    assert not pid_alive(child.pid) and pid_alive(os.getpid())
+    child.wait()
