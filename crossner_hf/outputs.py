@@ -90,13 +90,19 @@ _TRANSIENT = re.compile(r"^(\.lock|\.grid\.lock|\.grid\.owner\.json|\.base-model
 
 
 def check_ours(folder: str | Path, flag: str = "--output_dir", *, overwrite: bool = False,
-               fix: str | None = "--overwrite_output_dir true") -> None:
+               fix: str | None = "--overwrite_output_dir true", claim: bool = False) -> None:
     """Refuse (one line) to write into a non-empty ``folder`` that crossner_hf did not make (no :data:`OWN_MARKERS`,
     entries other than our own transient ones), unless ``overwrite``: a user's files there are never replaced
     or removed by a run they did not ask to write over them."""
     folder = Path(folder)
-    if overwrite or not folder.is_dir() or any((folder / m).exists() for m in OWN_MARKERS):
-        return
+    if not (overwrite or not folder.is_dir() or any((folder / m).exists() for m in OWN_MARKERS)):
+        _refuse_foreign(folder, flag, fix)
+    if claim:  # the folder is this run's from now: what it writes before its final outputs (reports) is ours
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / OWNED).touch()
+
+
+def _refuse_foreign(folder: Path, flag: str, fix: str | None) -> None:
     foreign = list(itertools.islice((p.name for p in folder.iterdir() if not _TRANSIENT.match(p.name)), 4))
     if foreign:
         shown = ", ".join(n if len(n) <= 40 else n[:37] + "..." for n in sorted(foreign)[:3])

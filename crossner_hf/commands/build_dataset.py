@@ -66,7 +66,7 @@ def main(args: BuildArguments) -> int:
     from crossner_hf.outputs import check_ours
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
-    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before the data is read, not after
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir, claim=True)  # before the data is read
     built = {config: load_crossner(config, args.data_dir) for config in args.configs}
     counts = {c: {s: len(d) for s, d in dd.items()} for c, dd in built.items()}
     card = render_crossner_dataset_card(

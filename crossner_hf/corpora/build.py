@@ -261,7 +261,7 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
         raise ValueError(f"--domain {args.domain!r}: a name of letters, digits, '-', '_' and '.' (it names the "
                          "dataset's configs, e.g. mydomain-integrated).")
-    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before minutes of matching, not after
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir, claim=True)  # before minutes of matching
     if args.wikipedia_dump and args.domain not in DOMAINS and not args.seed_categories:
         raise ValueError(f"--wikipedia_dump for {args.domain!r}, not a CrossNER domain: name the Wikipedia "
                          "categories it grows from with --seed_categories.")

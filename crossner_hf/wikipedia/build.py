@@ -257,7 +257,7 @@ def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
     )
     from crossner_hf.outputs import check_ours
 
-    check_ours(args.output_dir, overwrite=args.overwrite_output_dir)  # before hours of extraction, not after
+    check_ours(args.output_dir, overwrite=args.overwrite_output_dir, claim=True)  # before hours of extraction
     work, stats = prepare_nerbert_sentences(args)
     from crossner_hf.wikipedia.dbpedia import DBpediaTypes
     from crossner_hf.wikipedia.nerbert_corpus import TYPED_DIR
