@@ -273,6 +273,7 @@ def test_a_failed_method_is_one_line_the_rest_go_on_and_best_is_pushed(searched,
     copy = tmp_path / "out"
     for part in ("data", "cells/direct"):  # a search whose direct cell is done: only the broken method runs
         shutil.copytree(out / part, copy / part)
+    shutil.copy(out / ".crossner_hf", copy / ".crossner_hf")  # a search's folder, as its mark says
     argv = _flags(mydata, tiny_bert_dir, copy)
     argv[argv.index("--methods") + 1] = "direct,missing-encoder/direct"
     assert cli_main([*argv, "--models", str(tmp_path / "missing-encoder"), "--push_to_hub", "user/mydata-adapt"]) == 1

@@ -303,6 +303,14 @@ def test_a_cell_of_other_settings_is_never_reused_and_a_killed_cell_names_its_si
     table = status_table([again], out)
     assert "changed" in table and "--max_steps 3 (now 5)" in table and "delete" in table
     assert run_grid([first], out) == {"a": "done"}  # the same settings: the finished cell is reused
+    import shutil
+
+    inside = _cell("in", probe, settings={"data": str(out / "data")})
+    assert run_grid([inside], out) == {"in": "done"}
+    moved = tmp_path / "moved"
+    shutil.copytree(out, moved)  # a search moved to another folder: its own paths count relative to it
+    assert run_grid([_cell("in", probe, settings={"data": str(moved / "data")})], moved) == {"in": "done"}
+    assert run_grid([_cell("in", probe, settings={"data": str(tmp_path / "other")})], moved) == {"in": "changed"}
 
     held = _cell("held", probe, "hold")
     code = ("import json, sys; from crossner_hf.grid import Cell, run_cell; "

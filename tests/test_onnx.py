@@ -35,7 +35,11 @@ def torch_folder(tiny_bert_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("onnx-src") / "politics-model"
     model.save_pretrained(out)
     AutoTokenizer.from_pretrained(tiny_bert_dir).save_pretrained(out)
-    (out / "results.json").write_text(json.dumps({"domain": "politics", "config": {}}))
+    from crossner_hf.results import shared_record
+
+    (out / "results.json").write_text(json.dumps(shared_record(
+        "finetune", model="tiny", dataset={"name": "politics", "source": "crossner"}, seeds=[1], dev=None, test=None,
+        seconds=0.0)))
     return out
 
 

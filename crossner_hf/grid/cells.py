@@ -109,9 +109,14 @@ class Cell:
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Cell:
-        """A cell from its ``cell.json`` (or ``plan.json`` entry)."""
+        """A cell from its ``cell.json`` (or ``plan.json`` entry; keys starting with ``_`` are the record's own)."""
         tuples = ("argv", "deps", "inputs", "program")
-        return cls(**{k: (tuple(v) if k in tuples and v is not None else v) for k, v in record.items()})
+        return cls(**{k: (tuple(v) if k in tuples and v is not None else v) for k, v in record.items()
+                      if not k.startswith("_")})
+
+    def record(self, out: str | Path) -> dict:
+        """``cell.json``: the cell, and the grid folder it ran in (its paths are compared relative to it)."""
+        return {**self.to_dict(), "_out": [str(out), str(Path(out).resolve())]}
 
 
 def render_flags(settings: Mapping[str, Any]) -> list[str]:
@@ -187,6 +192,18 @@ def _flag_values(flags: Iterable[str]) -> dict[str, str]:
     return {k: " ".join(v) for k, v in values.items()}
 
 
+def _relative(flags: list[str], roots: list[str]) -> list[str]:
+    roots = sorted({r.rstrip("/") for r in roots if r and r not in (".", "/")}, key=len, reverse=True)
+    out = []
+    for flag in flags:
+        for root in roots:
+            if flag == root or flag.startswith(root + "/"):
+                flag = "OUT" + flag[len(root):]
+                break
+        out.append(flag)
+    return out
+
+
 def changed_settings(cell: Cell, out: str | Path) -> str | None:
     """What differs between ``cell`` and the run its folder's ``cell.json`` records (``--max_steps 3 (now 5)``),
     or None (the same run, or no record): a finished cell of other settings is never reused, a killed one never
@@ -195,10 +212,13 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
     if not record.is_file():
         return None
     try:
-        old = Cell.from_dict(json.loads(record.read_text(encoding="utf-8")))
+        raw = json.loads(record.read_text(encoding="utf-8"))
+        old = Cell.from_dict(raw)
     except (OSError, ValueError, TypeError):
         return None
-    before, now = _flag_values(old.flags()), _flag_values(cell.flags())
+    # a search moved or copied to another folder is the same search: its own paths count relative to it
+    before = _flag_values(_relative(old.flags(), raw.get("_out") or []))
+    now = _flag_values(_relative(cell.flags(), [str(out), str(Path(out).resolve())]))
     diffs = [f"{k} {before.get(k, '(unset)')} (now {now.get(k, 'unset')})" for k in sorted(set(before) | set(now))
              if before.get(k) != now.get(k)]
     if old.command != cell.command:

@@ -155,7 +155,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         return "running"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".failed").unlink(missing_ok=True)
-    (folder / "cell.json").write_text(json.dumps(cell.to_dict(), indent=1, default=str))
+    (folder / "cell.json").write_text(json.dumps(cell.record(out), indent=1, default=str))
     line = cell.command_line(out)
     logger.info("cell %s: %s", cell.name, cell.shell_line(out))
     log_path = folder / "log.txt"
