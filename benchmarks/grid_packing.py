@@ -60,6 +60,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="The packed run's cells at once.")
     parser.add_argument("--cells_per_gpu", type=int, default=1, help="The packed run's cells a GPU (gpu budget).")
     parser.add_argument("--data_dir", default=os.environ.get("CROSSNER_DATA_DIR", "../shared/data/crossner"))
+    parser.add_argument("--packed_first", action="store_true",
+                        help="Run the packed search first and skip the third run (a GPU machine: threads per cell "
+                             "do not decide a GPU cell's figures, and the packed figure is the one a lease must keep).")
+    parser.add_argument("--json", default=None, help="Also write the figures and tables to this JSON file.")
     args = parser.parse_args()
     out = Path(args.out)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -73,18 +77,30 @@ def main() -> None:
         f"{args.workers} workers": ["--workers", str(args.workers), "--cells_per_gpu", str(args.cells_per_gpu)],
         f"1 worker, {packed_threads} thread(s) a cell": ["--workers", "1", "--threads_per_cell", str(packed_threads)],
     }
-    results = {name: search(out / f"run-{i}", args, data, flags) for i, (name, flags) in enumerate(runs.items())}
-    names = list(results)
+    order = list(runs)
+    if args.packed_first:
+        runs = {order[1]: runs[order[1]], order[0]: runs[order[0]]}
+    results = {}
+    for i, (name, flags) in enumerate(runs.items()):
+        results[name] = search(out / f"run-{i}", args, data, flags)
+        print(f"{name}: {results[name][0]:.1f} s", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps({n: {"wall_s": w, "cells_s": r.get("seconds"), "table": table(r)}
+                                                   for n, (w, r) in results.items()}, indent=1))
+    names = [name for name in order if name in results]
     print(f"search: {args.domain}, {args.model}, budget {args.budget}, methods {' '.join(args.methods)}, seeds "
           f"{' '.join(map(str, args.seeds))}{f', max_steps {args.max_steps}' if args.max_steps else ''}; "
           f"{cores} cores")
     print(f"{'run':<32} {'wall s':>8} {'cells s':>8}")
     for name, (wall, record) in results.items():
         print(f"{name:<32} {wall:8.1f} {record.get('seconds', 0):8.1f}")
-    ratio = results[names[1]][0] / results[names[0]][0]
-    print(f"packed / one at a time: {ratio:.2f}x wall time")
-    same = table(results[names[1]][1]) == table(results[names[2]][1])
-    print(f"table of '{names[1]}' equals '{names[2]}' to the digit: {same}")
+    if len(names) > 1:
+        ratio = results[names[1]][0] / results[names[0]][0]
+        print(f"packed / one at a time: {ratio:.2f}x wall time")
+    compare = names[2] if len(names) > 2 else names[0]
+    if len(names) > 1:
+        same = table(results[names[1]][1]) == table(results[compare][1])
+        print(f"table of '{names[1]}' equals '{compare}' to the digit: {same}")
     for name, (_, record) in results.items():
         print(f"\n{name}:")
         for row in table(record):
