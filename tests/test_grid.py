@@ -39,6 +39,9 @@ PROBE = textwrap.dedent('''
     if mode.startswith("meet:"):  # runs only if the other cells run at the same time
         for other in mode[5:].split(","):
             wait_for(out.parent / other / "started")
+    if mode == "order":  # the order the cells started in
+        with open(out.parent / "order.txt", "a") as f:
+            f.write(out.name + " ")
     if mode == "hold":  # until the test lets it go
         wait_for(out / "release", 600)
     if mode == "oom-beside-others":
@@ -101,6 +104,18 @@ def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch
     assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
     assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
     assert json.loads((a.folder(out) / "cell.json").read_text())["argv"] == ["--mode", "meet:b"]
+
+
+def test_long_cells_and_the_heads_of_long_chains_start_first(tmp_path, probe):
+    """The longest remaining path first (a cell's minutes plus the longest chain waiting for it): packed workers
+    end together instead of leaving a core on a last long cell; equal cells keep the plan's order."""
+    out = tmp_path / "grid"
+    cells = [_cell("short", probe, "order", minutes=1), _cell("long", probe, "order", minutes=5),
+             _cell("head", probe, "order", minutes=1), _cell("tail", probe, "order", minutes=9, deps=("head",)),
+             _cell("same", probe, "order", minutes=1)]
+    assert set(run_grid(cells, out, ExecutorOptions(workers=1)).values()) == {"done"}
+    order = (cells[0].folder(out).parent / "order.txt").read_text().split()
+    assert order == ["head", "tail", "long", "short", "same"]
 
 
 def test_gpu_cells_get_their_own_slot_and_an_out_of_memory_cell_runs_again_alone(tmp_path, probe, monkeypatch):
