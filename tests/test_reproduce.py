@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from crossner_hf.reproduce.experiments import plan, select_rows
-from crossner_hf.grid import Cell, grid_status, read_score
+from crossner_hf.grid import Cell, grid_status, read_score, render_flags
 from crossner_hf.reproduce.tables import build_table, paper_numbers
 from crossner_hf.reproduce.vectors import RNNVectors
 
@@ -108,6 +108,9 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
     # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 7 baseline rows x 3 seeds
     assert len(grid.cells) == 5 * (7 + 24 * 3 + 7 * 3)
     assert not grid.unplanned
+    # cells are settings as values, rendered to flags by the grid: no flag list to splice (and the line printed)
+    assert all(c.argv == () and c.settings for c in grid.cells)
+    assert f"crossner-hf {grid.cells[0].command} {' '.join(render_flags(grid.cells[0].settings))} " in printed
     # every seed fine-tunes the encoder (a loop variable once renamed it to a baseline's name for seeds 2 and 3)
     assert {c.flags()[c.flags().index("--model_name_or_path") + 1] for c in grid.cells
             if c.command == "train" and "wo-dapt" in c.name} == {"bert-base-cased"}
