@@ -196,7 +196,8 @@ def test_the_search_tail_reads_the_cells_recorded_predictions_and_tags_only_cell
         def tag(self, tokens, **kwargs):
             split = next(s for s in gold if [list(t) for t in target[s]["tokens"]] == tokens)
             tagged.append(split)
-            return [[names[i] for i in s] for s in (gold["validation"] if split == "validation" else every_other["test"])]
+            tags = gold["validation"] if split == "validation" else every_other["test"]
+            return [[names[i] for i in s] for s in tags]
 
     (good / "seed-1" / PREDICTIONS).unlink()
     monkeypatch.setattr(Tagger, "from_pretrained", lambda folder, **kwargs: Replay())
@@ -249,6 +250,8 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     shipped = record["shipped"]
     assert Path(shipped["path"]) == (out / "best").resolve()
     assert evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1 == shipped["test_f1"]  # a fraction
+    chosen_cell = WorkflowResult.read(out / "cells" / record["chosen"] / f"seed-{shipped['seed']}")
+    assert (shipped["dev_f1"], shipped["test_f1"]) == (chosen_cell.dev_f1, chosen_cell.test_f1)  # its own scores
     card = (out / "best" / "README.md").read_text()
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
@@ -262,8 +265,6 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     assert record["bootstrap"] and _bootstrap(result.rows, target, recorded=False)[0] == record["bootstrap"]
     assert result.test_f1 == shipped["test_f1"] and result["chosen"] == record["chosen"]  # one unit: fractions
     # the search's seconds are its runs' seconds, each run once (the shared DAPT run: the test below)
-    from crossner_hf.results import WorkflowResult
-
     runs = [p.parent for name in ("results.json", "dapt_results.json") for p in (out / "cells").rglob(name)
             if p.parent.name != "corpora" and p.parent.parent.name != p.parent.name]
     assert result.seconds == pytest.approx(sum(WorkflowResult.read(folder).seconds for folder in set(runs)))

@@ -118,13 +118,13 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
     assert [c.row for c in multicell[:2]] == ["Jia and Zhang (2020)", "Jia and Zhang (2020) + DAPT (span, integrated)"]
     assert multicell[0].flags()[multicell[0].flags().index("--features_model") + 1] == "bert-base-cased"
     assert multicell[1].deps == ("music/dapt-integrated-span",) and "paper/crossner_multicell" in multicell[1].flags()
-    assert multicell[1].flags()[multicell[1].flags().index("--features_model") + 1].endswith("cells/music/dapt-integrated-span")
+    assert multicell[1].settings["features_model"].endswith("cells/music/dapt-integrated-span")
     coach = next(c for c in grid.cells if c.row == "Coach (word)")
     assert "paper/crossner_coach" in coach.flags() and coach.flags()[coach.flags().index("--char_ngram_dim") + 1] == "0"
     cdlm = next(c for c in grid.cells if c.command == "cdlm")
-    assert "music-domain" in " ".join(cdlm.flags()) or "-domain" in cdlm.flags()[cdlm.flags().index("--target_text") + 1]
+    assert "music-domain" in " ".join(cdlm.flags()) or "-domain" in cdlm.settings["target_text"]
     word = next(c for c in grid.cells if c.row == "BiLSTM-CRF (word)")
-    assert word.flags()[word.flags().index("--char_ngram_dim") + 1] == "0" and "paper/crossner_bilstm_crf" in word.flags()
+    assert word.settings["char_ngram_dim"] == 0 and "paper/crossner_bilstm_crf" in word.flags()
     assert {c.flags()[c.flags().index("--config") + 1] for c in grid.cells if c.command == "train"} == {
         "paper/crossner_direct", "paper/crossner_pretrain_finetune", "paper/crossner_joint"}
 
@@ -680,7 +680,8 @@ def test_cdlm_table5_counts_correct_entities_per_type_from_table4s_cells(tmp_pat
     out = tmp_path / "o"
     t5, t4 = plan("cdlm-table5", "paper", out, **kwargs), plan("cdlm-table4", "paper", out, **kwargs)
     assert {c.row for c in t5.cells} == {"STM-SOURCE", "Ours"} and {c.column for c in t5.cells} == {"cbs_news"}
-    assert {c.name: c.flags() for c in t5.cells} == {c.name: c.flags() for c in t4.cells if c.row in ("STM-SOURCE", "Ours")}
+    assert {c.name: c.flags() for c in t5.cells} == {c.name: c.flags() for c in t4.cells
+                                                     if c.row in ("STM-SOURCE", "Ours")}
     assert len(t5.cells) == 2 * 3 and not t5.unplanned
     assert plan("cdlm-table5", "cpu", out, **kwargs).unplanned[0][0] == "Ours"  # not trained at CPU scale: said so
 
