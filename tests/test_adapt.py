@@ -17,12 +17,13 @@ import pytest
 
 from crossner_hf.selection import AdaptConfig, adapt, compare
 from crossner_hf.selection.candidates import NEEDS_RAW_TEXT, plan_methods, select
-from crossner_hf.selection.choice import Row, choose, paired_bootstrap
+from crossner_hf.selection.choice import Row, choose, paired_bootstrap, sentence_counts
 from crossner_hf.selection.evidence import markdown_table
 from crossner_hf.selection.run import _cells_seconds, rows_of
 from crossner_hf.cli import main as cli_main
 from crossner_hf.data.conll import read_conll
 from crossner_hf.data.target import load_target
+from crossner_hf.results import WorkflowResult
 
 TYPES = {"politician": "investigator", "country": "lab", "politicalparty": "fundingbody"}  # unknown to CrossNER
 SIZES = {"train": 40, "dev": 30, "test": 30}
@@ -135,6 +136,76 @@ def test_compare_builds_the_table_from_finished_folders_and_chooses_on_dev(tmp_p
     assert "By dev F1: direct." in capsys.readouterr().out
 
 
+def _recorded_cell(folder: Path, target, dev_tags: list[list[int]], test_tags: list[list[int]]) -> Path:
+    """A finished one-seed `train` cell whose seed recorded its dev and test predictions (tag ids of the target)."""
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
+    from crossner_hf.evaluation.predictions import PREDICTIONS, write_predictions
+
+    names = list(target.labels)
+    f1 = {split: compute_ner_metrics([[names[i] for i in s] for s in target[split]["ner_tags"]],
+                                     [[names[i] for i in s] for s in tags])["overall_f1"]
+          for split, tags in (("validation", dev_tags), ("test", test_tags))}
+    (folder / "seed-1").mkdir(parents=True)
+    write_predictions(folder / "seed-1" / PREDICTIONS, names, {"validation": (target["validation"]["tokens"], dev_tags),
+                                                               "test": (target["test"]["tokens"], test_tags)})
+    (folder / "results.json").write_text(json.dumps({
+        "schema": "crossner_hf.results/2", "workflow": "finetune", "model": "m", "dataset": {"name": target.name},
+        "seeds": [1], "best_seed": 1, "dev": {"overall_f1": f1["validation"]}, "test": {"overall_f1": f1["test"]},
+        "seconds": 1.0, "per_seed": [{"seed": 1, "dev": {"overall_f1": f1["validation"]},
+                                      "test": {"overall_f1": f1["test"]}}]}))
+    return folder
+
+
+def test_the_search_tail_reads_the_cells_recorded_predictions_and_tags_only_cells_without(mydata, tmp_path,
+                                                                                           monkeypatch):
+    """The bootstrap and best/'s figures come from each cell's recorded dev and test predictions: no model is
+    loaded. A cell made before cells recorded them is tagged instead, with the same figures."""
+    from crossner_hf.evaluation.predictions import PREDICTIONS
+    from crossner_hf.inference.tagger import Tagger
+    from crossner_hf.selection.run import finish
+
+    target = load_target(str(mydata), text_column="words", label_column="labels")
+    gold = {split: [list(s) for s in target[split]["ner_tags"]] for split in ("validation", "test")}
+    every_other = {split: [s if i % 2 else [0] * len(s) for i, s in enumerate(tags)] for split, tags in gold.items()}
+    good = _recorded_cell(tmp_path / "cells" / "good", target, gold["validation"], every_other["test"])
+    half = _recorded_cell(tmp_path / "cells" / "half", target, every_other["validation"], gold["test"])
+    rows = [Row(name, dev=[100 * WorkflowResult.read(f).dev_f1], test=[100 * WorkflowResult.read(f).test_f1],
+                seeds=[1], minutes=1.0, models=[str(f)]) for name, f in (("good", good), ("half", half))]
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the search's tail loaded a model")
+
+    monkeypatch.setattr(Tagger, "from_pretrained", no_model)
+    (tmp_path / "out").mkdir()
+    recorded = finish(tmp_path / "out", rows, target, config=AdaptConfig(), model="m", status={}, budget_text=None)
+    record = recorded.results
+    assert record["chosen"] == "good" and record["shipped"]["dev_f1"] == 1.0
+    assert record["shipped"]["test_f1"] == WorkflowResult.read(good).test_f1 < 1.0  # the cell's own figure
+    names = list(target.labels)
+    counts = [[sentence_counts(*([[names[i] for i in s] for s in g] for g in (gold["validation"], tags)))]
+              for tags in (gold["validation"], every_other["validation"])]
+    assert record["bootstrap"] == {"first": "good", "second": "half", **paired_bootstrap(*counts)}
+    assert record["bootstrap"]["delta"] > 0
+
+    # a cell without the file (an older run resumed): its model tags dev and test, and the figures are the same
+    tagged = []
+
+    class Replay:  # a model whose tags are the ones `good` recorded
+        decoding = "bio-viterbi"
+
+        def tag(self, tokens, **kwargs):
+            split = next(s for s in gold if [list(t) for t in target[s]["tokens"]] == tokens)
+            tagged.append(split)
+            tags = gold["validation"] if split == "validation" else every_other["test"]
+            return [[names[i] for i in s] for s in tags]
+
+    (good / "seed-1" / PREDICTIONS).unlink()
+    monkeypatch.setattr(Tagger, "from_pretrained", lambda folder, **kwargs: Replay())
+    again = finish(tmp_path / "out", rows, target, config=AdaptConfig(), model="m", status={}, budget_text=None)
+    assert sorted(tagged) == ["test", "validation", "validation"]  # the bootstrap's dev, then best/'s dev and test
+    assert again.results["bootstrap"] == record["bootstrap"] and again.results["shipped"] == record["shipped"]
+
+
 def _flags(mydata: Path, tiny: str, out: Path) -> list[str]:
     return ["adapt", "--dataset_dir", str(mydata), "--text_column_name", "words", "--label_column_name", "labels",
             "--model_name_or_path", tiny, "--budget", "smoke", "--raw_text", str(mydata.parent / "raw.txt"),
@@ -179,13 +250,21 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     shipped = record["shipped"]
     assert Path(shipped["path"]) == (out / "best").resolve()
     assert evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1 == shipped["test_f1"]  # a fraction
+    chosen_cell = WorkflowResult.read(out / "cells" / record["chosen"] / f"seed-{shipped['seed']}")
+    assert (shipped["dev_f1"], shipped["test_f1"]) == (chosen_cell.dev_f1, chosen_cell.test_f1)  # its own scores
     card = (out / "best" / "README.md").read_text()
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
+    # each train cell's seed recorded the dev and test tags it scored: the bootstrap read from them is the one every
+    # seed's model tagging dev again gives
+    from crossner_hf.selection.run import _bootstrap
+
+    trained = [p.parent for p in (out / "cells").rglob("results.json") if p.parent.name.startswith("seed-")
+               and p.parent.parent.name != "dapt"]
+    assert trained and all((f / f.name / "predictions.jsonl").is_file() for f in trained)
+    assert record["bootstrap"] and _bootstrap(result.rows, target, recorded=False)[0] == record["bootstrap"]
     assert result.test_f1 == shipped["test_f1"] and result["chosen"] == record["chosen"]  # one unit: fractions
     # the search's seconds are its runs' seconds, each run once (the shared DAPT run: the test below)
-    from crossner_hf.results import WorkflowResult
-
     runs = [p.parent for name in ("results.json", "dapt_results.json") for p in (out / "cells").rglob(name)
             if p.parent.name != "corpora" and p.parent.parent.name != p.parent.name]
     assert result.seconds == pytest.approx(sum(WorkflowResult.read(folder).seconds for folder in set(runs)))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from crossner_hf.reproduce.experiments import plan, select_rows
-from crossner_hf.grid import Cell, grid_status, read_score
+from crossner_hf.grid import Cell, grid_status, read_score, render_flags
 from crossner_hf.reproduce.tables import build_table, paper_numbers
 from crossner_hf.reproduce.vectors import RNNVectors
 
@@ -108,21 +108,24 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
     # per domain: 7 DAPT runs, 24 BERT rows x 3 seeds, 7 baseline rows x 3 seeds
     assert len(grid.cells) == 5 * (7 + 24 * 3 + 7 * 3)
     assert not grid.unplanned
+    # cells are settings as values, rendered to flags by the grid: no flag list to splice (and the line printed)
+    assert all(c.argv == () and c.settings for c in grid.cells)
+    assert f"crossner-hf {grid.cells[0].command} {' '.join(render_flags(grid.cells[0].settings))} " in printed
     # every seed fine-tunes the encoder (a loop variable once renamed it to a baseline's name for seeds 2 and 3)
-    assert {c.argv[c.argv.index("--model_name_or_path") + 1] for c in grid.cells
+    assert {c.flags()[c.flags().index("--model_name_or_path") + 1] for c in grid.cells
             if c.command == "train" and "wo-dapt" in c.name} == {"bert-base-cased"}
     multicell = [c for c in grid.cells if c.command == "multicell" and c.column == "music"]
     assert [c.row for c in multicell[:2]] == ["Jia and Zhang (2020)", "Jia and Zhang (2020) + DAPT (span, integrated)"]
-    assert multicell[0].argv[multicell[0].argv.index("--features_model") + 1] == "bert-base-cased"
-    assert multicell[1].deps == ("music/dapt-integrated-span",) and "paper/crossner_multicell" in multicell[1].argv
-    assert multicell[1].argv[multicell[1].argv.index("--features_model") + 1].endswith("cells/music/dapt-integrated-span")
+    assert multicell[0].flags()[multicell[0].flags().index("--features_model") + 1] == "bert-base-cased"
+    assert multicell[1].deps == ("music/dapt-integrated-span",) and "paper/crossner_multicell" in multicell[1].flags()
+    assert multicell[1].settings["features_model"].endswith("cells/music/dapt-integrated-span")
     coach = next(c for c in grid.cells if c.row == "Coach (word)")
-    assert "paper/crossner_coach" in coach.argv and coach.argv[coach.argv.index("--char_ngram_dim") + 1] == "0"
+    assert "paper/crossner_coach" in coach.flags() and coach.flags()[coach.flags().index("--char_ngram_dim") + 1] == "0"
     cdlm = next(c for c in grid.cells if c.command == "cdlm")
-    assert "music-domain" in " ".join(cdlm.argv) or "-domain" in cdlm.argv[cdlm.argv.index("--target_text") + 1]
+    assert "music-domain" in " ".join(cdlm.flags()) or "-domain" in cdlm.settings["target_text"]
     word = next(c for c in grid.cells if c.row == "BiLSTM-CRF (word)")
-    assert word.argv[word.argv.index("--char_ngram_dim") + 1] == "0" and "paper/crossner_bilstm_crf" in word.argv
-    assert {c.argv[c.argv.index("--config") + 1] for c in grid.cells if c.command == "train"} == {
+    assert word.settings["char_ngram_dim"] == 0 and "paper/crossner_bilstm_crf" in word.flags()
+    assert {c.flags()[c.flags().index("--config") + 1] for c in grid.cells if c.command == "train"} == {
         "paper/crossner_direct", "paper/crossner_pretrain_finetune", "paper/crossner_joint"}
 
 
@@ -166,7 +169,7 @@ def test_figure_plans_are_the_papers_figures(tmp_path):
 def test_non_crossner_columns_take_any_dataset_and_say_what_is_missing(tmp_path):
     grid = plan("nerbert-table2", "paper", tmp_path, datasets=["twitter=tner/btc", str(tmp_path)])
     twitter = next(c for c in grid.cells if c.column == "twitter")
-    assert twitter.argv[twitter.argv.index("--dataset_dir") + 1] == "tner/btc" and twitter.inputs == ()
+    assert twitter.flags()[twitter.flags().index("--dataset_dir") + 1] == "tner/btc" and twitter.inputs == ()
     status = grid_status(grid.cells, tmp_path)
     assert {status[c.name] for c in grid.cells if c.column == "finance" and not c.deps} == {"missing input"}
     assert any(c.column == tmp_path.name for c in grid.cells)  # a bare folder: one more column, named after it
@@ -380,7 +383,7 @@ def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_da
     grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
                 datasets=[str(folder)], rows=["direct / BERT"])
     assert [c.name for c in grid.cells] == ["politics/encoder-direct/seed-1", "speeches/encoder-direct/seed-1"]
-    assert grid.cells[1].argv[grid.cells[1].argv.index("--dataset_dir") + 1] == str(folder)
+    assert grid.cells[1].flags()[grid.cells[1].flags().index("--dataset_dir") + 1] == str(folder)
     assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
     records = {r["column"]: r["ours"] for r in build_table("nerbert-table2", grid.cells, out)
                if r["row"] == "direct / BERT"}
@@ -468,8 +471,8 @@ def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_dat
     assert {c.column for c in runs} == {"0.5", "1", "2", "3", "5", "10", "25", "50", "100"}
     assert {c.row for c in runs} == {"BERT (politics)", "NER-BERT (politics)"}
     assert all(c.deps == ("nerbert-all",) for c in runs if c.row.startswith("NER-BERT"))
-    assert all("--dataset_dir" not in c.argv for c in runs)  # a CrossNER column reads --data_dir
-    assert all("--few_shot" not in c.argv and "--few_shot_fraction" in c.argv for c in runs)
+    assert all("--dataset_dir" not in c.flags() for c in runs)  # a CrossNER column reads --data_dir
+    assert all("--few_shot" not in c.flags() and "--few_shot_fraction" in c.flags() for c in runs)
     from crossner_hf.data.target import load_target
     from crossner_hf.training.training_args import FinetuneConfig
 
@@ -554,9 +557,9 @@ def test_cdlm_tables_plan_every_row_or_say_why(tmp_path):
     status = grid_status(grid.cells, tmp_path)
     assert {status[c.name] for c in grid.cells if c.column == "bionlp13pc"} == {"missing input"}
     final = next(c for c in grid.cells if c.row == "FINAL")
-    assert final.argv[final.argv.index("--variant") + 1] == "final" and "paper/cdlm_supervised" in final.argv
+    assert final.flags()[final.flags().index("--variant") + 1] == "final" and "paper/cdlm_supervised" in final.flags()
     finetune = next(c for c in grid.cells if c.row == "FINETUNE")
-    assert finetune.argv[finetune.argv.index("--schedule") + 1] == "pretrain-finetune"
+    assert finetune.flags()[finetune.flags().index("--schedule") + 1] == "pretrain-finetune"
 
     folder = tmp_path / "cbs"
     folder.mkdir()
@@ -565,7 +568,7 @@ def test_cdlm_tables_plan_every_row_or_say_why(tmp_path):
     assert "not trained at this scale" in dict(grid.unplanned)["Ours"] and "ELMo" in dict(grid.unplanned)["STM+ELMO"]
     assert {c.column for c in grid.cells} == {"politics", "cbs_news"}
     cbs = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "DANN")
-    assert cbs.argv[cbs.argv.index("--dataset_dir") + 1] == str(folder.resolve())
+    assert cbs.flags()[cbs.flags().index("--dataset_dir") + 1] == str(folder.resolve())
 
 
 def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
@@ -578,14 +581,14 @@ def test_cdlm_table4_reads_precision_recall_and_f1(tmp_path):
     grid = plan("cdlm-table4", "cpu", out, datasets=[f"cbs_news={folder}"],
                 raw_text=[f"source={raw[0]}", f"cbs_news={raw[1]}"])
     dann = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "DANN")
-    assert dann.argv[dann.argv.index("--target_text") + 1] == str(raw[1].resolve())  # never a fallback text
+    assert dann.flags()[dann.flags().index("--target_text") + 1] == str(raw[1].resolve())  # never a fallback text
     # DANN's classifier trains over source- and target-domain raw data (004:1100-1103): the Reuters file too
-    assert dann.argv[dann.argv.index("--source_text") + 1] == str(raw[0].resolve())
+    assert dann.flags()[dann.flags().index("--source_text") + 1] == str(raw[0].resolve())
     assert str(raw[0].resolve()) in dann.inputs
     self_train = next(c for c in grid.cells if c.column == "cbs_news" and c.row == "SELF-TRAIN")
-    assert "--source_text" not in self_train.argv  # target raw text alone (004:1092-1094)
+    assert "--source_text" not in self_train.flags()  # target raw text alone (004:1092-1094)
     politics = next(c for c in grid.cells if c.column == "politics" and c.row == "DANN")
-    assert "--source_text" not in politics.argv  # an extension column: CoNLL-2003's sentences as source text
+    assert "--source_text" not in politics.flags()  # an extension column: CoNLL-2003's sentences as source text
     for i, cell in enumerate(c for c in grid.cells if c.row == "STM-SOURCE"):
         cell.folder(out).mkdir(parents=True)
         test = {"overall_precision": 0.6 + i / 100, "overall_recall": 0.7, "overall_f1": 0.65}
@@ -615,7 +618,7 @@ def test_cdlm_zero_shot_cbs_cells_need_the_raw_corpora(tmp_path):
         assert any("--raw_text cbs_news=FILE" in i and "398,990" in i for i in by_row[row].inputs)
     for row in ("DANN", "Ours"):  # the two that read the source raw text too
         assert any("--raw_text source=FILE" in i and "377,592" in i for i in by_row[row].inputs)
-        assert "--source_text" in by_row[row].argv
+        assert "--source_text" in by_row[row].flags()
     assert not any("--raw_text source=FILE" in i for i in by_row["SELF-TRAIN"].inputs)
     given = plan("cdlm-table4", "paper", tmp_path / "g", datasets=[f"cbs_news={folder}"],
                  raw_text=[f"cbs_news={folder}"])  # the CBS text alone: DANN still lacks Reuters
@@ -635,8 +638,8 @@ def test_cdlm_figures_6_and_8_plan_the_papers_design(tmp_path):
     assert {c.row for c in fig6.cells} == set(figures["cdlm/fig6"]["settings"])
     assert sorted({int(c.column) for c in fig6.cells}) == figures["cdlm/fig6"]["x"] and {c.meta["domain"] for c in
                                                                                           fig6.cells} == {"bionlp13cg"}
-    assert all(c.argv[c.argv.index("--few_shot") + 1] == c.column for c in fig6.cells)
-    assert {a for c in fig6.cells for a in c.argv if a.startswith("paper/")} == {"paper/cdlm_bilstm_crf",
+    assert all(c.flags()[c.flags().index("--few_shot") + 1] == c.column for c in fig6.cells)
+    assert {a for c in fig6.cells for a in c.flags() if a.startswith("paper/")} == {"paper/cdlm_bilstm_crf",
                                                                                 "paper/cdlm_supervised"}  # 100 epochs
     fig8 = plan("cdlm-fig8", "paper", tmp_path, datasets=[f"cbs_news={tmp_path}"])
     assert {c.row for c in fig8.cells} == set(figures["cdlm/fig8"]["curves"])
@@ -644,13 +647,13 @@ def test_cdlm_figures_6_and_8_plan_the_papers_design(tmp_path):
     status = grid_status(fig8.cells, tmp_path)
     assert {status[c.name] for c in fig8.cells} == {"missing input"}  # the raw corpora, never a fallback
     fixed = next(c for c in fig8.cells if c.row == "SRC: 100%; TGT: varying" and c.column == "10")
-    assert fixed.argv[fixed.argv.index("--source_text_fraction") + 1] == "1"
-    assert fixed.argv[fixed.argv.index("--target_text_fraction") + 1] == "0.1"
-    assert "--equal_text_fraction" not in fixed.argv
+    assert fixed.flags()[fixed.flags().index("--source_text_fraction") + 1] == "1"
+    assert fixed.flags()[fixed.flags().index("--target_text_fraction") + 1] == "0.1"
+    assert "--equal_text_fraction" not in fixed.flags()
     # both varying: an equal amount of source and target text at each point (004:1154-1156), not a share of each
     both = [c for c in fig8.cells if c.row == "SRC: varying; TGT: varying"]
-    assert both and all(c.argv[c.argv.index("--equal_text_fraction") + 1] == f"{float(c.column) / 100:g}" and
-                        "--source_text_fraction" not in c.argv and "--target_text_fraction" not in c.argv
+    assert both and all(c.flags()[c.flags().index("--equal_text_fraction") + 1] == f"{float(c.column) / 100:g}" and
+                        "--source_text_fraction" not in c.flags() and "--target_text_fraction" not in c.flags()
                         for c in both)
     assert len({c.name for c in fig8.cells}) == len(fig8.cells)
 
@@ -677,7 +680,8 @@ def test_cdlm_table5_counts_correct_entities_per_type_from_table4s_cells(tmp_pat
     out = tmp_path / "o"
     t5, t4 = plan("cdlm-table5", "paper", out, **kwargs), plan("cdlm-table4", "paper", out, **kwargs)
     assert {c.row for c in t5.cells} == {"STM-SOURCE", "Ours"} and {c.column for c in t5.cells} == {"cbs_news"}
-    assert {c.name: c.argv for c in t5.cells} == {c.name: c.argv for c in t4.cells if c.row in ("STM-SOURCE", "Ours")}
+    assert {c.name: c.flags() for c in t5.cells} == {c.name: c.flags() for c in t4.cells
+                                                     if c.row in ("STM-SOURCE", "Ours")}
     assert len(t5.cells) == 2 * 3 and not t5.unplanned
     assert plan("cdlm-table5", "cpu", out, **kwargs).unplanned[0][0] == "Ours"  # not trained at CPU scale: said so
 
@@ -779,7 +783,7 @@ def test_rnn_cells_read_the_papers_vectors_or_are_missing_input(tmp_path, capsys
         cells = plan(experiment, "paper", tmp_path / "c", domains=["politics"]).cells
         assert cells and all(any(i.startswith("--word_vectors FILE") for i in c.inputs) for c in cells), experiment
         cells = plan(experiment, "paper", tmp_path / "c", domains=["politics"], vectors=vectors).cells
-        assert all(c.argv[c.argv.index("--word_vectors") + 1] == str(g100) and not any(
+        assert all(c.flags()[c.flags().index("--word_vectors") + 1] == str(g100) and not any(
             "_vectors FILE" in i for i in c.inputs) for c in cells), experiment
 
 
@@ -790,7 +794,7 @@ def test_random_vectors_are_an_opt_in_cut_the_table_names(tmp_path):
     cut = RNNVectors.from_flags("paper", random_vectors=True)
     grid = plan("crossner-table2", "paper", tmp_path, domains=["politics"], rows=["Coach (word)", DIRECT],
                 vectors=cut)
-    assert not any("_vectors" in " ".join(c.argv) or any("_vectors" in i for i in c.inputs) for c in grid.cells)
+    assert not any("_vectors" in " ".join(c.flags()) or any("_vectors" in i for i in c.inputs) for c in grid.cells)
     assert len(grid.notes) == 1 and grid.notes[0].startswith("word vectors: random for the RNN rows (Coach (word))")
     assert "--random_vectors" in grid.notes[0] and "002:429-431" in grid.notes[0]
     assert plan("cdlm-fig6", "paper", tmp_path, vectors=cut).notes[0].startswith(
@@ -798,7 +802,7 @@ def test_random_vectors_are_an_opt_in_cut_the_table_names(tmp_path):
     g300 = _vectors_file(tmp_path / "g300.txt", 300)
     cpu = plan("crossner-table2", "cpu", tmp_path, domains=["politics"], rows=["Coach (word)"],
                vectors=RNNVectors.from_flags("cpu", word_vectors_300d=str(g300)))
-    assert "--word_vectors" in cpu.cells[0].argv and not any("word vectors" in n for n in cpu.notes)
+    assert "--word_vectors" in cpu.cells[0].flags() and not any("word vectors" in n for n in cpu.notes)
     with pytest.raises(ValueError, match="--word_vectors .*g300.txt: its first vector has 300 values.*100-d"):
         RNNVectors.from_flags("paper", word_vectors=str(g300))
     with pytest.raises(ValueError, match="--scale smoke trains 16-d RNNs"):
@@ -814,15 +818,15 @@ def test_plans_follow_the_release_and_the_papers_sources(tmp_path):
     from crossner_hf.reproduce.experiments import BORROWED
 
     grid = plan("crossner-table2", "paper", tmp_path, domains=["politics", "music"])
-    dropout = {(c.row, c.column): c.argv[c.argv.index("--dropout") + 1] if "--dropout" in c.argv else None
+    dropout = {(c.row, c.column): c.flags()[c.flags().index("--dropout") + 1] if "--dropout" in c.flags() else None
                for c in grid.cells if c.command == "bilstm-crf"}
     assert {k: v for k, v in dropout.items() if v} == {("BiLSTM-CRF (word)", "politics"): "0.3",
                                                        ("BiLSTM-CRF (word + char)", "politics"): "0.3"}
     assert "--dropout" not in " ".join(c for cell in plan("crossner-table2", "cpu", tmp_path, domains=["politics"]
-                                                          ).cells for c in cell.argv)
+                                                          ).cells for c in cell.flags())
     borrowed = BORROWED["nerbert-table2"]["pretrain-finetune / CDLM"]
     assert "004:905" in borrowed and "cdlm-table3 row 'FINAL'" in borrowed and "crossner-table2" in borrowed
     fig3 = plan("nerbert-fig3", "cpu", tmp_path, nerbert_corpus=str(tmp_path))
     tsne = [c for c in fig3.cells if c.command == "plot-entities"]
-    assert tsne and all("--config" not in c.argv and c.argv[c.argv.index("--domain") + 1] == "politics"
+    assert tsne and all("--config" not in c.flags() and c.flags()[c.flags().index("--domain") + 1] == "politics"
                         for c in tsne)

@@ -15,7 +15,9 @@ raw text those are listed as "needs --raw_text". Each run is a cell of a resumab
 resume; a failure is one line and the others go on). The choice reads mean dev F1 over seeds, never test; a cheaper
 method within one standard deviation of the best is shipped instead unless --prefer best. OUT/adapt.md,
 OUT/adapt.json and OUT/adapt.png hold the evidence; OUT/best is the shipped model (Tagger, predict, report, export,
-push), its card carries the table.
+push), its card carries the table. The paired bootstrap on dev and OUT/best's dev and test F1 come from the dev and
+test predictions each fine-tuning cell recorded when it scored (seed-*/predictions.jsonl), not from its model
+tagging them again (a --bilstm_crf cell, or a cell made before cells recorded them, is tagged).
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     """
     cells = list(cells)
     done = done or (lambda c: (c.folder(out) / c.result_file).is_file())
-    seconds = seconds or (lambda c: measured_seconds(c.folder(out) / c.result_file))
+    seconds = seconds or (lambda c: cell_seconds(c, out))
     finished = [c for c in cells if done(c)]
     measured: dict[str, list[float]] = {}
     took_minutes: dict[str, float] = {}
@@ -191,6 +191,12 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     return Estimate(cells=len(cells), done=len(finished), minutes_left=sum(per_cell.values()),
                     measured_minutes=measured_minutes, disk_mb=disk_done + disk_left, disk_left_mb=disk_left,
                     priced_from=priced_from, per_cell=per_cell, measured=took_minutes)
+
+
+def cell_seconds(cell: Any, out: str | Path) -> float | None:
+    """The wall seconds a finished cell's result file records (the estimate's and the grid's progress ETA's one
+    reading of them), or None."""
+    return measured_seconds(cell.folder(out) / cell.result_file)
 
 
 def measured_seconds(path: Path) -> float | None:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crossner_hf.grid.cells import Cell, cell_status, changed_settings, topological
+from crossner_hf.grid.costs import cell_seconds
 
 if TYPE_CHECKING:
     from crossner_hf.executors import ExecutorOptions
@@ -283,7 +284,7 @@ class Progress:
         self.last = key
         measured = estimated = 0.0
         for name in done:
-            seconds = _measured_seconds(self.cells[name], self.out)
+            seconds = cell_seconds(self.cells[name], self.out)
             if seconds:
                 measured += seconds
                 estimated += 60 * self.cells[name].minutes
@@ -299,12 +300,6 @@ class Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
-
-
-def _measured_seconds(cell: Cell, out: Path) -> float | None:
-    from crossner_hf.grid.costs import measured_seconds
-
-    return measured_seconds(cell.folder(out) / cell.result_file)
 
 
 def _duration(seconds: float) -> str:

@@ -2,8 +2,8 @@
 the packaged paper presets at ``paper``); the dataset columns ``--datasets`` adds. Shared by every paper's
 experiments (:mod:`.experiments`, :mod:`.cdlm_tables`) and ``adapt``'s budgets.
 
-A budget is settings as values (:data:`Settings`: ``{"max_steps": 2, "use_cpu": True}``), merged as dicts and
-rendered to flags once (:func:`argv`); the ``*_flags`` functions are those renderings."""
+A budget is settings as values (:data:`Settings`: ``{"max_steps": 2, "use_cpu": True}``), merged as dicts into a
+cell's :attr:`~crossner_hf.grid.Cell.settings` and rendered to flags once, by the grid (:func:`argv`)."""
 
 from __future__ import annotations
 
@@ -52,11 +52,6 @@ def preset_settings(name: str) -> Settings:
     return {"config": f"paper/{name}"}
 
 
-def preset_flags(name: str) -> list[str]:
-    """``--config paper/NAME`` (:func:`preset_settings` rendered)."""
-    return argv(preset_settings(name))
-
-
 def train_settings(scale: str, schedule: str, data_dir: str | None, *, few_shot: bool = True,
                    preset: str | None = None) -> Settings:
     """``train``'s settings at ``scale``; ``few_shot=False`` when the cell sets its own training-set size; ``preset``
@@ -96,10 +91,6 @@ def rnn_settings(scale: str, data_dir: str | None, preset: str) -> Settings:
     return {**data, "use_cpu": True, "num_train_epochs": 20, "max_steps_per_epoch": 100}
 
 
-def rnn_flags(scale: str, data_dir: str | None, preset: str) -> list[str]:
-    return argv(rnn_settings(scale, data_dir, preset))
-
-
 def minutes_for(scale: str, kind: str) -> float:
     """Estimated minutes of one ``kind`` cell (``train``, ``rnn``, ``dapt``) at ``scale``: the grid's one cost
     table (:mod:`crossner_hf.grid.costs`), shared with ``adapt``."""
@@ -120,14 +111,11 @@ def multicell_settings(scale: str, data_dir: str | None) -> Settings:
     return {**data, "use_cpu": True, "num_train_epochs": 40}
 
 
-def multicell_flags(scale: str, data_dir: str | None) -> list[str]:
-    return argv(multicell_settings(scale, data_dir))
-
-
 def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequence[str] | None,
                     paper_columns: Sequence[str] = NERBERT_DOMAINS, default: Sequence[str] | None = None,
-                    crossner_in_paper: bool = True) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """(column, train flags, inputs) of each column: CrossNER domains by name, the others from ``--datasets``.
+                    crossner_in_paper: bool = True) -> list[tuple[str, Settings, tuple[str, ...]]]:
+    """(column, its target's settings: ``domain`` or ``dataset_dir``, inputs) of each column: CrossNER domains by
+    name, the others from ``--datasets``.
 
     ``--datasets`` entries are ``NAME=SOURCE`` (a paper column such as ``twitter=tner/btc`` or a new
     name) or a bare folder (named after it). At ``--scale paper`` every one of the paper's columns
@@ -155,13 +143,13 @@ def nerbert_columns(scale: str, domains: Sequence[str] | None, datasets: Sequenc
     columns = []
     for name in names:
         if name in DOMAINS:
-            columns.append((name, ("--domain", name), ()))
+            columns.append((name, {"domain": name}, ()))
         elif name in given:
             source = given[name]
             local = Path(source).exists() or source.startswith(("/", "."))
-            columns.append((name, ("--dataset_dir", source), (source,) if local else ()))
+            columns.append((name, {"dataset_dir": source}, (source,) if local else ()))
         elif name in paper_columns:
-            columns.append((name, ("--dataset_dir", f"<{name}>"),
+            columns.append((name, {"dataset_dir": f"<{name}>"},
                             (f"--datasets {name}=SOURCE (a Hub id or a folder load_dataset opens, or a CoNLL folder)",)))
         else:
             raise ValueError(f"--domains {name}: choose CrossNER domains ({', '.join(DOMAINS)}), the paper's other "

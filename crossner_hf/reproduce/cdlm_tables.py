@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from crossner_hf.reproduce.budgets import minutes_for, nerbert_columns, preset_flags, seeds_for
+from crossner_hf.reproduce.budgets import Settings, minutes_for, nerbert_columns, preset_settings, seeds_for
 from crossner_hf.grid import Cell
 
 ELMO = ("cannot run here: ELMo needs a bidirectional LM pre-trained on the mixed raw text (allennlp weights or "
@@ -73,12 +73,12 @@ trained over source- and target-domain raw data (004:1100-1103); SELF-TRAIN read
 (004:1092-1094)."""
 
 
-def raw_text(name: str, given: dict[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(flag values, inputs) of a raw corpus: the file when given (an input the grid checks), else a 'missing
-    input' naming the flag."""
+def raw_text(name: str, given: dict[str, str]) -> tuple[str, tuple[str, ...]]:
+    """(the flag's value, inputs) of a raw corpus: the file when given (an input the grid checks), else a
+    placeholder and a 'missing input' naming the flag."""
     if name in given:
-        return (given[name],), (given[name],)
-    return (f"<raw {name}>",), (f"--raw_text {name}=FILE ({RAW_TEXT[name]})",)
+        return given[name], (given[name],)
+    return f"<raw {name}>", (f"--raw_text {name}=FILE ({RAW_TEXT[name]})",)
 
 
 def parse_raw_text(items: Sequence[str] | None) -> dict[str, str]:
@@ -91,67 +91,67 @@ def parse_raw_text(items: Sequence[str] | None) -> dict[str, str]:
     return given
 
 
-def _bilstm_flags(scale: str, data_dir: str | None, schedule: str) -> list[str]:
+def _bilstm_settings(scale: str, data_dir: str | None, schedule: str) -> Settings:
     """The Lample BiLSTM-CRF (STM, NCRF++) under ``schedule``."""
-    data = ["--data_dir", data_dir] if data_dir else []
     if scale == "paper":
-        return [*preset_flags("cdlm_bilstm_crf"), "--schedule", schedule, *data]
-    common = [*data, "--use_cpu", "true", "--architecture", "lample", "--schedule", schedule]
+        return {**preset_settings("cdlm_bilstm_crf"), "schedule": schedule, "data_dir": data_dir}
+    common = {"data_dir": data_dir, "use_cpu": True, "architecture": "lample", "schedule": schedule}
     if scale == "smoke":
-        return [*common, "--max_steps", "4", "--word_dim", "16", "--char_dim", "8", "--char_filters", "8",
-                "--hidden_size", "16", "--source_subsample", "60"]
+        return {**common, "max_steps": 4, "word_dim": 16, "char_dim": 8, "char_filters": 8, "hidden_size": 16,
+                "source_subsample": 60}
     # the paper's STM optimiser (RMSprop 1e-3, 004:781-782): SGD 0.015 left STM-TARGET at dev F1 0 for ten epochs
     # and early stopping ended it; 100 epochs of at most 20 steps, never stopped early (2,000 steps)
-    return [*common, "--initial_optimizer", "rmsprop", "--num_train_epochs", "100", "--max_steps_per_epoch", "20",
-            "--early_stopping_patience", "0"]
+    return {**common, "initial_optimizer": "rmsprop", "num_train_epochs": 100, "max_steps_per_epoch": 20,
+            "early_stopping_patience": 0}
 
 
-def _cdlm_flags(scale: str, data_dir: str | None, mode: str) -> list[str]:
-    data = ["--data_dir", data_dir] if data_dir else []
+def _cdlm_settings(scale: str, data_dir: str | None, mode: str) -> Settings:
     if scale == "paper":
-        return [*preset_flags("cdlm_supervised" if mode == "supervised" else "cdlm_zero_shot"), *data]
-    common = [*data, "--use_cpu", "true", "--mode", mode]
+        return {**preset_settings("cdlm_supervised" if mode == "supervised" else "cdlm_zero_shot"),
+                "data_dir": data_dir}
+    common = {"data_dir": data_dir, "use_cpu": True, "mode": mode}
     if scale == "smoke":
-        return [*common, "--max_steps", "4", "--word_dim", "16", "--char_dim", "8", "--char_filters", "8",
-                "--hidden_size", "16", "--source_subsample", "60", "--lm_negatives", "10"]
-    return [*common, "--num_train_epochs", "10", "--max_steps_per_epoch", "60"]
+        return {**common, "max_steps": 4, "word_dim": 16, "char_dim": 8, "char_filters": 8, "hidden_size": 16,
+                "source_subsample": 60, "lm_negatives": 10}
+    return {**common, "num_train_epochs": 10, "max_steps_per_epoch": 60}
 
 
-def _lm_text(column: str, corpora: str | None) -> list[str]:
+def _lm_text(column: str, corpora: str | None) -> Settings:
     """The target LM text: a CrossNER domain's domain-level corpus when ``--corpora`` is given, else (no flag)
     the target's own training sentences, as the release's supervised code."""
     from crossner_hf.data.labels import DOMAINS
 
-    return ["--target_text", f"{corpora}:{column}-domain"] if corpora and column in DOMAINS else []
+    return {"target_text": f"{corpora}:{column}-domain"} if corpora and column in DOMAINS else {}
 
 
-Row = tuple[str, str, str, Callable[[str], Sequence[str]]]
-"""(row label, cell slug, command, the command's flags for a column) of one row of a CDLM table."""
+Row = tuple[str, str, str, Callable[[str], Settings]]
+"""(row label, cell slug, command, the command's settings for a column) of one row of a CDLM table."""
 
 
 def _grid(scale: str, seeds: Sequence[int] | None, columns, rows: Sequence[Row],
           extra_inputs: Callable[[str, str], tuple[str, ...]] = lambda column, row: ()) -> list[Cell]:
-    """One cell per (column, seed, row), in that order; each cell's flags end with the column's target and seed.
+    """One cell per (column, seed, row), in that order; each cell's settings end with the column's target and seed.
     ``extra_inputs(column, row)``: what else a cell reads (the raw corpora of a zero-shot column)."""
     from crossner_hf.data.labels import DOMAINS
 
-    return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command,
-                 argv=(*flags(column), *target, "--seed", str(seed)), row=row, column=column, seed=seed,
+    return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command, argv=(),
+                 settings={**settings(column), **target, "seed": seed}, row=row, column=column, seed=seed,
                  inputs=(*inputs, *extra_inputs(column, row)), minutes=minutes_for(scale, "rnn"),
                  meta={"extension": "CrossNER domain: not a column of the paper's table"} if column in DOMAINS
                  else {})
             for column, target, inputs in columns for seed in seeds_for(scale, seeds)
-            for row, slug, command, flags in rows]
+            for row, slug, command, settings in rows]
 
 
 def cdlm_table3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Sequence[int] | None, model: str,
                 corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
     """CDLM Table 3 (004:895-910) over the requested columns x seeds."""
-    rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf", lambda _, s=schedule: _bilstm_flags(scale, data_dir, s))
+    rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf",
+                        lambda _, s=schedule: _bilstm_settings(scale, data_dir, s))
                        for row, schedule in (("STM-TARGET", "target"), ("FINETUNE", "pretrain-finetune"))]
     rows += [(row, f"cdlm-{variant}", "cdlm",
-              lambda column, v=variant: [*_cdlm_flags(scale, data_dir, "supervised"), "--variant", v,
-                                         *_lm_text(column, corpora)])
+              lambda column, v=variant: {**_cdlm_settings(scale, data_dir, "supervised"), "variant": v,
+                                         **_lm_text(column, corpora)})
              for row, variant in TABLE3_CDLM]
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table3"], default=["politics"],
                               crossner_in_paper=False)
@@ -168,15 +168,13 @@ def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
     read them are 'missing input'."""
     given = parse_raw_text(raw)
 
-    def text(column: str, schedule: str) -> list[str]:
+    def text(column: str, schedule: str) -> Settings:
         if column not in PAPER_COLUMNS["cdlm-table4"]:
-            return _lm_text(column, corpora) if schedule != "source" else []
+            return _lm_text(column, corpora) if schedule != "source" else {}
         if schedule == "source":
-            return []
-        flags = ["--target_text", *raw_text(column, given)[0]]
-        if schedule in SOURCE_TEXT_READERS:
-            flags += ["--source_text", *raw_text("source", given)[0]]
-        return flags
+            return {}
+        return {"target_text": raw_text(column, given)[0],
+                "source_text": raw_text("source", given)[0] if schedule in SOURCE_TEXT_READERS else None}
 
     def inputs(column: str, row: str) -> tuple[str, ...]:
         if column not in PAPER_COLUMNS["cdlm-table4"] or row == "STM-SOURCE":
@@ -184,10 +182,10 @@ def cdlm_table4(scale: str, out: str | Path, *, domains: Sequence[str], seeds: S
         return (*raw_text(column, given)[1], *(raw_text("source", given)[1] if row in ("Ours", "DANN") else ()))
 
     rows: list[Row] = [(row, f"stm-{schedule}", "bilstm-crf",
-                        lambda column, s=schedule: [*_bilstm_flags(scale, data_dir, s), *text(column, s)])
+                        lambda column, s=schedule: {**_bilstm_settings(scale, data_dir, s), **text(column, s)})
                        for row, schedule in (("STM-SOURCE", "source"), ("SELF-TRAIN", "self-train"), ("DANN", "dann"))]
     rows.append(("Ours", "cdlm-zero-shot", "cdlm",
-                 lambda column: [*_cdlm_flags(scale, data_dir, "zero-shot"), *text(column, "zero-shot")]))
+                 lambda column: {**_cdlm_settings(scale, data_dir, "zero-shot"), **text(column, "zero-shot")}))
     columns = nerbert_columns(scale, domains, datasets, PAPER_COLUMNS["cdlm-table4"], default=["politics"],
                               crossner_in_paper=False)
     return _grid(scale, seeds, columns, rows, inputs)
@@ -212,19 +210,20 @@ def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
               corpora: str | None, data_dir: str | None, datasets: Sequence[str] | None = None) -> list[Cell]:
     """CDLM Figure 6 (004:1053-1062): STM-TARGET against the model (supervised, FINAL) as the target's NER
     sentences grow, 100 epochs each (004:1056; the presets' value)."""
-    rows: list[Row] = [("STM-TARGET", "stm-target", "bilstm-crf", lambda _: _bilstm_flags(scale, data_dir, "target")),
+    rows: list[Row] = [("STM-TARGET", "stm-target", "bilstm-crf",
+                        lambda _: _bilstm_settings(scale, data_dir, "target")),
                        ("Ours", "cdlm-final", "cdlm",
-                        lambda column: [*_cdlm_flags(scale, data_dir, "supervised"), "--variant", "final",
-                                        *_lm_text(column, corpora)])]
+                        lambda column: {**_cdlm_settings(scale, data_dir, "supervised"), "variant": "final",
+                                        **_lm_text(column, corpora)})]
     columns = nerbert_columns(scale, domains, datasets, ("bionlp13cg",), default=["politics"],
                               crossner_in_paper=False)
     cells = []
     for column, target, inputs in columns:
         for n in FIG6_SIZES[scale]:
             for seed in seeds_for(scale, seeds):
-                for row, slug, command, flags in rows:
-                    cells.append(Cell(name=f"{column}/fig6-{n}/{slug}/seed-{seed}", command=command,
-                                      argv=(*flags(column), *target, "--few_shot", str(n), "--seed", str(seed)),
+                for row, slug, command, settings in rows:
+                    cells.append(Cell(name=f"{column}/fig6-{n}/{slug}/seed-{seed}", command=command, argv=(),
+                                      settings={**settings(column), **target, "few_shot": n, "seed": seed},
                                       row=row, column=str(n), seed=seed, inputs=inputs, meta={"domain": column},
                                       minutes=minutes_for(scale, "rnn")))
     return cells
@@ -243,7 +242,7 @@ def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
     cells = []
     for column, target, inputs in columns:
         cbs = column in PAPER_COLUMNS["cdlm-table4"]
-        text = (["--target_text", *raw_text(column, given)[0], "--source_text", *raw_text("source", given)[0]]
+        text = ({"target_text": raw_text(column, given)[0], "source_text": raw_text("source", given)[0]}
                 if cbs else _lm_text(column, corpora))
         extra = (*raw_text(column, given)[1], *raw_text("source", given)[1]) if cbs else ()
         for row, src_varies, tgt_varies in FIG8_CURVES:
@@ -252,17 +251,17 @@ def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
                 if src_varies and tgt_varies:
                     # an equal number of source and target sentences at each point (004:1154-1156): the share
                     # is of the smaller corpus, so 100% here is not the fixed lines' 100% of each
-                    line, amounts = "both", ("--equal_text_fraction", f"{share:g}")
+                    line, amounts = "both", {"equal_text_fraction": f"{share:g}"}
                 else:
                     # the 100%/100% point ends both fixed lines; one cell per line keeps each cell on one line
                     # (and parallel executors from racing for one folder), at the price of a repeated point
                     line = "tgt" if tgt_varies else "src"
-                    amounts = ("--source_text_fraction", f"{src:g}", "--target_text_fraction", f"{tgt:g}")
+                    amounts = {"source_text_fraction": f"{src:g}", "target_text_fraction": f"{tgt:g}"}
                 for seed in seeds_for(scale, seeds):
                     cells.append(Cell(
                         name=f"{column}/fig8-{line}-src{100 * src:g}-tgt{100 * tgt:g}/seed-{seed}", command="cdlm",
-                        argv=(*_cdlm_flags(scale, data_dir, "zero-shot"), *text, *amounts, *target, "--seed",
-                              str(seed)),
+                        argv=(), settings={**_cdlm_settings(scale, data_dir, "zero-shot"), **text, **amounts,
+                                           **target, "seed": seed},
                         row=row, column=f"{100 * share:g}", seed=seed, inputs=(*inputs, *extra),
                         meta={"domain": column}, minutes=minutes_for(scale, "rnn")))
     return cells

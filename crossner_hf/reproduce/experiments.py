@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from crossner_hf.data.labels import DOMAINS
-from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_model, minutes_for, multicell_flags,
-                                           nerbert_columns, preset_flags, rnn_flags, seeds_for, train_flags)
+from crossner_hf.reproduce.budgets import (NERBERT_DOMAINS, SCALES, default_model, minutes_for, multicell_settings,
+                                           nerbert_columns, preset_settings, rnn_settings, seeds_for, train_settings)
 from crossner_hf.reproduce import cdlm_tables
 from crossner_hf.reproduce.vectors import RNNVectors, random_vector_note, with_vectors
 from crossner_hf.grid import Cell
@@ -85,17 +85,17 @@ def cpu_cuts(experiment: str, cells: Sequence[Cell], not_run: bool) -> tuple[str
     """The cuts of :data:`CPU_CUTS` that concern ``cells`` (``not_run``: rows left out for their budget)."""
     kinds = {"not-run"} if not_run else set()
     for cell in cells:
-        argv = list(cell.argv)
+        settings = cell.settings
         if cell.command in SEEDED_COMMANDS:  # the fine-tunings the papers repeat over seeds
             kinds.add("seeds")
         if cell.command in ENCODER_COMMANDS:
             kinds.add("encoder")
-        if cell.command == "bilstm-crf" and "rmsprop" in argv:
+        if cell.command == "bilstm-crf" and settings.get("initial_optimizer") == "rmsprop":
             kinds.add("bilstm-crf:rmsprop")
         else:
             kinds.add(cell.command)
-        if "--schedule" in argv:
-            kinds.add(f"{cell.command}:{argv[argv.index('--schedule') + 1]}")
+        if settings.get("schedule"):
+            kinds.add(f"{cell.command}:{settings['schedule']}")
     paper_seeds = PAPER_SEEDS[experiment.split("-")[0]]
     return tuple(text.format(paper_seeds=paper_seeds) for kind, text in CPU_CUTS if kind in kinds)
 
@@ -126,15 +126,16 @@ def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, c
     part = "" if fraction is None else f"-{100 * fraction:g}pct"
     corpus_inputs = (str(Path(corpora) / "data" / f"{domain}-{level}"),) if corpora else (
         "--corpora (a folder built by crossner-hf build-corpora)",)
-    budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--block_size", "64"],
-              "cpu": ["--max_steps", "60", "--per_device_train_batch_size", "16", "--block_size", "128"],
-              "paper": []}[scale]
-    share = [] if fraction is None else ["--corpus_fraction", f"{fraction:g}"]
-    flags = preset_flags("crossner_dapt") if scale == "paper" else ["--use_cpu", "true", "--disable_tqdm", "true", *budget]
+    budget = {"smoke": {"max_steps": 2, "per_device_train_batch_size": 4, "block_size": 64},
+              "cpu": {"max_steps": 60, "per_device_train_batch_size": 16, "block_size": 128},
+              "paper": {}}[scale]
+    base = preset_settings("crossner_dapt") if scale == "paper" else {"use_cpu": True, "disable_tqdm": True, **budget}
     return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt", result_file="dapt_results.json",
-                score=False, argv=(*flags, "--model_name_or_path", model, "--dataset_name", str(corpora or "CORPORA"),
-                                   "--dataset_config", f"{domain}-{level}", *share, "--masking", MASKINGS[short],
-                                   "--seed", str(seed)),
+                score=False, argv=(), settings={**base, "model_name_or_path": model,
+                                                "dataset_name": str(corpora or "CORPORA"),
+                                                "dataset_config": f"{domain}-{level}",
+                                                "corpus_fraction": None if fraction is None else f"{fraction:g}",
+                                                "masking": MASKINGS[short], "seed": seed},
                 row=f"DAPT {short} / {level}{part}", column=domain, seed=seed, inputs=corpus_inputs,
                 gpus=1 if scale == "paper" else 0, meta={"domain": domain},
                 # the paper's epochs over a share of the corpus take that share of the time; cpu runs fixed steps
@@ -146,10 +147,11 @@ def _finetune_cell(scale: str, out: str | Path, *, schedule: str, domain: str, s
                    data_dir: str | None = None, meta: dict[str, str] | None = None) -> Cell:
     """A ``train`` run of ``schedule`` on ``domain`` from ``model`` or from the ``dapt`` cell's output."""
     path = str(Path(out) / "cells" / dapt.name) if dapt else model
-    size = ["--few_shot", str(few_shot)] if few_shot is not None else []
-    return Cell(name=name, command="train",
-                argv=(*train_flags(scale, schedule, data_dir, few_shot=few_shot is None), *size, "--model_name_or_path",
-                      path, "--domain", domain, "--seeds", str(seed)),
+    budget = train_settings(scale, schedule, data_dir, few_shot=few_shot is None)
+    if few_shot is not None:  # the cell's own training-set size, in place of the budget's
+        budget = {**{k: v for k, v in budget.items() if k != "few_shot"}, "few_shot": few_shot}
+    return Cell(name=name, command="train", argv=(),
+                settings={**budget, "model_name_or_path": path, "domain": domain, "seeds": seed},
                 row=row, column=column, seed=seed, deps=(dapt.name,) if dapt else (),
                 gpus=1 if scale == "paper" else 0, meta=meta or {}, minutes=minutes_for(scale, "train"),
                 inputs=(model,) if scale == "smoke" and dapt is None else ())
@@ -184,26 +186,26 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                         scale, out, schedule=schedule, domain=domain, seed=seed, model=model, data_dir=data_dir,
                         row=f"{schedule} / DAPT {short} / {level}", column=domain, dapt=dapts[(level, short)],
                         name=f"{domain}/{schedule}-dapt-{level}-{short}/seed-{seed}"))
-            tail = ["--domain", domain, "--seed", str(seed)]
+            tail = {"domain": domain, "seed": seed}
             for baseline, architecture, preset, prefix in (("BiLSTM-CRF", "crossner", "crossner_bilstm_crf", "bilstm-crf"),
                                                            ("Coach", "coach", "crossner_coach", "coach")):
                 # the release's only politics BiLSTM-CRF command passes --dropout 0.3 (its README.md:93); run.sh's
                 # other four domains, the preset's 0.5
-                dropout = (["--dropout", "0.3"] if scale == "paper" and architecture == "crossner"
-                           and domain == "politics" else [])
-                for inputs, chars in (("word", ["--char_ngram_dim", "0"]), ("word + char", [])):
-                    slug = f"{prefix}-{'word' if chars else 'word-char'}"
-                    cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
-                                      argv=(*rnn_flags(scale, data_dir, preset), "--architecture", architecture,
-                                            *dropout, *chars, *tail),
+                dropout = ("0.3" if scale == "paper" and architecture == "crossner" and domain == "politics"
+                           else None)
+                for inputs, chars in (("word", 0), ("word + char", None)):
+                    slug = f"{prefix}-{'word' if chars is not None else 'word-char'}"
+                    cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf", argv=(),
+                                      settings={**rnn_settings(scale, data_dir, preset), "architecture": architecture,
+                                                "dropout": dropout, "char_ngram_dim": chars, **tail},
                                       row=f"{baseline} ({inputs})", column=domain, seed=seed,
                                       minutes=minutes_for(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
-            cdlm_extra = ["--lm_negatives", "10"] if scale == "smoke" else []
             cells.append(Cell(
-                name=f"{domain}/cdlm/seed-{seed}", command="cdlm",
-                argv=(*rnn_flags(scale, data_dir, "cdlm_supervised"), *cdlm_extra, "--mode", "supervised",
-                      "--target_text", f"{corpora or 'CORPORA'}:{domain}-domain", *tail),
+                name=f"{domain}/cdlm/seed-{seed}", command="cdlm", argv=(),
+                settings={**rnn_settings(scale, data_dir, "cdlm_supervised"),
+                          "lm_negatives": 10 if scale == "smoke" else None, "mode": "supervised",
+                          "target_text": f"{corpora or 'CORPORA'}:{domain}-domain", **tail},
                 row="Jia, Liang and Zhang (2019)", column=domain, seed=seed, minutes=minutes_for(scale, "rnn"),
                 inputs=(text,) if text else ("--corpora (the domain-level corpus is CDLM's target LM text, "
                                              "002:440-442)",)))
@@ -214,8 +216,8 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                     (model, "", "Jia and Zhang (2020)", ()),
                     (str(Path(out) / "cells" / span_integrated.name), "-dapt-integrated-span",
                      "Jia and Zhang (2020) + DAPT (span, integrated)", (span_integrated.name,))):
-                cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell",
-                                  argv=(*multicell_flags(scale, data_dir), "--features_model", features, *tail),
+                cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell", argv=(),
+                                  settings={**multicell_settings(scale, data_dir), "features_model": features, **tail},
                                   row=row, column=domain, seed=seed, deps=deps, minutes=minutes_for(scale, "rnn"),
                                   inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells
@@ -348,14 +350,15 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
         name = f"nerbert-{config}"
         inputs = (str(Path(nerbert_corpus) / "data" / config),) if nerbert_corpus else (
             "--nerbert_corpus (a folder built by crossner-hf build-nerbert-corpus)",)
-        budget = {"smoke": ["--max_steps", "2", "--per_device_train_batch_size", "4", "--validation_subsample", "20",
-                            "--use_cpu", "true", "--disable_tqdm", "true"],
-                  "cpu": ["--num_train_epochs", "1", "--per_device_train_batch_size", "16", "--effective_batch_size",
-                          "16", "--learning_rate", "1e-4", "--use_cpu", "true", "--disable_tqdm", "true"],
-                  "paper": preset_flags("nerbert_pretrain") if scale == "paper" else []}[scale]
+        budget = {"smoke": {"max_steps": 2, "per_device_train_batch_size": 4, "validation_subsample": 20,
+                            "use_cpu": True, "disable_tqdm": True},
+                  "cpu": {"num_train_epochs": 1, "per_device_train_batch_size": 16, "effective_batch_size": 16,
+                          "learning_rate": "1e-4", "use_cpu": True, "disable_tqdm": True},
+                  "paper": preset_settings("nerbert_pretrain") if scale == "paper" else {}}[scale]
         cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=1 if scale == "paper" else 0,
-                          argv=(*budget, "--model_name_or_path", model, "--dataset_name",
-                                str(nerbert_corpus or "NERBERT_CORPUS"), "--dataset_config", config),
+                          argv=(), settings={**budget, "model_name_or_path": model,
+                                             "dataset_name": str(nerbert_corpus or "NERBERT_CORPUS"),
+                                             "dataset_config": config},
                           row=f"NER-BERT {config}", column="(pre-training)", minutes=minutes_for(scale, "dapt") * 2))
         encoders[f"NER-BERT {config}"] = (str(Path(out) / "cells" / name), (name,))
     return cells, encoders
@@ -380,9 +383,9 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
                 for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
                     slug = label.lower().replace(" ", "-")
                     cells.append(Cell(
-                        name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
-                        argv=(*train_flags(scale, schedule, data_dir, preset="nerbert_finetune"),
-                              "--model_name_or_path", path, *target, "--seeds", str(seed)),
+                        name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps, argv=(),
+                        settings={**train_settings(scale, schedule, data_dir, preset="nerbert_finetune"),
+                                  "model_name_or_path": path, **target, "seeds": seed},
                         row=f"{schedule} / {labels[label]}", column=column, seed=seed,
                         gpus=1 if scale == "paper" else 0, minutes=minutes_for(scale, "train"),
                         inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
@@ -418,10 +421,11 @@ def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
                     slug = label.lower().replace(" ", "-")
                     percent = f"{100 * fraction:g}"
                     cells.append(Cell(
-                        name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
-                        argv=(*train_flags(scale, "direct", data_dir, few_shot=False, preset="nerbert_finetune"),
-                              "--few_shot_fraction", str(fraction), "--model_name_or_path", path, *target,
-                              "--seeds", str(seed)),
+                        name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps, argv=(),
+                        settings={**train_settings(scale, "direct", data_dir, few_shot=False,
+                                                   preset="nerbert_finetune"),
+                                  "few_shot_fraction": str(fraction), "model_name_or_path": path, **target,
+                                  "seeds": seed},
                         row=f"{labels[label]} ({domain})", column=percent, seed=seed, meta={"domain": domain},
                         gpus=1 if scale == "paper" else 0, minutes=minutes_for(scale, "train"),
                         inputs=(*((model,) if scale == "smoke" and not deps else ()), *inputs)))
@@ -437,14 +441,14 @@ def nerbert_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
     dimension); the table lists the silhouettes, the panel puts the four plots side by side.
     """
     cells, encoders = nerbert_pretraining(scale, out, model=model, nerbert_corpus=nerbert_corpus)
-    data = ["--data_dir", data_dir] if data_dir else []
-    sample = ["--max_entities", "60"] if scale == "smoke" else []
     for domain in domains:
         for label, (path, deps) in encoders.items():
             slug = label.lower().replace(" ", "-")
             cells.append(Cell(
                 name=f"{domain}/tsne-{slug}", command="plot-entities", deps=deps, output_file="entities.png",
-                result_file="entities.json", argv=(*data, *sample, "--model", path, "--domain", domain, "--seed", "0"),
+                result_file="entities.json", argv=(),
+                settings={"data_dir": data_dir, "max_entities": 60 if scale == "smoke" else None, "model": path,
+                          "domain": domain, "seed": 0},
                 row=label, column=domain, meta={"domain": domain}, minutes=minutes_for(scale, "rnn") / 2,
                 inputs=(model,) if scale == "smoke" and not deps else ()))
     return cells

@@ -14,9 +14,10 @@ RNNs are 16-d, so it takes none.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from crossner_hf.grid import Cell
 
@@ -82,32 +83,31 @@ class RNNVectors:
                                  f"{width}-d ({what}); give the {width}-d file.")
         return cls(**resolved, random_vectors=random_vectors)
 
-    def flags(self, scale: str, *files: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """(argv, inputs) of a cell that reads ``files`` (names of :data:`KINDS`): each given file as the command's
-        flag and an input the grid checks; at ``--scale paper`` without ``--random_vectors`` a file not given is a
-        placeholder argument and a 'missing input' naming the flag; otherwise nothing (random vectors)."""
-        argv: list[str] = []
+    def settings(self, scale: str, *files: str) -> tuple[dict[str, str], tuple[str, ...]]:
+        """(settings, inputs) of a cell that reads ``files`` (names of :data:`KINDS`): each given file as the
+        command's setting and an input the grid checks; at ``--scale paper`` without ``--random_vectors`` a file
+        not given is a placeholder value and a 'missing input' naming the flag; otherwise nothing (random
+        vectors)."""
+        settings: dict[str, str] = {}
         inputs: list[str] = []
         for name in files:
             # the RNN commands call GloVe of any size --word_vectors
-            command_flag = "--char_ngram_vectors" if name == "char_ngram_vectors" else "--word_vectors"
+            setting = "char_ngram_vectors" if name == "char_ngram_vectors" else "word_vectors"
             path = getattr(self, name)
             if path:
-                argv += [command_flag, path]
+                settings[setting] = path
                 inputs.append(path)
             elif scale == "paper" and not self.random_vectors:
-                argv += [command_flag, f"<{name}>"]
+                settings[setting] = f"<{name}>"
                 inputs.append(f"--{name} FILE ({KINDS[name][1].split(':')[0]})")
-        return tuple(argv), tuple(inputs)
+        return settings, tuple(inputs)
 
 
-def vector_files(command: str, argv: Sequence[str]) -> tuple[str, ...]:
-    """The :data:`KINDS` an RNN cell reads, from its command and flags: CrossNER's ``crossner`` / ``coach``
-    networks GloVe 300d (and CharNGram unless ``--char_ngram_dim 0``), everything else GloVe 100d."""
-    argv = list(argv)
-    architecture = argv[argv.index("--architecture") + 1] if "--architecture" in argv else None
-    if command == "bilstm-crf" and architecture in ("crossner", "coach"):
-        words_only = "--char_ngram_dim" in argv and argv[argv.index("--char_ngram_dim") + 1] == "0"
+def vector_files(command: str, settings: Mapping[str, Any]) -> tuple[str, ...]:
+    """The :data:`KINDS` an RNN cell reads, from its command and settings: CrossNER's ``crossner`` / ``coach``
+    networks GloVe 300d (and CharNGram unless ``char_ngram_dim`` 0), everything else GloVe 100d."""
+    if command == "bilstm-crf" and settings.get("architecture") in ("crossner", "coach"):
+        words_only = str(settings.get("char_ngram_dim")) == "0"
         return ("word_vectors_300d",) if words_only else ("word_vectors_300d", "char_ngram_vectors")
     return ("word_vectors",)
 
@@ -116,16 +116,16 @@ RNN_COMMANDS = ("bilstm-crf", "cdlm", "multicell")
 
 
 def with_vectors(cells: Sequence[Cell], scale: str, vectors: RNNVectors) -> list[Cell]:
-    """``cells`` with the vectors files carried to every RNN cell (:meth:`RNNVectors.flags`): right after its
-    ``--config`` preset (the command line reads as the preset, then what this cell adds), else first."""
+    """``cells`` with the vectors files carried to every RNN cell (:meth:`RNNVectors.settings`): right after its
+    ``config`` preset (the command line reads as the preset, then what this cell adds), else first."""
     out = []
     for cell in cells:
         if cell.command not in RNN_COMMANDS:
             out.append(cell)
             continue
-        argv, inputs = vectors.flags(scale, *vector_files(cell.command, cell.flags()))
-        at = cell.argv.index("--config") + 2 if "--config" in cell.argv else 0
-        out.append(replace(cell, argv=(*cell.argv[:at], *argv, *cell.argv[at:]), inputs=(*cell.inputs, *inputs)))
+        added, inputs = vectors.settings(scale, *vector_files(cell.command, cell.settings))
+        preset = {"config": cell.settings["config"]} if "config" in cell.settings else {}
+        out.append(replace(cell, settings={**preset, **added, **cell.settings}, inputs=(*cell.inputs, *inputs)))
     return out
 
 
@@ -137,7 +137,7 @@ def random_vector_note(cells: Sequence[Cell], scale: str, vectors: RNNVectors) -
     rows: list[str] = []
     for cell in cells:
         if cell.command in RNN_COMMANDS and cell.row not in rows:
-            needed = vector_files(cell.command, cell.flags())
+            needed = vector_files(cell.command, cell.settings)
             if not all(getattr(vectors, name) for name in needed):
                 rows.append(cell.row)
     if not rows:

@@ -240,30 +240,59 @@ def dev_history(result: WorkflowResult) -> list[list[float]]:
     return histories
 
 
-def _bootstrap(rows: Sequence[Row], target: Any) -> tuple[dict | None, str | None]:
-    """The paired bootstrap on dev between the two best methods by mean dev F1 (each seed's model tags dev)."""
-    from crossner_hf.evaluation.scoring import evaluate_tagger
-    from crossner_hf.inference.tagger import Tagger
+def split_tags(folder: str | Path, target: Any, split: str, *,
+               recorded: bool = True) -> tuple[list[list[str]], list[list[str]]]:
+    """Gold and predicted tags of ``split`` of ``target`` for the model in ``folder`` (a cell's or a run's): the
+    predictions the run recorded in the scoring pass that gave its results (its kept seed's
+    ``seed-<seed>/predictions.jsonl``), else (a run made before runs recorded them, or other data; ``recorded``
+    False) the model loaded and the split tagged through ``Tagger``."""
+    names = list(target.labels)
+    rows = target[split]
+    gold = [[names[i] for i in tags] for tags in rows["ner_tags"]]
+    pred = _recorded_tags(Path(folder), split, rows["tokens"]) if recorded else None
+    if pred is None:
+        from crossner_hf.evaluation.scoring import evaluate_tagger
+        from crossner_hf.inference.tagger import Tagger
 
+        logger.info("%s: no recorded %s predictions for this data; tagging it", folder, split)
+        evaluation = evaluate_tagger(Tagger.from_pretrained(folder), target, split)
+        return evaluation.gold, evaluation.pred
+    return gold, pred
+
+
+def _recorded_tags(folder: Path, split: str, tokens: Sequence[Sequence[str]]) -> list[list[str]] | None:
+    """The tags the run in ``folder`` recorded for ``split``: its model is its kept seed's (``best_seed``, or its
+    one seed), so that seed's predictions are the model's."""
+    from crossner_hf.evaluation.predictions import PREDICTIONS, read_predictions
+
+    try:
+        result = WorkflowResult.read(folder)
+    except (OSError, ValueError, KeyError):  # no readable results file: nothing recorded to trust
+        return None
+    seeds = result.seeds or []
+    seed = result.results.get("best_seed", seeds[0] if len(seeds) == 1 else None)
+    if seed is None:
+        return None
+    return read_predictions(folder / f"seed-{seed}" / PREDICTIONS, split, tokens)
+
+
+def _bootstrap(rows: Sequence[Row], target: Any, *, recorded: bool = True) -> tuple[dict | None, str | None]:
+    """The paired bootstrap on dev between the two best methods by mean dev F1, from each seed model's dev
+    predictions (:func:`split_tags`: those its run recorded; ``recorded`` False: each model tags dev again)."""
     top = sorted((r for r in rows if r.done and r.models), key=lambda r: -r.dev_f1)[:2]
     if len(top) < 2 or target is None:
         return None, None
-    counts = []
-    for row in top:
-        per_model = []
-        for folder in row.models:
-            evaluation = evaluate_tagger(Tagger.from_pretrained(folder), target, "validation")
-            per_model.append(sentence_counts(evaluation.gold, evaluation.pred))
-        counts.append(per_model)
+    counts = [[sentence_counts(*split_tags(folder, target, "validation", recorded=recorded)) for folder in row.models]
+              for row in top]
     result = paired_bootstrap(counts[0], counts[1])
     result = {"first": top[0].method, "second": top[1].method, **result}
     return result, bootstrap_sentence(top[0].method, top[1].method, result)
 
 
 def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
-    """Copy the chosen method's best-dev seed to ``OUT/best`` and score it through ``Tagger`` (dev and test)."""
-    from crossner_hf.evaluation.scoring import evaluate_tagger
-    from crossner_hf.inference.tagger import Tagger
+    """Copy the chosen method's best-dev seed to ``OUT/best``; its dev and test F1 are those of the cell's recorded
+    predictions (the figures ``Tagger`` gives on ``best/``; a cell made before cells recorded them: tagged)."""
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
 
     index = max(range(len(row.models)), key=lambda i: row.dev[i])
     best = out / "best"
@@ -277,11 +306,11 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
         best.rename(staging / "old")
     (staging / "model").rename(best)
     shutil.rmtree(staging, ignore_errors=True)
-    tagger = Tagger.from_pretrained(best)
-    dev = evaluate_tagger(tagger, target, "validation")
-    test = evaluate_tagger(tagger, target, "test")
+    # the cell's folder, not best/: its seed folders (where the predictions are) are not copied
+    dev, test = (compute_ner_metrics(*split_tags(row.models[index], target, split))["overall_f1"]
+                 for split in ("validation", "test"))
     return {"path": str(best.resolve()), "method": row.method, "seed": row.seeds[index],
-            "dev_f1": dev.f1, "test_f1": test.f1}  # fractions, as in every results file
+            "dev_f1": dev, "test_f1": test}  # fractions, as in every results file
 
 
 def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | None, model: str | None,

@@ -307,6 +307,14 @@ def run_seed(
         "log_history": trainer.state.log_history,
     }
     if args.process_index == 0:
+        # the tags this scoring pass gave, beside its figures: adapt's bootstrap and shipped figures read them
+        # rather than tagging dev and test again (written before seed_results.json: a finished seed has both)
+        from crossner_hf.evaluation.predictions import PREDICTIONS, write_predictions
+
+        names = [trainer.model.config.id2label[i] for i in range(len(trainer.model.config.id2label))]
+        write_predictions(seed_dir / PREDICTIONS, names, {
+            split: (target[split]["tokens"], trainer.last_eval_predictions[prefix])
+            for split, prefix in (("validation", "dev"), ("test", "test"))})
         done.write_text(json.dumps(result, indent=2, default=str))
     _drop_checkpoints(args, seed_dir)
     trainer.accelerator.wait_for_everyone()

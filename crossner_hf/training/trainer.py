@@ -103,6 +103,9 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
         self.decoding = decoding
         self.head_learning_rate = head_learning_rate
         self.last_eval_details: dict[str, dict] = {}
+        # the tag ids each sentence got in the last evaluation per prefix (the run decoding's), which a run
+        # records beside its scores so its readers need not tag the split again
+        self.last_eval_predictions: dict[str, list[list[int]]] = {}
 
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval", eval_examples=None):
         # Overridden (1) to score at the word level: the metric needs the examples behind the features,
@@ -151,8 +154,9 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
             [len(g) for g in gold],
         )
         word_scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
-        scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, self.decoding, self.excluded_labels),
-                                                 names))
+        predicted = decode(word_scores, names, self.decoding, self.excluded_labels)
+        self.last_eval_predictions[prefix] = [[int(t) for t in sentence] for sentence in predicted]
+        scores = compute_ner_metrics(gold, _tags(predicted, names))
         # the other decoding, reported alongside so the release's argmax figure is never lost
         other = "argmax" if self.decoding == "bio-viterbi" else "bio-viterbi"
         other_scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, other, self.excluded_labels),
