@@ -152,7 +152,7 @@ def test_the_label_map_trains_the_targets_rows_with_the_source(crossner_data_dir
     """CoNLL-2003's person rows carry the id of the target's x_person: the source trains the user's head rows, and
     no person class is added; a wrong name is one line; without a map the match is proposed, not applied."""
     from crossner_hf.data.target import load_target
-    from crossner_hf.training.label_map import check_label_map
+    from crossner_hf.data.labels import check_label_map
     from crossner_hf.training.schedules import head_labels, source_in_target_space
 
     target = _renamed(crossner_data_dir, tmp_path)

@@ -51,13 +51,13 @@ from transformers.trainer_utils import IntervalStrategy
 from crossner_hf.data.sampling import draw_rows
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
-from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
+from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
+                                     map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json, usual_modes
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.cadence import checkpoint_within_budget, dev_cadence
 from crossner_hf.training.checkpoints import CompletionMarker
-from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig
 from crossner_hf.training.workflow import finish_output, model_folder, model_name, resume_point, wants_resume
@@ -87,7 +87,7 @@ def source_in_target_space(
 
     ``source``: the source as a :class:`TargetData`, or the folder holding the CrossNER files (``None``:
     ``$CROSSNER_DATA_DIR``). ``subsample`` keeps that many sentences, drawn with ``seed``. ``label_map`` renames
-    source types into target ones first (``{"person": "x_person"}``, :mod:`crossner_hf.training.label_map`).
+    source types into target ones first (``{"person": "x_person"}``, :mod:`crossner_hf.data.labels`).
     """
     from datasets import ClassLabel, List
 

@@ -191,7 +191,7 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
                                  "or a share of the train split).")
             if not 0 < self.few_shot_fraction <= 1:
                 raise ValueError(f"--few_shot_fraction {self.few_shot_fraction}: must be in (0, 1], e.g. 0.1.")
-        from crossner_hf.training.label_map import parse_label_map
+        from crossner_hf.data.labels import parse_label_map
 
         self.source_label_map = parse_label_map(self.source_label_map)
         if self.schedule == "direct" and self.source_label_map:
