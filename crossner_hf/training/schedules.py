@@ -55,7 +55,7 @@ from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels
                                      map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import read_json, usual_modes
-from crossner_hf.results import WorkflowResult, shared_record
+from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig, checkpoint_within_budget, dev_cadence
@@ -388,9 +388,10 @@ def finetune(
         out = Path(config.output_dir)
         per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
         results = summarize(config, per_seed, inputs)
+        result = ScheduleResult.from_results(out, results)
         if config.process_index == 0:
             _finish(out, results, config)
-    return ScheduleResult.from_results(out, results)
+    return result
 
 
 def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
@@ -436,8 +437,6 @@ class ScheduleResult(WorkflowResult):
 
 def format_results(results: dict[str, Any]) -> str:
     """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
-    from crossner_hf.evaluation.metrics import format_per_type_table
-
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
     lines = [
         f"CrossNER {results['dataset']['name']} / {results['schedule']} / {results['model']}",
@@ -451,8 +450,6 @@ def format_results(results: dict[str, Any]) -> str:
             f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
             f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
         )
-    from crossner_hf.publishing.cards import mean_std_text
-
     lines.append(
         f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
         f"{mean_std_text(results['test']['overall_f1'], results['test']['overall_f1_std'])}"
