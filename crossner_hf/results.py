@@ -262,7 +262,8 @@ def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> s
         overall = [metrics[f"{prefix}overall_{k}"] for k in ("precision", "recall", "f1")]
     except KeyError as err:
         raise ValueError(
-            f"metrics lacks the key {err.args[0]!r}; pass the dict returned by crossner_hf.evaluation.metrics.compute_ner_metrics."
+            f"metrics lacks the key {err.args[0]!r}; pass the dict returned by "
+            "crossner_hf.evaluation.metrics.compute_ner_metrics."
         ) from None
     rows = [
         (t, per_type[t]["precision"], per_type[t]["recall"], per_type[t]["f1"], per_type[t]["support"])

@@ -279,7 +279,8 @@ def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
                      f"the NER-BERT corpus `{step.get('corpus')}` (config `{step.get('config')}`: "
                      f"{step.get('n_categories')} entity categories, {step.get('train_sentences')} sentences) "
                      f"for {step.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
-                     f"({percent_text(step.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
+                     f"({percent_text(step.get('best_validation_f1'))}); that tagging head was then replaced by a "
+                     "fresh "
                      "one for this model's labels.")
     return text
 
@@ -429,7 +430,8 @@ def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source:
             f"(`Tagger.from_pretrained`, {runtime}, {decoding} decoding), beside the PyTorch model it came from "
             "on the same sentences:\n\n"
             "| runtime | precision | recall | F1 |\n|---|---:|---:|---:|\n"
-            f"| {runtime} (this folder) | {percent_text(evaluation['precision'])} | {percent_text(evaluation['recall'])} | "
+            f"| {runtime} (this folder) | {percent_text(evaluation['precision'])} | "
+            f"{percent_text(evaluation['recall'])} | "
             f"{percent_text(evaluation['f1'])} |\n"
             f"| PyTorch (`{source.name}`) | | | {percent_text(evaluation.get('pytorch_f1'))} |\n\n"
             f"Difference {100 * (evaluation['f1'] - evaluation.get('pytorch_f1', evaluation['f1'])):+.2f} F1; {same}. "
