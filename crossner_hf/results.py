@@ -227,3 +227,52 @@ def read_results(folder: str | Path) -> WorkflowResult:
     the workflow's own keys through ``result["key"]``."""
     return WorkflowResult.read(folder)
 
+
+# --------------------------------------------------------------------------- the figures as text
+
+
+def percent_text(value: float | None) -> str:
+    """A fraction as percent with 2 decimals (``"–"`` for none): every table and card prints F1 so."""
+    return "–" if value is None else f"{100 * value:.2f}"
+
+
+def mean_std_text(mean: float, std: float | None) -> str:
+    """``"63.73 ± 0.84"``; just ``"64.68"`` for one seed (no spread to report)."""
+    return percent_text(mean) if std is None else f"{percent_text(mean)} ± {percent_text(std)}"
+
+
+def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> str:
+    """A plain-text table of per-type precision/recall/F1 (percent, 2 decimals) and support: a scored split of a
+    results file (``per_seed[i]["test"]``) or ``compute_ner_metrics``' dict.
+
+    Rows are sorted by type name and followed by an ``overall`` (micro) row whose support
+    is the total number of gold entities. ``strict=True`` tabulates the strict IOB2 figures.
+
+    Example:
+        >>> m = {"per_type": {"person": {"precision": 1.0, "recall": 1.0, "f1": 1.0, "support": 1}},
+        ...      "overall_precision": 1.0, "overall_recall": 1.0, "overall_f1": 1.0}
+        >>> print(format_per_type_table(m))
+        type     precision  recall      f1  support
+        person      100.00  100.00  100.00        1
+        overall     100.00  100.00  100.00        1
+    """
+    prefix = "strict_" if strict else ""
+    try:
+        per_type = metrics[f"{prefix}per_type"]
+        overall = [metrics[f"{prefix}overall_{k}"] for k in ("precision", "recall", "f1")]
+    except KeyError as err:
+        raise ValueError(
+            f"metrics lacks the key {err.args[0]!r}; pass the dict returned by "
+            "crossner_hf.evaluation.metrics.compute_ner_metrics."
+        ) from None
+    rows = [
+        (t, per_type[t]["precision"], per_type[t]["recall"], per_type[t]["f1"], per_type[t]["support"])
+        for t in sorted(per_type)
+    ]
+    rows.append(("overall", *overall, sum(v["support"] for v in per_type.values())))
+    width = max(len("overall"), *(len(r[0]) for r in rows))
+    header = f"{'type':<{width}}  {'precision':>9}  {'recall':>6}  {'f1':>6}  {'support':>7}"
+    lines = [header]
+    for name, p, r, f, s in rows:
+        lines.append(f"{name:<{width}}  {p * 100:>9.2f}  {r * 100:>6.2f}  {f * 100:>6.2f}  {s:>7d}")
+    return "\n".join(lines)

@@ -52,7 +52,7 @@ def test_an_rnn_card_holds_no_absolute_path(tmp_path):
                "test": {"overall_f1": 0.4182}, "epochs": 4, "model": "bilstm-crf",
                "note": f"read {home}/vectors/glove.txt (line 3); see https://huggingface.co/a/b"}
     out = tmp_path / "run"
-    finish_output(out, results, save=lambda stage: None, card=cards.write_rnn_model_card)
+    finish_output(out, results, save=lambda stage: None, card=lambda stage, r, repo_id: cards.write_rnn_model_card(stage, r))
     text = (out / "README.md").read_text()
     assert home not in text and str(tmp_path) not in text and "glove.txt" in text, text
     assert home not in (out / "results.json").read_text()

@@ -164,7 +164,7 @@ def test_a_dapt_run_of_few_epochs_checkpoints_every_sixth_of_its_steps():
     epochs end often enough keep their epoch saves."""
     from transformers import TrainingArguments
 
-    from crossner_hf.training.cadence import checkpoint_within_budget
+    from crossner_hf.training.training_args import checkpoint_within_budget
 
     def cadence(n_rows, **kw):
         args = TrainingArguments("out", save_strategy="epoch", per_device_train_batch_size=16, use_cpu=True, **kw)

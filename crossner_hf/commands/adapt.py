@@ -28,7 +28,7 @@ from typing import Any
 from crossner_hf.selection.config import AdaptConfig
 from crossner_hf.commands import make_command_parser
 from crossner_hf.commands.executor_args import ExecutorArguments
-from crossner_hf.commands.data_args import LabeledDataArguments
+from crossner_hf.commands import LabeledDataArguments
 from crossner_hf.encoders import OFFLINE_ENCODER
 
 
@@ -84,7 +84,7 @@ def main(args: AdaptArguments) -> int:
     method failed (the table marks it), 0 otherwise."""
     from crossner_hf.selection.run import adapt
     from crossner_hf.selection.status import dry_run
-    from crossner_hf.commands.data_args import labeled_target
+    from crossner_hf.commands import labeled_target
 
     if args.status is not None:
         from crossner_hf.selection.status import status_text

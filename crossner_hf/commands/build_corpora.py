@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.data_args import LabeledDataArguments
+from crossner_hf.commands import LabeledDataArguments, make_command_parser
 from crossner_hf.corpora.build import CorporaConfig
 
 

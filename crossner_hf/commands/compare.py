@@ -15,8 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
-from crossner_hf.commands.data_args import LabeledDataArguments
+from crossner_hf.commands import LabeledDataArguments, make_command_parser
 
 
 @dataclass
@@ -45,7 +44,7 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: CompareArguments) -> int:
     from crossner_hf.selection.run import compare
-    from crossner_hf.commands.data_args import labeled_target
+    from crossner_hf.commands import labeled_target
 
     target = labeled_target(args, None) if args.dataset_dir else None
     result = compare(args.folders, target=target, output_dir=args.output_dir, prefer=args.prefer)

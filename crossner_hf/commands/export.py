@@ -19,8 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import LabeledDataArguments
+from crossner_hf.commands import LabeledDataArguments, make_command_parser, set_torch_threads
 
 
 @dataclass

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import make_command_parser, set_torch_threads
-from crossner_hf.commands.data_args import SplitDataArguments, labeled_target
+from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""

@@ -51,7 +51,7 @@ TEXT_COLUMN_HELP = "The words column (default: tokens, else the first)."
 LABEL_COLUMN_HELP = "The tags column (default: ner_tags, else the second)."
 STRICT_HELP = "Refuse an orphan I-x (after O or another type); false reads it as B-x, as conlleval does."
 """The help of the labeled-data flags, shared by ``train`` (``TrainArguments``) and the evaluation
-commands (``crossner_hf.commands.data_args``): one wording for one rule."""
+commands (``crossner_hf.commands``): one wording for one rule."""
 
 
 def features_for(config: str | Sequence[str]):

@@ -47,7 +47,7 @@ def few_shot_target(target: Any, seed: int, *, few_shot: int | None = None, frac
     either. A count larger than the train split is refused in one line."""
     from datasets import DatasetDict
 
-    train = target["train"]
+    train = target.dataset["train"]
     keep = few_shot_count(len(train), few_shot=few_shot, fraction=fraction)
     if keep is None:
         return target

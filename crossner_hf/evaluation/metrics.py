@@ -145,37 +145,3 @@ def compute_ner_metrics(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[s
         "n_gold_entities": len(gold_entities),
         "n_pred_entities": len(pred_entities),
     }
-
-
-def format_per_type_table(metrics: dict[str, Any], *, strict: bool = False) -> str:
-    """A plain-text table of per-type precision/recall/F1 (percent, 2 decimals) and support.
-
-    Rows are sorted by type name and followed by an ``overall`` (micro) row whose support
-    is the total number of gold entities. ``strict=True`` tabulates the strict IOB2 figures.
-
-    Example:
-        >>> m = compute_ner_metrics([["B-person", "O"]], [["B-person", "O"]])
-        >>> print(format_per_type_table(m))
-        type     precision  recall      f1  support
-        person      100.00  100.00  100.00        1
-        overall     100.00  100.00  100.00        1
-    """
-    prefix = "strict_" if strict else ""
-    try:
-        per_type = metrics[f"{prefix}per_type"]
-        overall = [metrics[f"{prefix}overall_{k}"] for k in ("precision", "recall", "f1")]
-    except KeyError as err:
-        raise ValueError(
-            f"metrics lacks the key {err.args[0]!r}; pass the dict returned by compute_ner_metrics."
-        ) from None
-    rows = [
-        (t, per_type[t]["precision"], per_type[t]["recall"], per_type[t]["f1"], per_type[t]["support"])
-        for t in sorted(per_type)
-    ]
-    rows.append(("overall", *overall, sum(v["support"] for v in per_type.values())))
-    width = max(len("overall"), *(len(r[0]) for r in rows))
-    header = f"{'type':<{width}}  {'precision':>9}  {'recall':>6}  {'f1':>6}  {'support':>7}"
-    lines = [header]
-    for name, p, r, f, s in rows:
-        lines.append(f"{name:<{width}}  {p * 100:>9.2f}  {r * 100:>6.2f}  {f * 100:>6.2f}  {s:>7d}")
-    return "\n".join(lines)

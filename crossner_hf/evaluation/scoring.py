@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.evaluation.metrics import compute_ner_metrics, format_per_type_table
+from crossner_hf.evaluation.metrics import compute_ner_metrics
+from crossner_hf.results import format_per_type_table
 
 SPLITS = ("train", "validation", "test")
 

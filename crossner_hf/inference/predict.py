@@ -118,12 +118,20 @@ def predict_word_scores(
             model.to(device)
 
         def forward(inputs: dict[str, np.ndarray]) -> np.ndarray:
-            logits = model(**torch_inputs(model, inputs)).logits
-            return torch.log_softmax(logits.float(), dim=-1).cpu().numpy()
+            return log_probabilities(model(**torch_inputs(model, inputs)).logits).cpu().numpy()
 
     return run_windows(model, tokenizer, sentences, forward, int(model.config.num_labels),
                        batch_size=batch_size, max_length=max_length, stride=stride, progress=progress,
                        desc="Predicting")
+
+
+def log_probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """Per-token log-probabilities of a token classifier's logits, in float32: what decoding compares across words.
+    Every tagger and ``CrossNERTrainer``'s evaluation take them from here, then :func:`decode_tags`, so the F1 a run
+    records is the F1 its saved model gives (equal by construction, not by a test of two paths)."""
+    import torch
+
+    return torch.log_softmax(logits.float(), dim=-1)
 
 
 def torch_inputs(model: PreTrainedModel, inputs: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:

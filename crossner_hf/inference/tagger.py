@@ -2,7 +2,10 @@
 
 Every tagging path of the package goes through a :class:`Tagger`: ``crossner-hf predict`` / ``report`` /
 ``confusion``, :func:`~crossner_hf.evaluation.scoring.evaluate_tagger`, the ONNX card's F1, the corpus builder's
-``ModelMentionFinder``, the RNN recipes' evaluation and the ``transformers`` pipeline class. A kind of tagger
+``ModelMentionFinder``, the RNN recipes' evaluation and the ``transformers`` pipeline class; training's dev and
+test scoring (``CrossNERTrainer``) takes the transformer kind's own steps,
+:func:`~crossner_hf.inference.predict.log_probabilities` and :func:`~crossner_hf.inference.predict.decode_tags`, so a
+run records the F1 its saved model gives. A kind of tagger
 implements one method, :meth:`Tagger.tag_with_scores` (word lists in, tags and per-word log-probabilities out);
 :meth:`Tagger.tag` and :meth:`Tagger.tag_texts` (raw text: sentences, words, tags, entities with offsets) are
 written here once on top of it.

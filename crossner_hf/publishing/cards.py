@@ -27,6 +27,7 @@ from typing import Any
 from crossner_hf.encoders import OFFLINE_ENCODER, resolve_model_path
 from crossner_hf.data.labels import CONFIGS, labels_for
 from crossner_hf.modeling.heads import read_provenance
+from crossner_hf.results import format_per_type_table, mean_std_text, percent_text
 
 OFFLINE_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 KNOWN_LICENSES = {OFFLINE_ENCODER_HUB_ID: "apache-2.0", "bert-base-cased": "apache-2.0",
@@ -143,15 +144,6 @@ def write_model_card(folder: str | Path, card_data: Any, body: str) -> Path:
 # ------------------------------------------------------------------------- NER models
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.2f}"
-
-
-def mean_std_text(mean: float, std: float | None) -> str:
-    """``"63.73 ± 0.84"``; just ``"64.68"`` for one seed (no spread to report)."""
-    return _pct(mean) if std is None else f"{_pct(mean)} ± {_pct(std)}"
-
-
 def ner_eval_results(results: Mapping[str, Any]) -> list[Any]:
     """``EvalResult`` entries (test precision/recall/F1 mean over seeds, in %, per decoding)."""
     from huggingface_hub import EvalResult
@@ -213,7 +205,6 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     """``README.md`` of a fine-tuned NER model from its ``results.json`` content."""
     from huggingface_hub import ModelCardData
 
-    from crossner_hf.evaluation.metrics import format_per_type_table
 
     config = results["config"]
     domain, decoding = results["dataset"]["name"], results["decoding"]
@@ -237,8 +228,8 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         std = results["test"]["overall_f1_std"] if dec == decoding else results["test_mean"][dec].get("f1_std")
         dev = (mean_std_text(results["dev"]["overall_f1"], results["dev"]["overall_f1_std"]) if dec == decoding
                else "–")
-        rows.append(f"| {dec}{' (headline)' if dec == decoding else ''} | {_pct(t['precision'])} | "
-                    f"{_pct(t['recall'])} | {mean_std_text(t['f1'], std)} | {dev} |")
+        rows.append(f"| {dec}{' (headline)' if dec == decoding else ''} | {percent_text(t['precision'])} | "
+                    f"{percent_text(t['recall'])} | {mean_std_text(t['f1'], std)} | {dev} |")
     settings = {k: config.get(k) for k in (
         "schedule", "learning_rate", "head_learning_rate", "per_device_train_batch_size", "num_train_epochs",
         "max_steps", "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience",
@@ -288,7 +279,8 @@ def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
                      f"the NER-BERT corpus `{step.get('corpus')}` (config `{step.get('config')}`: "
                      f"{step.get('n_categories')} entity categories, {step.get('train_sentences')} sentences) "
                      f"for {step.get('global_step')} steps, keeping the checkpoint with the best validation F1 "
-                     f"({_pct(step.get('best_validation_f1'))}); that tagging head was then replaced by a fresh "
+                     f"({percent_text(step.get('best_validation_f1'))}); that tagging head was then replaced by a "
+                     "fresh "
                      "one for this model's labels.")
     return text
 
@@ -438,9 +430,10 @@ def write_onnx_model_card(folder: str | Path, record: Mapping[str, Any], source:
             f"(`Tagger.from_pretrained`, {runtime}, {decoding} decoding), beside the PyTorch model it came from "
             "on the same sentences:\n\n"
             "| runtime | precision | recall | F1 |\n|---|---:|---:|---:|\n"
-            f"| {runtime} (this folder) | {_pct(evaluation['precision'])} | {_pct(evaluation['recall'])} | "
-            f"{_pct(evaluation['f1'])} |\n"
-            f"| PyTorch (`{source.name}`) | | | {_pct(evaluation.get('pytorch_f1'))} |\n\n"
+            f"| {runtime} (this folder) | {percent_text(evaluation['precision'])} | "
+            f"{percent_text(evaluation['recall'])} | "
+            f"{percent_text(evaluation['f1'])} |\n"
+            f"| PyTorch (`{source.name}`) | | | {percent_text(evaluation.get('pytorch_f1'))} |\n\n"
             f"Difference {100 * (evaluation['f1'] - evaluation.get('pytorch_f1', evaluation['f1'])):+.2f} F1; {same}. "
             "Speed on a CPU: `docs/inference.md` of crossner_hf (benchmarks/inference.py).")
     else:

@@ -229,25 +229,3 @@ def _write_split(batches: Iterable[pa.Table | pa.RecordBatch], features: Feature
         path.rename(final)
         written += final.stat().st_size
     return rows, num_bytes, written
-
-
-def hub_repo_id(args: Any) -> str | None:
-    """The repo a training run pushes to: ``--hub_model_id``, else the output folder's name."""
-    if not getattr(args, "push_to_hub", False):
-        return None
-    return args.hub_model_id or Path(args.output_dir).resolve().name
-
-
-def push_run_output(args: Any, folder: str | Path) -> str | None:
-    """Push a finished run's folder when ``--push_to_hub`` is set (``TrainingArguments``' hub flags).
-
-    The best model, tokenizer, ``results.json`` and card go up; the per-seed models
-    (``seed-*/``) and checkpoints stay local.
-    """
-    repo_id = hub_repo_id(args)
-    if repo_id is None:
-        return None
-    from crossner_hf.publishing.hub import push_to_hub
-
-    return push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(args, "hub_private_repo", False)),
-                       token=getattr(args, "hub_token", None))  # hub.RUN_IGNORE_PATTERNS, as `crossner-hf push`

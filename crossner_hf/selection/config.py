@@ -92,7 +92,7 @@ class AdaptConfig:
             if self.source_label_map.lower() == "none":
                 self.source_label_map = "none"
             else:  # a malformed map is one line now, not a failure in every cell later
-                from crossner_hf.training.label_map import format_label_map, parse_label_map
+                from crossner_hf.data.labels import format_label_map, parse_label_map
 
                 parsed = parse_label_map(self.source_label_map)
                 self.source_label_map = format_label_map(parsed) if parsed else None

@@ -111,7 +111,7 @@ def write_entity_list(target: Any, path: Path) -> Path:
 def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
           entity_list: str | None, data_dir: str | None) -> tuple[list[Method], list[Cell], str, Path]:
     from crossner_hf.data.labels import LABELS, SOURCE_DOMAIN
-    from crossner_hf.training.label_map import format_label_map, propose_label_map, types_of
+    from crossner_hf.data.labels import format_label_map, propose_label_map, types_of
 
     name = slug(target.name)
     data = out / "data" / name

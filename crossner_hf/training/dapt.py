@@ -33,10 +33,9 @@ from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.cadence import checkpoint_within_budget
+from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.training.workflow import (default_output_dir, finish_output, model_name, resume_point,
-                                           wants_resume)
+from crossner_hf.training.workflow import claimed_run, default_output_dir, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -159,17 +158,12 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
     glob or list of ``Path``). ``corpus_name`` and ``corpus_level`` (domain, entity, task or integrated) are
     recorded in the results and the card (default: the files' names, else ``custom``).
     """
-    from crossner_hf.outputs import claimed_output_dir, decisive_settings
-
     if config is None:
         config = DAPTConfig(output_dir=default_output_dir(model, "dapt"))
-    identity = {**decisive_settings(config.to_dict()), "model": model_name(model),
-                "corpus": corpus_name or _describe(corpus)}
+    data = {"corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
-        identity["corpus_level"] = corpus_level
-    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
-                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*",),
-                            main=config.process_index == 0):
+        data["corpus_level"] = corpus_level
+    with claimed_run(config, model, data, stale=("checkpoint-*",)):
         return _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_level, callbacks)
 
 
@@ -307,7 +301,8 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
     if config.process_index == 0:
         from crossner_hf.publishing.cards import write_dapt_model_card
 
-        finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), card=write_dapt_model_card,
+        finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)),
+                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r),
                       results_file="dapt_results.json", push=config)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)

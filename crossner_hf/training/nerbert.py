@@ -48,8 +48,8 @@ from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, mak
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.workflow import (BASE_MODEL, default_output_dir, finish_output, model_folder, model_name,
-                                           resume_point, wants_resume)
+from crossner_hf.training.workflow import (BASE_MODEL, claimed_run, default_output_dir, finish_output, hub_repo_id,
+                                           model_folder, model_name, resume_point)
 from crossner_hf.training.checkpoints import CompletionMarker
 
 logger = logging.getLogger(__name__)
@@ -393,16 +393,11 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
     ``results.json`` and a card in ``config.output_dir`` (without a config: the defaults, into
     ``outputs/<model>-nerbert``); push with ``push_to_hub``. The folder is locked while it runs, and a resume must
     be of the run it holds."""
-    from crossner_hf.outputs import claimed_output_dir, decisive_settings
-
     if config is None:
         config = NERBERTConfig(output_dir=default_output_dir(model, "nerbert"))
     corpus = as_corpus(corpus)
-    identity = {**decisive_settings(config.to_dict()), "model": model_name(model), "corpus": corpus.name,
-                "corpus_config": corpus.config, "labels": corpus.label_names}
-    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
-                            overwrite=config.overwrite_output_dir, stale=("checkpoint-*", BASE_MODEL),
-                            main=config.process_index == 0):
+    data = {"corpus": corpus.name, "corpus_config": corpus.config, "labels": corpus.label_names}
+    with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL)):
         results = _pretrain(model, corpus, config, callbacks, tokenizer)
     return NERBERTResult(Path(config.output_dir), results)
 
@@ -410,7 +405,6 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
 def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
               callbacks: Sequence[TrainerCallback] = (), tokenizer: Any = None) -> dict[str, Any]:
     from crossner_hf.publishing.cards import write_nerbert_model_card
-    from crossner_hf.publishing.dataset_folder import hub_repo_id
 
     started = time.perf_counter()
     n_validation_total = len(corpus.validation)
@@ -459,6 +453,6 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
         out = Path(args.output_dir)
         shutil.rmtree(out / BASE_MODEL, ignore_errors=True)  # a given object's copy: never published
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), push=args,
-                      card=lambda stage, r: write_nerbert_model_card(stage, r, repo_id=repo_id))
+                      card=write_nerbert_model_card)
     trainer.accelerator.wait_for_everyone()
     return results

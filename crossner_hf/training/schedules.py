@@ -51,16 +51,15 @@ from transformers.trainer_utils import IntervalStrategy
 from crossner_hf.data.sampling import draw_rows
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
-from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for, map_tags_by_name
+from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
+                                     map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import claimed_output_dir, decisive_settings, read_json, usual_modes
-from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.cadence import checkpoint_within_budget, dev_cadence
+from crossner_hf.outputs import read_json, usual_modes
+from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker
-from crossner_hf.training.label_map import check_label_map, head_labels_with_source, map_source_labels
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
-from crossner_hf.training.training_args import FinetuneConfig
-from crossner_hf.training.workflow import finish_output, model_folder, model_name, resume_point, wants_resume
+from crossner_hf.training.training_args import FinetuneConfig, checkpoint_within_budget, dev_cadence
+from crossner_hf.training.workflow import claimed_run, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +86,7 @@ def source_in_target_space(
 
     ``source``: the source as a :class:`TargetData`, or the folder holding the CrossNER files (``None``:
     ``$CROSSNER_DATA_DIR``). ``subsample`` keeps that many sentences, drawn with ``seed``. ``label_map`` renames
-    source types into target ones first (``{"person": "x_person"}``, :mod:`crossner_hf.training.label_map`).
+    source types into target ones first (``{"person": "x_person"}``, :mod:`crossner_hf.data.labels`).
     """
     from datasets import ClassLabel, List
 
@@ -119,12 +118,13 @@ def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
 @dataclass(frozen=True)
 class _Inputs:
     """What a run trains and on what: the model folder each seed starts from, the name recorded for it, the
-    target and (pretrain-finetune, joint) the source."""
+    target, (pretrain-finetune, joint) the source, and whether the run resumes."""
 
     model_path: str
     model_name: str
     target: TargetData
     source: TargetData | None
+    resume: bool = False
 
 
 # ----------------------------------------------------------------------------- running
@@ -247,7 +247,7 @@ def run_seed(
 ) -> dict[str, Any]:
     """Train and test one seed; returns its dev/test scores and timings."""
     done = seed_dir / "seed_results.json"
-    if wants_resume(args.resume_from_checkpoint) and done.is_file():
+    if inputs.resume and done.is_file():
         logger.info("Seed %d already finished in %s", seed, seed_dir)
         return read_json(done, "delete it to train that seed again")
     started = time.perf_counter()
@@ -280,17 +280,16 @@ def run_seed(
     test_started = time.perf_counter()
     test_metrics = trainer.evaluate(test, eval_examples=target["test"], metric_key_prefix="test")
     test_seconds = time.perf_counter() - test_started
-    # the saved model carries the decoding its scores used, so every predictor reproduces them
-    record_decoding(trainer.model, args.decoding)
+    best_step = checkpoint_step(trainer.state.best_model_checkpoint)
     record_head(trainer.model, "train", domain=inputs.target.name, schedule=args.schedule)
     record_output_labels(trainer.model, schema if excluded else None)  # every predictor masks the rest
-    trainer.save_model(str(seed_dir))
-    if args.process_index == 0:
-        usual_modes(seed_dir)  # save_pretrained leaves 0600: a teammate reads every seed's model
+    # the saved model carries the decoding its scores used, so every predictor reproduces them
+    record_decoding(trainer.model, args.decoding)
+    trainer.save_model(str(seed_dir))  # its modes are made the usual ones with the run's outputs (finish_output)
     result = {
         "seed": seed,
         "best_checkpoint": trainer.state.best_model_checkpoint,
-        "best_dev_step": checkpoint_step(trainer.state.best_model_checkpoint),
+        "best_dev_step": best_step,
         "global_step": trainer.state.global_step,
         "epochs": trainer.state.epoch,
         "dev": trainer.last_eval_details["dev"],
@@ -365,13 +364,6 @@ def _test_means(decoding: str, per_seed: list[dict[str, Any]]) -> dict[str, dict
     return out
 
 
-def _model_inputs(model: Any, tokenizer: Any, config: FinetuneConfig) -> tuple[str, str]:
-    """(folder every seed starts from, name recorded for the model) of a name/folder or a model object."""
-    # an object: every seed starts from the same weights, so it is saved once and loaded per seed
-    return (model_folder(model, tokenizer, config.output_dir, "finetune", main=config.process_index == 0),
-            model_name(model))
-
-
 def finetune(
     model: Any, target: TargetData, config: FinetuneConfig | None = None, *, tokenizer: Any = None,
     source: TargetData | None = None, callbacks: Sequence[TrainerCallback] = (),
@@ -386,6 +378,10 @@ def finetune(
     ``config.output_dir``; the scores come back typed. Without ``config``, the settings that suit ``model``
     (:meth:`FinetuneConfig.for_model`: the measured ``minilm`` preset for the packaged MiniLM, the paper's direct
     preset otherwise), into ``outputs/<dataset>-direct``.
+
+    The run's skeleton is :mod:`crossner_hf.training.workflow`'s: :func:`claimed_run` claims the folder and
+    resolves the model once (an object: saved once, so every seed starts from the same weights), each seed trains
+    and is scored here (:func:`run_seed`), :func:`finish_output` writes the kept model, results and card once.
     """
     if config is None:
         config = FinetuneConfig.for_model(model, output_dir=f"outputs/{target.name}-direct")
@@ -393,34 +389,32 @@ def finetune(
         source = load_target(SOURCE_DOMAIN)
     if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged
         check_label_map(config.source_label_map, source.labels, target.labels, source.name, target.name)
-    name = model if isinstance(model, (str, Path)) else getattr(model, "name_or_path", type(model).__name__)
-    identity = {**decisive_settings(config.to_dict()), "model": str(name), "dataset": target.name,
-                "labels": list(target.labels), "n_train": len(target["train"])}
-    with claimed_output_dir(config.output_dir, identity, resume=wants_resume(config.resume_from_checkpoint),
-                            overwrite=config.overwrite_output_dir, stale=("seed-*", ".base-model"),
-                            main=config.process_index == 0):
-        return _finetune(model, target, config, tokenizer, source, callbacks)
+    data = {"dataset": target.name, "labels": list(target.labels), "n_train": len(target.dataset["train"])}
+    with claimed_run(config, model, data, stale=("seed-*", ".base-model"), runner="finetune",
+                     tokenizer=tokenizer) as run:
+        inputs = _Inputs(run.model_path, run.model_name, target, source, run.resume)
+        out = Path(config.output_dir)
+        per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
+        results = summarize(config, per_seed, inputs)
+        result = ScheduleResult.from_results(out, results)
+        if config.process_index == 0:
+            _finish(out, results, config)
+    return result
 
 
-def _finetune(model, target, config, tokenizer, source, callbacks) -> ScheduleResult:
-    model_path, model_name = _model_inputs(model, tokenizer, config)
-    inputs = _Inputs(model_path, model_name, target, source)
-    out = Path(config.output_dir)
-    per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
-    results = summarize(config, per_seed, inputs)
-    if config.process_index == 0:
-        best_dir = out / f"seed-{results['best_seed']}"
-        from crossner_hf.publishing.cards import write_ner_model_card
-        from crossner_hf.publishing.dataset_folder import hub_repo_id
+def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
+    """The kept seed's model, results.json and the card into ``out`` at once (then the push, if asked)."""
+    from crossner_hf.publishing.cards import write_ner_model_card
 
-        def save(stage: Path) -> None:  # save_pretrained rather than copying files: every format comes along
-            AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
-            AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
+    best_dir = out / f"seed-{results['best_seed']}"
 
-        shutil.rmtree(out / ".base-model", ignore_errors=True)  # before the push: a staging copy, never published
-        finish_output(out, results, save=save, push=config,
-                      card=lambda stage, r: write_ner_model_card(stage, r, repo_id=hub_repo_id(config)))
-    return ScheduleResult.from_results(out, results)
+    def save(stage: Path) -> None:  # save_pretrained rather than copying files: every format comes along
+        AutoModelForTokenClassification.from_pretrained(best_dir).save_pretrained(stage)
+        AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
+
+    shutil.rmtree(out / ".base-model", ignore_errors=True)  # before the push: a staging copy, never published
+    finish_output(out, results, save=save, push=config, card=write_ner_model_card,
+                  readable=tuple(out / f"seed-{r['seed']}" for r in results["per_seed"]))
 
 
 class ScheduleResult(WorkflowResult):
@@ -451,8 +445,6 @@ class ScheduleResult(WorkflowResult):
 
 def format_results(results: dict[str, Any]) -> str:
     """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
-    from crossner_hf.evaluation.metrics import format_per_type_table
-
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
     lines = [
         f"CrossNER {results['dataset']['name']} / {results['schedule']} / {results['model']}",
@@ -466,8 +458,6 @@ def format_results(results: dict[str, Any]) -> str:
             f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
             f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
         )
-    from crossner_hf.publishing.cards import mean_std_text
-
     lines.append(
         f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
         f"{mean_std_text(results['test']['overall_f1'], results['test']['overall_f1_std'])}"

@@ -25,8 +25,9 @@ import torch
 from torch.utils.data import Sampler
 from transformers import Trainer
 
-from crossner_hf.modeling.decoding import check_decoding, decode
+from crossner_hf.modeling.decoding import check_decoding
 from crossner_hf.evaluation.metrics import compute_ner_metrics
+from crossner_hf.inference.predict import decode_tags, log_probabilities
 from crossner_hf.modeling.heads import HEAD_PREFIXES
 from crossner_hf.data.tokenization import stitch_word_predictions
 
@@ -154,13 +155,14 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
             [len(g) for g in gold],
         )
         word_scores = [np.asarray(s, dtype=np.float32).reshape(len(s), len(names)) for s in stitched]
-        predicted = decode(word_scores, names, self.decoding, self.excluded_labels)
-        self.last_eval_predictions[prefix] = [[int(t) for t in sentence] for sentence in predicted]
-        scores = compute_ner_metrics(gold, _tags(predicted, names))
+        # the Tagger's own decoding step (inference.predict.decode_tags): the figure recorded is the one users get
+        predicted = decode_tags(word_scores, names, self.decoding, self.excluded_labels)
+        index = {name: i for i, name in enumerate(names)}
+        self.last_eval_predictions[prefix] = [[index[t] for t in sentence] for sentence in predicted]
+        scores = compute_ner_metrics(gold, predicted)
         # the other decoding, reported alongside so the release's argmax figure is never lost
         other = "argmax" if self.decoding == "bio-viterbi" else "bio-viterbi"
-        other_scores = compute_ner_metrics(gold, _tags(decode(word_scores, names, other, self.excluded_labels),
-                                                       names))
+        other_scores = compute_ner_metrics(gold, decode_tags(word_scores, names, other, self.excluded_labels))
         scores["decoding"] = self.decoding
         scores[f"{other.replace('-', '_')}_overall_f1"] = other_scores["overall_f1"]
         scores[f"{other.replace('-', '_')}_overall_precision"] = other_scores["overall_precision"]
@@ -206,14 +208,8 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
 
 
 def _log_softmax(logits, labels):
-    # Normalised scores are what constrained decoding compares across words.
-    if isinstance(logits, tuple):
-        logits = logits[0]
-    return torch.log_softmax(logits.float(), dim=-1)
-
-
-def _tags(ids: list[list[int]], names: Sequence[str]) -> list[list[str]]:
-    return [[names[i] for i in sent] for sent in ids]
+    # Normalised scores are what constrained decoding compares across words: the Tagger's (inference.predict).
+    return log_probabilities(logits[0] if isinstance(logits, tuple) else logits)
 
 
 class OversamplingSampler(Sampler[int]):

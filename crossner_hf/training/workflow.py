@@ -1,13 +1,15 @@
 """The skeleton every runner shares (``finetune``, ``dapt``, ``pretrain_nerbert``, the RNN runners):
 
 1. **the folder**: :func:`default_output_dir` names it after the model when the config names none; the runner
-   claims it (:func:`crossner_hf.outputs.claimed_output_dir`: the lock, ``overwrite_output_dir``, the check that a
-   resume continues the same run);
+   claims it with :func:`claimed_run` (:func:`crossner_hf.outputs.claimed_output_dir`: the lock,
+   ``overwrite_output_dir``, the check that a resume continues the same run: the config's decisive settings, the
+   model and the data), which also resolves the model once (:func:`model_folder`);
 2. **the resume point**, one meaning for every runner (:func:`resume_point`): ``False`` (or ``None``, ``"false"``)
    starts afresh, ``True`` (or ``"true"``, ``"latest"``) continues from the latest *complete* checkpoint, a
    checkpoint folder continues from that one;
 3. **the finish** (:func:`finish_output`): stage the folder, save the model into it, write the results file, the
-   card, move it all into place at once, then push when ``push_to_hub`` is set.
+   card (told the repo it is pushed to, :func:`hub_repo_id`), move it all into place at once, then push when
+   ``push_to_hub`` is set.
 
 Example:
     >>> default_output_dir("bert-base-cased", "finetune")
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from crossner_hf.outputs import portable, staged_outputs
+from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, staged_outputs, usual_modes
 from crossner_hf.training.checkpoints import last_complete_checkpoint
 
 logger = logging.getLogger(__name__)
@@ -89,16 +92,56 @@ def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = T
     return latest
 
 
+class ClaimedRun(NamedTuple):
+    """What :func:`claimed_run` settles once for the whole run."""
+
+    model_path: str | None
+    """The folder the model loads from (``None`` when the runner resolves it itself)."""
+    model_name: str | None
+    """The name the results and the card record for the model."""
+    resume: bool
+    """Whether the run continues the one in its folder (:func:`wants_resume`)."""
+
+
+@contextmanager
+def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tuple[str, ...], runner: str | None = None,
+                tokenizer: Any = None) -> Iterator[ClaimedRun]:
+    """The start of every run: ``config.output_dir`` claimed for this run (its identity: the config's decisive
+    settings, the model's name and ``data``, what the config does not hold) and, for a ``runner`` named, the model
+    resolved once (:func:`model_folder`). Yields a :class:`ClaimedRun`; ``stale``: what ``overwrite_output_dir``
+    removes of an earlier run."""
+    main = getattr(config, "process_index", 0) == 0
+    name, resume = model_name(model), wants_resume(config.resume_from_checkpoint)
+    identity = {**decisive_settings(config.to_dict()), "model": name, **data}
+    with claimed_output_dir(config.output_dir, identity, resume=resume, overwrite=config.overwrite_output_dir,
+                            stale=stale, main=main):
+        path = model_folder(model, tokenizer, config.output_dir, runner, main=main) if runner else None
+        yield ClaimedRun(path, name, resume)
+
+
+def hub_repo_id(config: Any) -> str | None:
+    """The repo a run pushes to: ``--hub_model_id``, else the output folder's name; ``None`` without
+    ``push_to_hub``."""
+    if not getattr(config, "push_to_hub", False):
+        return None
+    return config.hub_model_id or Path(config.output_dir).resolve().name
+
+
 def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
-                  card: Callable[[Path, dict[str, Any]], Any] | None = None, results_file: str = "results.json",
-                  push: Any = None) -> Path:
+                  card: Callable[..., Any] | None = None, results_file: str = "results.json",
+                  push: Any = None, readable: tuple[Path, ...] = ()) -> Path:
     """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
-    portable: no local paths) and ``card(stage, results)``; the stage replaces ``folder``'s outputs all at once
-    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it. The card
-    is written from the portable results too (no absolute path, in strings neither). Call it
-    on the main process only."""
+    portable: no local paths) and ``card(stage, results, repo_id=)`` (``repo_id``: where ``push`` pushes,
+    :func:`hub_repo_id`); the stage replaces ``folder``'s outputs all at once
+    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it (the best
+    model, tokenizer, results and card; the per-seed models and checkpoints stay local). The card is written from
+    the portable results too (no absolute path, in strings neither). ``readable``: folders the run wrote beside
+    the stage (the per-seed models), given the usual modes as the stage is. Call it on the main process only."""
     folder = Path(folder)
+    for path in readable:  # save_pretrained leaves 0600: a teammate reads every seed's model too
+        usual_modes(path)
     shown = portable(results)  # what is published: results.json and the card name no local path, in strings too
+    repo_id = hub_repo_id(push)
     with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
         save(stage)
         (stage / results_file).write_text(json.dumps(shown, indent=2, default=str))
@@ -106,11 +149,13 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
             from crossner_hf.publishing.cards import LOCAL_MODEL
 
             # the card prints the portable results; the base model's local folder is where it reads its provenance
-            card(stage, {**shown, LOCAL_MODEL: results.get("model")} if isinstance(results.get("model"), str) else shown)
-    if push is not None:
-        from crossner_hf.publishing.dataset_folder import push_run_output
+            card(stage, {**shown, LOCAL_MODEL: results.get("model")} if isinstance(results.get("model"), str)
+                 else shown, repo_id=repo_id)
+    if repo_id is not None:
+        from crossner_hf.publishing.hub import push_to_hub
 
-        push_run_output(push, folder)
+        push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(push, "hub_private_repo", False)),
+                    token=getattr(push, "hub_token", None))  # hub.RUN_IGNORE_PATTERNS, as `crossner-hf push`
     return folder
 
 

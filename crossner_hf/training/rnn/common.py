@@ -112,7 +112,7 @@ def finish_run(model_cls, args, vocab, label_names, test, out: Path, state, star
         best.save_pretrained(stage)
         vocab.save(stage)
 
-    finish_output(out, results, save=save, card=write_rnn_model_card)
+    finish_output(out, results, save=save, card=lambda stage, r, repo_id: write_rnn_model_card(stage, r))
     return results
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 
 from crossner_hf.arguments import WorkflowConfig
-from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
+from crossner_hf.data.labels import SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for
 from crossner_hf.data.sampling import draw_rows, draw_texts, few_shot_target, share
 from crossner_hf.data.target import TargetData, load_target
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
@@ -37,7 +37,6 @@ from crossner_hf.training.rnn.common import (PretrainedInputs, RNNResult, exampl
 from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.results import read_results
-from crossner_hf.training.label_map import check_label_map, head_labels_with_source
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +160,7 @@ class BiLSTMCRFTrainingConfig(RNNTaggerConfig):
         "help": "crossner: size of the character n-gram embedding; 0: words alone (CrossNER's 'BiLSTM-CRF (word)' row)."})
 
     def __post_init__(self):
-        from crossner_hf.training.label_map import parse_label_map
+        from crossner_hf.data.labels import parse_label_map
 
         self.source_label_map = parse_label_map(self.source_label_map)
         shape = ARCHITECTURES[self.architecture]
