@@ -208,35 +208,6 @@ def _blocked(task: Any, state: Mapping[str, str]) -> bool | None:
     return None if any(e != "done" for e in ends) else False
 
 
-def critical_path_order(tasks: Sequence[Any]) -> list[Any]:
-    """``tasks`` longest remaining path first: a task's priority is its ``minutes`` plus the longest chain of tasks
-    that wait for it. Packed workers that take long tasks and the heads of long chains first end together instead
-    of leaving one core on a last long task (the longest-processing-time rule, extended to dependencies); ties keep
-    the plan's order, so a grid of equal cells runs as planned.
-
-        >>> from types import SimpleNamespace as T
-        >>> tasks = [T(name="a", minutes=1, deps=()), T(name="b", minutes=5, deps=()),
-        ...          T(name="c", minutes=1, deps=()), T(name="d", minutes=9, deps=("c",))]
-        >>> [t.name for t in critical_path_order(tasks)]
-        ['c', 'd', 'b', 'a']
-    """
-    children: dict[str, list[Any]] = {}
-    for task in tasks:
-        for dep in task.deps:
-            children.setdefault(dep, []).append(task)
-    memo: dict[str, float] = {}
-
-    def priority(task: Any) -> float:
-        if task.name not in memo:
-            memo[task.name] = 0.0  # a cycle (refused when the grid is planned) cannot recurse forever
-            memo[task.name] = float(getattr(task, "minutes", 1.0) or 0.0) + max(
-                (priority(child) for child in children.get(task.name, ())), default=0.0)
-        return memo[task.name]
-
-    order = {task.name: i for i, task in enumerate(tasks)}
-    return sorted(tasks, key=lambda task: (-priority(task), order[task.name]))
-
-
 def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
                log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
     """The tasks packed on this machine: up to ``workers`` at once as their dependencies allow, each GPU task on
@@ -249,7 +220,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
     names = {t.name for t in tasks}
     # a dependency outside these tasks (a packed Slurm job's) finished before this ran: its job waited for it
     state.update({d: "done" for t in tasks for d in t.deps if d not in names})
-    pending = [t for t in critical_path_order(tasks) if t.name not in state]
+    pending = [t for t in tasks if t.name not in state]
     free = {g: packing.cells_per_gpu for g in packing.gpus}
     alone: list[Any] = []  # out of GPU memory beside others: run again with nothing beside them
     running: dict[Any, tuple[Any, list[str]]] = {}

@@ -21,7 +21,7 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +134,32 @@ def render_flags(settings: Mapping[str, Any]) -> list[str]:
         else:
             flags += [flag, str(value)]
     return flags
+
+
+def critical_path_order(tasks: Sequence[Cell]) -> list[Cell]:
+    """``tasks`` longest remaining path first (a task's ``minutes`` plus the longest chain waiting for it; ties in
+    plan order): packed workers take long tasks and the heads of long chains first and end together.
+
+        >>> from types import SimpleNamespace as T
+        >>> [t.name for t in critical_path_order([T(name="a", minutes=1, deps=()), T(name="b", minutes=5, deps=()),
+        ...     T(name="c", minutes=1, deps=()), T(name="d", minutes=9, deps=("c",))])]
+        ['c', 'd', 'b', 'a']
+    """
+    children: dict[str, list[Any]] = {}
+    for task in tasks:
+        for dep in task.deps:
+            children.setdefault(dep, []).append(task)
+    memo: dict[str, float] = {}
+
+    def priority(task: Any) -> float:
+        if task.name not in memo:  # 0 first: a cycle (refused when planned) cannot recurse forever
+            memo[task.name] = 0.0
+            memo[task.name] = float(getattr(task, "minutes", 1.0) or 0.0) + max(
+                (priority(child) for child in children.get(task.name, ())), default=0.0)
+        return memo[task.name]
+
+    order = {task.name: i for i, task in enumerate(tasks)}
+    return sorted(tasks, key=lambda task: (-priority(task), order[task.name]))
 
 
 def topological(cells: Iterable[Cell]) -> list[Cell]:

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossner_hf.grid.cells import Cell, cell_status, changed_settings, topological
+from crossner_hf.grid.cells import Cell, cell_status, changed_settings, critical_path_order, topological
 from crossner_hf.grid.costs import cell_seconds
 
 if TYPE_CHECKING:
@@ -315,7 +315,7 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
     from crossner_hf.executors import ExecutorOptions, plan_packing, run_tasks
 
     options = options or ExecutorOptions()
-    cells = topological(cells)
+    cells = critical_path_order(topological(cells))  # the executors start them in this order
     out = Path(out)
     with grid_lock(out):
         _stopping.clear()
