@@ -1,11 +1,12 @@
 """Every shell command in the README and the docs pages runs: offline variants with a tiny model and tiny budgets.
 
 The ```bash blocks of the README and then of :data:`DOC_PAGES` (in that order) are parsed; each command is run in order in one working folder
-(so `predict` finds the model `train` wrote) after these substitutions, and nothing else:
+per part of :data:`PARTS` (so `predict` finds the model `train` wrote) after these substitutions, and nothing else:
 model names -> a tiny random BERT, `../shared/data/crossner` -> the shared data, files of the
 repository (`trainer_recipes/configs/...`) -> their absolute paths, `corpus.txt`
 -> politics sentences, pushes -> a local fake Hub (`HF_ENDPOINT`), and training commands
-get step limits (plot-entities a sample of entities). `bash .ci/*` lines are CI's own entry points (this suite runs inside
+get step limits (plot-entities a sample of entities). The two parts are two tests, so that the suite's two
+workers (``pytest -n 2``) run them at once. `bash .ci/*` lines are CI's own entry points (this suite runs inside
 `.ci/test`), so they are checked to exist, not run.
 """
 
@@ -29,6 +30,8 @@ TRAIN_LIMITS = ["--max_steps", "2", "--few_shot", "8", "--per_device_train_batch
                 "--source_max_steps", "2", "--source_subsample", "16", "--seeds", "1", "--disable_tqdm", "true"]
 DAPT_LIMITS = ["--max_steps", "2", "--per_device_train_batch_size", "2", "--block_size", "64",
                "--disable_tqdm", "true"]
+NERBERT_LIMITS = ["--max_steps", "2", "--per_device_train_batch_size", "4", "--effective_batch_size", "8",
+                  "--validation_subsample", "16", "--eval_steps", "2", "--save_steps", "2", "--disable_tqdm", "true"]
 RNN_LIMITS = ["--max_steps_per_epoch", "2", "--num_train_epochs", "1", "--source_subsample", "30",
               "--word_dim", "16", "--char_dim", "8", "--char_filters", "8", "--hidden_size", "16"]
 ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
@@ -38,6 +41,12 @@ ACCELERATE_CPU = ["--multi_gpu", "--num_processes", "2", "--num_machines", "1", 
 DOC_PAGES = ("README.md", "docs/datasets.md", "docs/training.md", "docs/inference.md", "docs/corpora.md",
              "docs/pretraining.md", "docs/reproduction.md")
 """The pages whose commands run, in this order (later pages use what earlier ones wrote)."""
+
+PARTS = {"models": ("README.md", "docs/training.md", "docs/inference.md"),
+         "corpora": ("docs/datasets.md", "docs/corpora.md", "docs/pretraining.md", "docs/reproduction.md")}
+""":data:`DOC_PAGES` in two parts that use nothing of each other's (the inference page uses the models the README
+and the training page trained; the pretraining page the corpora the corpora page built), each run in a folder of
+its own after the README's export: ``test_readme_commands_run[models]`` and ``[corpora]``."""
 
 
 RUN_ELSEWHERE = {"docs/own_domain.md": "tests/test_own_domain.py::test_the_own_domain_page_runs",
@@ -56,8 +65,15 @@ def readme_python_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), flags=re.S)
 
 
-def readme_commands() -> list[str]:
-    text = "\n".join((ROOT / page).read_text(encoding="utf-8") for page in DOC_PAGES)
+def test_the_parts_run_every_page_once_in_the_pages_order():
+    assert sorted(p for part in PARTS.values() for p in part) == sorted(DOC_PAGES)
+    for part in PARTS.values():
+        assert list(part) == sorted(part, key=DOC_PAGES.index)
+
+
+def readme_commands(pages: tuple[str, ...] = DOC_PAGES) -> list[str]:
+    """The commands of ``pages`` (default: every page of :data:`DOC_PAGES`), in order."""
+    text = "\n".join((ROOT / page).read_text(encoding="utf-8") for page in pages)
     commands = []
     for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
         for line in block.replace("\\\n", " ").splitlines():
@@ -99,6 +115,8 @@ def offline_variant(command: str, tiny: str, data: Path, corpus: Path) -> list[s
         return prog + rest + ([] if has_model else ["--model_name_or_path", tiny]) + TRAIN_LIMITS
     if kind == "dapt":
         return prog + rest + DAPT_LIMITS
+    if kind == "nerbert":  # a whole epoch of the sample corpus at the default 960-sentence batch is not needed
+        return prog + rest + NERBERT_LIMITS
     if kind == "plot-entities":  # t-SNE over every entity of a split takes most of a minute; a sample shows the same
         return prog + rest + ["--max_entities", "200"]
     if kind in ("cdlm", "bilstm-crf", "bilstm_crf", "multicell"):
@@ -113,8 +131,16 @@ def test_readme_commands_are_known_programs(tmp_path):
         offline_variant(command, "tiny", tmp_path, tmp_path / "c.txt")
 
 
+def part_commands(part: str) -> list[str]:
+    """A part's commands, after the README's export (the one command of the README the corpora part runs)."""
+    if "README.md" in PARTS[part]:
+        return readme_commands(PARTS[part])
+    return [c for c in readme_commands(("README.md",)) if c.startswith("export ")] + readme_commands(PARTS[part])
+
+
 @pytest.mark.slow
-def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hub):
+@pytest.mark.parametrize("part", list(PARTS))
+def test_readme_commands_run(part, tmp_path, tiny_bert_dir, crossner_data_dir, fake_hub):
     from crossner_hf.data.conll import read_conll
     from crossner_hf.data.labels import LABELS
 
@@ -129,7 +155,8 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
     runner, exported = None, False
     exports = [c for c in readme_commands() if c.startswith("export ")]
     assert len(exports) == 1, "the README states one export, at the top"
-    for command in readme_commands():
+    commands = part_commands(part)
+    for command in commands:
         if command.startswith("export "):
             for assignment in shlex.split(command)[1:]:
                 name, _, value = assignment.partition("=")
@@ -159,19 +186,26 @@ def test_readme_commands_run(tmp_path, tiny_bert_dir, crossner_data_dir, fake_hu
             rc, _, stderr = runner.run(argv)
         assert rc == 0, f"README command failed: {command}\n{stderr[-4000:]}"
         ran += 1
-    if runner is not None:
-        runner.close()
+    assert exported and ran == len([c for c in commands if not c.startswith(("bash ", "export "))])
+    if part == "corpora":
+        if runner is not None:
+            runner.close()
+        assert (tmp_path / "corpora" / "README.md").is_file() and fake_hub.files("crossner")  # the dataset's push
+        return
     assert (tmp_path / "outputs" / "politics-direct" / "README.md").is_file()
-    assert (tmp_path / "politics-test.conll").is_file() and (tmp_path / "corpora" / "README.md").is_file()
+    assert (tmp_path / "politics-test.conll").is_file()
     assert fake_hub.files("crossner-politics")  # the push arrived
     # the docs' two-process fine-tuning (accelerate launch, two CPU processes) is the suite's run of it: two
     # processes ran, and the step budget counts optimisation steps, not one process's batches
     two = json.loads((tmp_path / "outputs" / "politics-2proc" / "results.json").read_text())
     assert two["world_size"] == 2 and two["per_seed"][0]["global_step"] == 2
-    assert ran == len([c for c in readme_commands() if not c.startswith(("bash ", "export "))])
-    # the README's Python example runs too, in the same folder (it tags with the model the commands trained)
-    for block in readme_python_blocks():
-        res = subprocess.run([sys.executable, "-c", block.replace("outputs/politics-direct", str(
-            tmp_path / "outputs" / "politics-direct"))], cwd=tmp_path, env=env, capture_output=True, text=True,
-                             timeout=600)
-        assert res.returncode == 0, f"README Python example failed:\n{block}\n{res.stderr[-3000:]}"
+    # the README's Python example runs too, in the same folder (it tags with the model the commands trained), as a
+    # script run by the warm runner (a process of its own, as `python example.py` would be)
+    runner = runner or WarmRunner(tmp_path, env)
+    for i, block in enumerate(readme_python_blocks()):
+        script = tmp_path / f"readme-example-{i}.py"
+        script.write_text(block.replace("outputs/politics-direct", str(tmp_path / "outputs" / "politics-direct")),
+                          encoding="utf-8")
+        rc, _, stderr = runner.run([sys.executable, str(script)])
+        assert rc == 0, f"README Python example failed:\n{block}\n{stderr[-3000:]}"
+    runner.close()
