@@ -354,3 +354,21 @@ def test_a_zombie_cell_is_not_running():
     _wait_for(lambda: state() == "Z", "the child to exit", 60)
     assert not pid_alive(child.pid) and pid_alive(os.getpid())
     child.wait()
+
+
+def test_a_cell_whose_worker_starts_after_ctrl_c_never_starts_its_process(tmp_path, probe):
+    """Ctrl-C between a worker taking a cell and its process starting: stop_cells has already listed the live
+    processes, so the cell must not start one (it would outlive the grid); it stays 'waiting' for the rerun."""
+    from crossner_hf.grid import run_cell
+    from crossner_hf.grid import run as grid_run
+
+    out = tmp_path / "grid"
+    cell = _cell("late", probe)
+    grid_run._stopping.set()  # what stop_cells sets first on Ctrl-C
+    try:
+        assert run_cell(cell, out) == "waiting"
+    finally:
+        grid_run._stopping.clear()
+    assert not (cell.folder(out) / "started").exists() and not (cell.folder(out) / ".running").exists()
+    assert grid_status([cell], out) == {"late": "waiting"}
+    assert run_grid([cell], out) == {"late": "done"}  # the rerun runs it

@@ -154,6 +154,8 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         return "missing input"
     if cell_status(cell, out) == "running":  # never mark another live run's cell
         return "running"
+    if _stopping.is_set():  # Ctrl-C came while this worker was getting ready: the rerun starts it
+        return "waiting"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".failed").unlink(missing_ok=True)
     (folder / "cell.json").write_text(json.dumps(cell.record(out), indent=1, default=str))
@@ -170,6 +172,8 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
                                 preexec_fn=_die_with_parent)
         with _LIVE_GUARD:
             _LIVE[proc.pid] = proc
+        if _stopping.is_set():  # Ctrl-C after stop_cells listed the live cells: this one stops too, not orphaned
+            _signal_group(proc, signal.SIGTERM)
         (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                                      "cell_pid": proc.pid}))
         try:
