@@ -372,3 +372,28 @@ def test_a_cell_whose_worker_starts_after_ctrl_c_never_starts_its_process(tmp_pa
     assert not (cell.folder(out) / "started").exists() and not (cell.folder(out) / ".running").exists()
     assert grid_status([cell], out) == {"late": "waiting"}
     assert run_grid([cell], out) == {"late": "done"}  # the rerun runs it
+
+
+def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
+    """kill -9 of the grid's process alone (no Ctrl-C, no cleanup): its cell's process dies with it (Linux), the
+    folder's lock goes with the process, so the same command run again is not refused and finishes the cell."""
+    script = tmp_path / "grid.py"
+    script.write_text(GRID_SCRIPT)
+    out = tmp_path / "grid"
+    first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.DEVNULL)
+    held = out / "cells" / "held"
+    _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
+    cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
+    first.kill()
+    first.wait()
+    if sys.platform.startswith("linux"):
+        _wait_for(lambda: not _alive(cell_pid), "the cell's process to die with its grid", 60)
+    assert (out / ".grid.lock").exists()  # the file stays; the lock on it does not
+    held_cell = Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe))
+    assert grid_status([held_cell], out)["held"] == "waiting"
+    (held / "release").write_text("")
+    rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "another run is using this folder" not in rerun.stderr
+    assert (out / "cells" / "after" / "results.json").is_file()
