@@ -591,6 +591,16 @@ def test_status_prints_the_table_so_far_from_another_shell_and_runs_nothing(tmp_
     assert cli_main(["adapt", "--status", str(tmp_path / "nowhere")]) != 0
 
 
+def test_status_on_a_damaged_plan_is_one_line_naming_the_file_and_the_fix(tmp_path, capsys):
+    from crossner_hf.selection.candidates import PLAN
+
+    for damaged in ('{"model": "m", "cells": [{"na', '{"model": "m"}'):  # cut short; no cells
+        (tmp_path / PLAN).write_text(damaged)
+        assert cli_main(["adapt", "--status", str(tmp_path)]) == 2
+        error = capsys.readouterr().err.strip().splitlines()
+        assert len(error) == 1 and str(tmp_path / PLAN) in error[0] and "rerun the search's" in error[0], error
+
+
 def test_the_source_label_map_is_yours_to_set_or_turn_off(tmp_path):
     from crossner_hf.selection import dry_run
 

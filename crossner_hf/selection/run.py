@@ -163,8 +163,11 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")
-        (out / PLAN).write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells),
-                                           indent=2, default=str))
+        from crossner_hf.outputs import atomic_output
+
+        with atomic_output(out / PLAN) as tmp:  # whole or absent: `adapt --status` reads it from another shell
+            tmp.write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells), indent=2,
+                                      default=str))
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
         status = run_grid(cells, out, _options(executor)) if cells else {}
         status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
