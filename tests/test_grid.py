@@ -29,6 +29,7 @@ PROBE = textwrap.dedent('''
     mode = args[args.index("--mode") + 1] if "--mode" in args else "plain"
     out.mkdir(parents=True, exist_ok=True)
     (out / "env.json").write_text(json.dumps(dict(os.environ)))
+    (out / "argv.json").write_text(json.dumps(args))
     (out / "started").write_text(str(os.getpid()))
     def wait_for(path, seconds=120):
         deadline = time.monotonic() + seconds
@@ -401,3 +402,23 @@ def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
     assert rerun.returncode == 0, rerun.stderr
     assert "another run is using this folder" not in rerun.stderr
     assert (out / "cells" / "after" / "results.json").is_file()
+
+
+def test_a_secret_flag_reaches_the_process_but_no_log_cell_json_or_dry_run_line(tmp_path, probe, caplog):
+    """A token given as a flag value (``--hub_token``, or a ``token`` setting) is the process's alone: cell.json,
+    log.txt, the logged and printed command line show ``***``; a rerun is the same run (not 'changed')."""
+    import logging
+
+    out = tmp_path / "grid"
+    cell = _cell("push", probe, settings={"token": "hf_setting_secret", "max_steps": 3})
+    cell = Cell(cell.name, cell.command, (*cell.argv, "--hub_token", "hf_flag_secret"), cell.row, cell.column,
+                program=cell.program, settings=cell.settings)
+    with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
+        assert run_grid([cell], out) == {"push": "done"}
+    given = json.loads((cell.folder(out) / "argv.json").read_text())
+    assert "hf_flag_secret" in given and "hf_setting_secret" in given  # the process got the values
+    written = [(cell.folder(out) / name).read_text() for name in ("cell.json", "log.txt")]
+    for text in (*written, cell.shell_line(out), caplog.text):
+        assert "hf_flag_secret" not in text and "hf_setting_secret" not in text
+    assert "--hub_token '***'" in cell.shell_line(out) and "--max_steps 3" in cell.shell_line(out)
+    assert run_grid([cell], out) == {"push": "done"}  # the record without the secret is still this run

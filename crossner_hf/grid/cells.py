@@ -98,14 +98,21 @@ class Cell:
         return [*program, *flags, *resume, *target]
 
     def shell_line(self, out: str | Path) -> str:
-        """The equivalent ``crossner-hf`` command line (a user reruns one cell by hand with it)."""
+        """The equivalent ``crossner-hf`` command line (a user reruns one cell by hand with it); a secret flag's
+        value (``--hub_token``) shows as ``***``: the line is logged and printed by dry runs."""
         import shlex
 
-        line = self.command_line(out)
+        line = redact_flags(self.command_line(out))
         return shlex.join(["crossner-hf", *line[3:]] if not self.program else line)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The cell as ``cell.json`` and ``plan.json`` hold it: a secret setting's or flag's value is ``***`` (the
+        files stay in the folder and go with it; the process itself gets the value)."""
+        record = asdict(self)
+        record["argv"] = redact_flags(record["argv"])
+        record["settings"] = {k: REDACTED if _secret_flag(k) and v is not None else v
+                              for k, v in record["settings"].items()}
+        return record
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Cell:
@@ -117,6 +124,30 @@ class Cell:
     def record(self, out: str | Path) -> dict:
         """``cell.json``: the cell, and the grid folder it ran in (its paths are compared relative to it)."""
         return {**self.to_dict(), "_out": [str(out), str(Path(out).resolve())]}
+
+
+REDACTED = "***"
+
+
+def _secret_flag(name: str) -> bool:
+    """Whether a flag (``--hub_token``) or setting name carries a secret: its value is never written or logged."""
+    words = name.lstrip("-").lower().replace("-", "_").split("_")
+    # whole words: hub_token is a secret, tokens_column and include_num_input_tokens_seen are not
+    return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
+
+
+def redact_flags(flags: Iterable[str]) -> list[str]:
+    """``flags`` with the value of each secret flag (``--hub_token X``, ``--hub_token=X``) shown as ``***``."""
+    shown: list[str] = []
+    secret = False
+    for flag in flags:
+        if flag.startswith("--"):
+            name, eq, _ = flag.partition("=")
+            secret = _secret_flag(name) and not eq
+            shown.append(f"{name}={REDACTED}" if eq and _secret_flag(name) else flag)
+        else:
+            shown.append(REDACTED if secret else flag)
+    return shown
 
 
 def render_flags(settings: Mapping[str, Any]) -> list[str]:
@@ -217,8 +248,9 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
     except (OSError, ValueError, TypeError):
         return None
     # a search moved or copied to another folder is the same search: its own paths count relative to it
-    before = _flag_values(_relative(old.flags(), raw.get("_out") or []))
-    now = _flag_values(_relative(cell.flags(), [str(out), str(Path(out).resolve())]))
+    # a secret's value is not in the record (``***``), nor a setting of the run: never a difference
+    before = _flag_values(redact_flags(_relative(old.flags(), raw.get("_out") or [])))
+    now = _flag_values(redact_flags(_relative(cell.flags(), [str(out), str(Path(out).resolve())])))
     diffs = [f"{k} {before.get(k, '(unset)')} (now {now.get(k, 'unset')})" for k in sorted(set(before) | set(now))
              if before.get(k) != now.get(k)]
     if old.command != cell.command:

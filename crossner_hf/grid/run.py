@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossner_hf.grid.cells import Cell, cell_status, changed_settings, topological
+from crossner_hf.grid.cells import Cell, cell_status, changed_settings, redact_flags, topological
 from crossner_hf.grid.costs import cell_seconds
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     logger.info("cell %s: %s", cell.name, cell.shell_line(out))
     log_path = folder / "log.txt"
     with open(log_path, "a", encoding="utf-8") as log:
-        log.write("$ " + " ".join(line) + "\n")
+        log.write("$ " + " ".join(redact_flags(line)) + "\n")  # the log is read and shared: no secret in it
         log.flush()
         start = log.tell()
         # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
