@@ -422,3 +422,31 @@ def test_a_secret_flag_reaches_the_process_but_no_log_cell_json_or_dry_run_line(
         assert "hf_flag_secret" not in text and "hf_setting_secret" not in text
     assert "--hub_token '***'" in cell.shell_line(out) and "--max_steps 3" in cell.shell_line(out)
     assert run_grid([cell], out) == {"push": "done"}  # the record without the secret is still this run
+
+
+def test_a_slurm_cell_killed_at_its_time_limit_is_not_running_for_ever(tmp_path, probe, monkeypatch):
+    """A cell's marker from a Slurm node (another host) whose job left the queue (squeue lists nothing): the cell
+    is not 'running' and the rerun runs it; a job squeue still lists, or a marker with no job, is trusted."""
+    out = tmp_path / "grid"
+    from crossner_hf.outputs import OWNED
+
+    cell = _cell("a", probe)
+    cell.folder(out).mkdir(parents=True)
+    (out / OWNED).touch()  # a grid's folder, as the killed run left it
+    marker = cell.folder(out) / ".running"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    squeue = bin_dir / "squeue"
+    squeue.write_text("#!/bin/sh\ncat \"$(dirname \"$0\")/queue\"\n")  # prints the jobs the test says are queued
+    squeue.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12, "slurm_job": "4242"}))
+    (bin_dir / "queue").write_text("4242\n")
+    assert grid_status([cell], out) == {"a": "running"}
+    (bin_dir / "queue").write_text("")
+    assert grid_status([cell], out) == {"a": "waiting"}
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12}))
+    assert grid_status([cell], out) == {"a": "running"}  # no job to ask about: the other host is trusted
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12, "slurm_job": "4242"}))
+    assert run_grid([cell], out) == {"a": "done"}
+    assert json.loads((cell.folder(out) / "argv.json").read_text())  # it ran

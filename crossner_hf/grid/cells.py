@@ -11,7 +11,8 @@ move model, results and card into place together (:func:`crossner_hf.outputs.sta
 presence means the run finished. Rerunning a grid skips done cells and continues a killed one.
 
 Status files in the cell folder (so any executor, on any node, reports the same table):
-``.running`` (host, the grid's pid and the cell process's, written when the run starts), ``.failed`` (the last
+``.running`` (host, the grid's pid and the cell process's, and the Slurm job's id in a Slurm job, written when the
+run starts), ``.failed`` (the last
 line of the command's output); the command's whole output is in ``log.txt``.
 """
 
@@ -259,14 +260,17 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
 
 
 def _still_running(marker: Path) -> bool:
-    """False for a run of this host whose process is gone (a killed grid); True otherwise (another host: trust it)."""
+    """False for a run of this host whose process is gone (a killed grid) and for a Slurm job that left the queue
+    (a job killed at its time limit leaves its marker on a node); True otherwise (another host: trust it)."""
     try:
         owner = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    from crossner_hf.executors import pid_alive, slurm_job_alive
+
     if owner.get("host") != socket.gethostname():
-        return True
-    from crossner_hf.executors import pid_alive
+        # squeue answers for a job on any node; without it (or an answer) the other host is trusted
+        return owner.get("slurm_job") is None or slurm_job_alive(str(owner["slurm_job"])) is not False
 
     return any(pid_alive(int(owner[key])) for key in ("pid", "cell_pid") if owner.get(key))
 

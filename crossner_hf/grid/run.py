@@ -174,8 +174,10 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
             _LIVE[proc.pid] = proc
         if _stopping.is_set():  # Ctrl-C after stop_cells listed the live cells: this one stops too, not orphaned
             _signal_group(proc, signal.SIGTERM)
+        # in a Slurm job its id too: a job killed at its time limit is then seen gone from any host (squeue)
         (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                                                     "cell_pid": proc.pid}))
+                                                     "cell_pid": proc.pid,
+                                                     "slurm_job": os.environ.get("SLURM_JOB_ID")}))
         try:
             returncode = proc.wait()
         finally:
