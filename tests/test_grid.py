@@ -45,6 +45,12 @@ PROBE = textwrap.dedent('''
             f.write(out.name + " ")
     if mode == "hold":  # until the test lets it go
         wait_for(out / "release", 600)
+    if mode == "model":  # a finished training's folder: a checkpoint, the model, a seed's identical copy of it
+        (out / "checkpoint-5").mkdir(exist_ok=True)
+        (out / "checkpoint-5" / "model.safetensors").write_bytes(b"step 5")
+        (out / "seed-1").mkdir(exist_ok=True)
+        for path in (out / "model.safetensors", out / "seed-1" / "model.safetensors"):
+            path.write_bytes(b"the weights")
     if mode == "oom-beside-others":
         flag = out / "tried"
         if not flag.exists():
@@ -450,3 +456,18 @@ def test_a_slurm_cell_killed_at_its_time_limit_is_not_running_for_ever(tmp_path,
     marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12, "slurm_job": "4242"}))
     assert run_grid([cell], out) == {"a": "done"}
     assert json.loads((cell.folder(out) / "argv.json").read_text())  # it ran
+
+
+def test_a_finished_cell_keeps_one_copy_of_its_model_unless_checkpoints_are_kept(tmp_path, probe):
+    """docs/grid.md: a finished cell's checkpoints are removed and a seed's weights identical to the run's are one
+    file (a hard link); --keep_checkpoints keeps the checkpoints."""
+    out = tmp_path / "grid"
+    cell = _cell("a", probe, "model")
+    assert run_grid([cell], out) == {"a": "done"}
+    folder = cell.folder(out)
+    assert not (folder / "checkpoint-5").exists()
+    top, seed = folder / "model.safetensors", folder / "seed-1" / "model.safetensors"
+    assert top.stat().st_ino == seed.stat().st_ino and seed.read_bytes() == b"the weights"
+    kept = tmp_path / "kept"
+    assert run_grid([cell], kept, ExecutorOptions(keep_checkpoints=True)) == {"a": "done"}
+    assert (cell.folder(kept) / "checkpoint-5" / "model.safetensors").read_bytes() == b"step 5"
