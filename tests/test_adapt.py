@@ -177,7 +177,11 @@ def test_the_search_tail_reads_the_cells_recorded_predictions_and_tags_only_cell
 
     monkeypatch.setattr(Tagger, "from_pretrained", no_model)
     (tmp_path / "out").mkdir()
+    killed = tmp_path / "out" / ".best-killed" / "model"  # a kill while copying best/ left its staging folder
+    killed.mkdir(parents=True)
+    (killed / "model.safetensors").write_bytes(b"a whole copy of a model")
     recorded = finish(tmp_path / "out", rows, target, config=AdaptConfig(), model="m", status={}, budget_text=None)
+    assert not list((tmp_path / "out").glob(".best-*"))  # the next ship removes it: one copy of best/ on disk
     record = recorded.results
     assert record["chosen"] == "good" and record["shipped"]["dev_f1"] == 1.0
     assert record["shipped"]["test_f1"] == WorkflowResult.read(good).test_f1 < 1.0  # the cell's own figure

@@ -302,7 +302,11 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
     import tempfile
 
     # staged in a folder of its own (never a fixed name another run could share) and swapped in whole: a kill
-    # while copying leaves a .best-* folder the next run ignores, never half a best/
+    # while copying leaves a .best-* folder, never half a best/. This run holds OUT's grid lock, so any .best-*
+    # here is a killed run's leftover (a whole model copy): removed
+    for leftover in out.glob(".best-*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=".best-", dir=out))
     shutil.copytree(row.models[index], staging / "model", ignore=shutil.ignore_patterns(*COPY_IGNORE))
     if best.exists():
