@@ -67,6 +67,15 @@ def slurm_job_alive(job_id: str) -> bool | None:
     return False if "invalid job id" in queued.stderr.lower() else None  # a finished job Slurm has forgotten
 
 
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity (a Slurm job's allocation, ``taskset``, a container's
+    cpuset), not the machine's count, so packed cells split the cores they have, not a whole node's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity call (macOS, Windows)
+        return os.cpu_count() or 1
+
+
 @dataclass
 class ExecutorOptions:
     """Where the work runs and how wide (see the module docstring); each kind of work reads the fields it needs."""
@@ -111,7 +120,7 @@ class ExecutorOptions:
         started here); 1 on Slurm without a limit, where the cluster decides and no round can be planned."""
         if self.workers > 0:
             return self.workers
-        return 1 if self.executor == "slurm" else os.cpu_count() or 1
+        return 1 if self.executor == "slurm" else available_cores()
 
 
 # ------------------------------------------------------------------------------------------- graphs of tasks
@@ -187,7 +196,7 @@ def plan_packing(tasks: Sequence[Any], options: ExecutorOptions, env: Mapping[st
     """``options.workers`` tasks at once (-1: fill the machine: every GPU slot when the tasks use GPUs and the
     machine has some, else one task a core), each with ``cores / workers`` threads (``threads_per_cell``
     overrides), so N tasks never oversubscribe the cores."""
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     gpus = local_gpus(env)
     uses_gpus = any(getattr(t, "gpus", 0) for t in tasks)
     if options.workers > 0:
@@ -295,7 +304,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                     continue  # no GPU slot free now: another task may fit
                 (alone if exclusive else pending).remove(task)
                 state[task.name] = "running"
-                threads = (options.threads_per_cell or os.cpu_count() or 1) if exclusive else packing.threads
+                threads = (options.threads_per_cell or available_cores()) if exclusive else packing.threads
                 env = task_environment(os.environ, gpus=ids if packing.gpus else None, threads=threads,
                                        pushes=getattr(task, "pushes", False))
                 future = pool.submit(run, task, env=env)

@@ -107,7 +107,7 @@ def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch
     assert progress[0].startswith("cells: 0 done, 1 running, 2 left of 3; ETA ~")
     assert "cells: 0 done, 2 running, 1 left of 3; ETA ~" in " ".join(progress)
     assert progress[-1] == "cells: 3 done, 0 running, 0 left of 3; ETA ~0 min"
-    threads = str(max(1, (os.cpu_count() or 1) // 2))
+    threads = str(max(1, len(os.sched_getaffinity(0)) // 2))
     assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
     assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
     assert json.loads((a.folder(out) / "cell.json").read_text())["argv"] == ["--mode", "meet:b"]
@@ -471,3 +471,15 @@ def test_a_finished_cell_keeps_one_copy_of_its_model_unless_checkpoints_are_kept
     kept = tmp_path / "kept"
     assert run_grid([cell], kept, ExecutorOptions(keep_checkpoints=True)) == {"a": "done"}
     assert (cell.folder(kept) / "checkpoint-5" / "model.safetensors").read_bytes() == b"step 5"
+
+
+def test_packing_splits_the_cores_this_process_may_use_not_the_whole_machines(monkeypatch):
+    """In a Slurm job (or under taskset, in a container's cpuset) the process may use fewer cores than the node
+    has: the cells fill and split those, so N cells never oversubscribe the allocation."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the node
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)  # the job's cores
+    tasks = [Cell(f"c{i}", "train", (), "r", "c") for i in range(10)]
+    packing = plan_packing(tasks, ExecutorOptions(), env={"CUDA_VISIBLE_DEVICES": ""})
+    assert (packing.workers, packing.threads) == (4, 1)
+    assert plan_packing(tasks, ExecutorOptions(workers=2), env={"CUDA_VISIBLE_DEVICES": ""}).threads == 2
+    assert ExecutorOptions().at_once() == 4
