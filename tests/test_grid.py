@@ -483,3 +483,11 @@ def test_packing_splits_the_cores_this_process_may_use_not_the_whole_machines(mo
     assert (packing.workers, packing.threads) == (4, 1)
     assert plan_packing(tasks, ExecutorOptions(workers=2), env={"CUDA_VISIBLE_DEVICES": ""}).threads == 2
     assert ExecutorOptions().at_once() == 4
+
+
+def test_two_cells_of_one_name_are_one_line_naming_it():
+    from crossner_hf.grid import topological
+
+    with pytest.raises(ValueError, match=r"cells share a name \(politics/direct\); give each cell"):
+        topological([Cell("politics/direct", "train", (), "r", "c"), Cell("politics/direct", "train", (), "r", "c"),
+                     Cell("politics/joint", "train", (), "r", "c")])

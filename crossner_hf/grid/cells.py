@@ -173,7 +173,11 @@ def topological(cells: Iterable[Cell]) -> list[Cell]:
     cells = list(cells)
     by_name = {c.name: c for c in cells}
     if len(by_name) != len(cells):
-        raise ValueError("two cells share a name; cell names must be unique within an experiment.")
+        from collections import Counter
+
+        shared = sorted(name for name, n in Counter(c.name for c in cells).items() if n > 1)
+        raise ValueError(f"cells share a name ({', '.join(shared[:5])}); give each cell of a grid its own name (it is "
+                         "its folder under OUT/cells/).")
     ordered: list[Cell] = []
     state: dict[str, int] = {}
 
