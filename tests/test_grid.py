@@ -491,3 +491,28 @@ def test_two_cells_of_one_name_are_one_line_naming_it():
     with pytest.raises(ValueError, match=r"cells share a name \(politics/direct\); give each cell"):
         topological([Cell("politics/direct", "train", (), "r", "c"), Cell("politics/direct", "train", (), "r", "c"),
                      Cell("politics/joint", "train", (), "r", "c")])
+
+
+def test_a_second_search_from_another_thread_of_the_same_process_is_refused(tmp_path):
+    """The lock is re-entrant for the thread that holds it (a run, then its grid), not for the process: two
+    searches on one folder from two threads (a notebook) are one run too many."""
+    import threading
+
+    out = tmp_path / "out"
+    errors: list[str] = []
+
+    def second() -> None:
+        try:
+            with grid_lock(out):
+                errors.append("not refused")
+        except ValueError as err:
+            errors.append(str(err))
+
+    with grid_lock(out):
+        with grid_lock(out):  # the same thread again: nested
+            thread = threading.Thread(target=second)
+            thread.start()
+            thread.join(60)
+    assert len(errors) == 1 and "another run is using this folder" in errors[0], errors
+    second()  # once the first let go, the folder is free
+    assert errors[1] == "not refused"

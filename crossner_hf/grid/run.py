@@ -52,28 +52,29 @@ class GridInterrupted(KeyboardInterrupt):
 
 # ------------------------------------------------------------------------------------------------ the folder lock
 
-_HELD: dict[Path, int] = {}
+_HELD: dict[tuple[Path, int], int] = {}
+"""(folder, thread) -> how deep that thread holds the folder's lock."""
 _HELD_GUARD = threading.Lock()
 
 
 @contextmanager
 def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
-    """Hold ``out``'s grid lock for the whole run (re-entrant within this process); a second run is refused."""
+    """Hold ``out``'s grid lock for the whole run (re-entrant within the thread that holds it: ``reproduce``'s run
+    takes it, then its grid); a second run is refused, from another process or another thread of this one."""
     from filelock import FileLock, Timeout
 
     out = Path(out).resolve()
+    key = (out, threading.get_ident())
     with _HELD_GUARD:
-        if out in _HELD:
-            _HELD[out] += 1
-            nested = True
-        else:
-            nested = False
+        nested = key in _HELD
+        if nested:
+            _HELD[key] += 1
     if nested:
         try:
             yield
         finally:
             with _HELD_GUARD:
-                _HELD[out] -= 1
+                _HELD[key] -= 1
         return
     from crossner_hf.outputs import OWNED, check_ours
 
@@ -90,12 +91,12 @@ def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
     owner.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                  "since": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:]}))
     with _HELD_GUARD:
-        _HELD[out] = 1
+        _HELD[key] = 1
     try:
         yield
     finally:
         with _HELD_GUARD:
-            del _HELD[out]
+            del _HELD[key]
         owner.unlink(missing_ok=True)
         lock.release()
 
