@@ -516,3 +516,14 @@ def test_a_second_search_from_another_thread_of_the_same_process_is_refused(tmp_
     assert len(errors) == 1 and "another run is using this folder" in errors[0], errors
     second()  # once the first let go, the folder is free
     assert errors[1] == "not refused"
+
+
+def test_a_status_read_while_the_grid_restarts_a_failed_cell_does_not_fail(tmp_path, monkeypatch):
+    """--status from another shell: the cell was 'failed' when its status was read and its .failed was gone when
+    its line was (the running grid started it again): the table is printed, not a FileNotFoundError."""
+    from crossner_hf.grid import cells as grid_cells
+    from crossner_hf.grid import status_table
+
+    cell = Cell("a", "train", (), "r", "c")
+    monkeypatch.setattr(grid_cells, "grid_status", lambda cells, out: {"a": "failed"})
+    assert "a  failed" in status_table([cell], tmp_path)

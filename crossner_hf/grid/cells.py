@@ -279,6 +279,15 @@ def _still_running(marker: Path) -> bool:
     return any(pid_alive(int(owner[key])) for key in ("pid", "cell_pid") if owner.get(key))
 
 
+def failed_line(cell: Cell, out: str | Path) -> str:
+    """The last line a failed cell left in ``.failed``; "" once it is gone (a status read from another shell while
+    the running grid starts the cell again, which removes it)."""
+    try:
+        return (cell.folder(out) / ".failed").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
     """Every cell's status; a cell whose dependency failed or lacks input is 'blocked'."""
     status: dict[str, str] = {}
@@ -300,7 +309,7 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
     for cell in topological(cells):
         note = ""
         if status[cell.name] == "failed":
-            note = "  " + (cell.folder(out) / ".failed").read_text().strip()[:200]
+            note = "  " + failed_line(cell, out)[:200]
         elif status[cell.name] == "changed":
             note = f"  ran with {changed_settings(cell, out)}; delete {cell.folder(out)} to run it again"[:300]
         elif status[cell.name] == "missing input":

@@ -35,6 +35,7 @@ from crossner_hf.selection.evidence import attach_paper_gains, card_section, mar
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.outputs import scrub_paths
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
+from crossner_hf.grid.cells import failed_line
 from crossner_hf.results import WorkflowResult, read_results, shared_record
 
 logger = logging.getLogger(__name__)
@@ -201,7 +202,7 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
             bad = next((c for c in (*needed, *m.cells) if status.get(c.name) == "failed"), None)
             if bad is not None:
                 # the error's last line, without local paths: it reaches adapt.md and the pushed best/README.md
-                line = scrub_paths((bad.folder(out) / ".failed").read_text(encoding="utf-8").strip())[:200]
+                line = scrub_paths(failed_line(bad, out))[:200]
                 row.status = f"failed: {bad.name}: {line}"
             else:
                 row.status = "not run: " + ", ".join(f"{c.name} {status.get(c.name, 'waiting')}" for c in m.cells
