@@ -399,12 +399,19 @@ def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask
     progress(dict(state))
     names = {ref: name for name, ref in refs.items()}
     waiting = list(refs.values())
-    while waiting:
-        ready, waiting = ray.wait(waiting, num_returns=1)
-        for ref in ready:
-            state[names[ref]] = ray.get(ref)
-            logger.info("%s: %s", names[ref], state[names[ref]])
-        progress(dict(state))
+    try:
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            for ref in ready:
+                state[names[ref]] = ray.get(ref)
+                logger.info("%s: %s", names[ref], state[names[ref]])
+            progress(dict(state))
+    except KeyboardInterrupt:
+        # Ctrl-C: the cells' tasks are cancelled, forced (their workers end, and each cell's process with its
+        # worker), also on a cluster this call joined, which outlives this driver and would run them on
+        for ref in waiting:
+            ray.cancel(ref, force=True)
+        raise
     return state
 
 

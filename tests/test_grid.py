@@ -527,3 +527,36 @@ def test_a_status_read_while_the_grid_restarts_a_failed_cell_does_not_fail(tmp_p
     cell = Cell("a", "train", (), "r", "c")
     monkeypatch.setattr(grid_cells, "grid_status", lambda cells, out: {"a": "failed"})
     assert "a  failed" in status_table([cell], tmp_path)
+
+
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time
+def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path, probe, monkeypatch):
+    """A Ray cluster the grid joined outlives the driver: Ctrl-C cancels the cells' tasks, and the cell's process
+    goes with its worker (none left running on the cluster), then the one line of an interrupted grid."""
+    ray = pytest.importorskip("ray")
+    from crossner_hf.grid import GridInterrupted
+
+    out = tmp_path / "grid"
+    cell = _cell("held", probe, "hold")
+    started = cell.folder(out) / "started"
+    real_wait = ray.wait
+
+    def ctrl_c_once_the_cell_runs(*args, **kwargs):
+        _wait_for(lambda: started.is_file() and (cell.folder(out) / ".running").is_file(), "the Ray cell to start")
+        raise KeyboardInterrupt
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        monkeypatch.setattr(ray, "wait", ctrl_c_once_the_cell_runs)
+        with pytest.raises(GridInterrupted):
+            run_grid([cell], out, ExecutorOptions(executor="ray"))
+        monkeypatch.setattr(ray, "wait", real_wait)
+        cell_pid = json.loads((cell.folder(out) / ".running").read_text())["cell_pid"]
+        try:
+            _wait_for(lambda: not _alive(cell_pid), "the Ray cell's process to stop", 120)
+        finally:
+            if _alive(cell_pid):
+                os.kill(cell_pid, signal.SIGKILL)
+    finally:
+        ray.shutdown()
+    assert grid_status([cell], out) == {"held": "waiting"}
