@@ -485,22 +485,33 @@ def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
     submitit = require("submitit", "slurm")
     executor = submitit.AutoExecutor(folder=str(log_dir / "%j"), cluster=options.slurm_cluster)
     done: dict[str, str] = {}
-    if options.cells_per_job > 1:
-        from functools import partial
+    jobs: dict[str, Any] = {}
+    try:
+        if options.cells_per_job > 1:
+            from functools import partial
 
-        units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
-        jobs = submit_tasks(executor, units, options, done,
-                            run=partial(_run_unit, run=run, status=status, options=options),
-                            status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
-        for name in jobs:
-            _job_result(jobs, name, units, lambda unit: "waiting", done)
-        final = {t.name: status(t) for t in tasks}
-        return {name: state if state in ("done", "failed", "missing input") else "blocked"
-                for name, state in final.items()}
-    jobs = submit_tasks(executor, tasks, options, done, run=run, status=status)
-    for name in jobs:
-        _job_result(jobs, name, tasks, status, done)
-    return {task.name: done.get(task.name, "blocked") for task in tasks}
+            units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
+            submit_tasks(executor, units, options, done, jobs=jobs,
+                         run=partial(_run_unit, run=run, status=status, options=options),
+                         status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
+            for name in list(jobs):
+                _job_result(jobs, name, units, lambda unit: "waiting", done)
+            final = {t.name: status(t) for t in tasks}
+            return {name: state if state in ("done", "failed", "missing input") else "blocked"
+                    for name, state in final.items()}
+        submit_tasks(executor, tasks, options, done, jobs=jobs, run=run, status=status)
+        for name in list(jobs):
+            _job_result(jobs, name, tasks, status, done)
+        return {task.name: done.get(task.name, "blocked") for task in tasks}
+    except KeyboardInterrupt:
+        # Ctrl-C: the submitted jobs are cancelled (a job's end ends its cells' processes); they would run on after
+        # the driver, outside the folder's lock
+        for job in jobs.values():
+            try:
+                job.cancel(check=False)
+            except Exception as err:  # noqa: BLE001 - submitit/scancel errors: the others are still cancelled
+                logger.warning("could not cancel job %s: %s", job.job_id, err)
+        raise
 
 
 def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Callable[[Any], str],
@@ -517,7 +528,7 @@ def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Calla
 
 
 def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done: dict[str, str], *,
-                 run: RunTask, status: Callable[[Any], str]) -> dict[str, Any]:
+                 run: RunTask, status: Callable[[Any], str], jobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Submit every task that is not done through a submitit executor; returns the jobs by task name.
 
     On Slurm every job is submitted at once, a dependant with ``afterok`` on its dependencies' jobs.
@@ -525,7 +536,7 @@ def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done
     dependencies' jobs have finished (and marked 'blocked' if one did not succeed).
     """
     on_slurm = executor.cluster == "slurm"
-    jobs: dict[str, Any] = {}
+    jobs = {} if jobs is None else jobs  # the caller's dict: on Ctrl-C it cancels the jobs submitted so far
     for task in tasks:
         if status(task) == "done":
             done[task.name] = "done"

@@ -560,3 +560,29 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
     finally:
         ray.shutdown()
     assert grid_status([cell], out) == {"held": "waiting"}
+
+
+def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
+    """Through submitit's local executor: Ctrl-C while the driver waits for a cell's job cancels the job, and the
+    cell's process ends with it (no job runs on outside the folder's lock)."""
+    pytest.importorskip("submitit")
+    from crossner_hf import executors
+    from crossner_hf.grid import GridInterrupted
+
+    out = tmp_path / "grid"
+    cell = _cell("held", probe, "hold")
+    marker = cell.folder(out) / ".running"
+
+    def ctrl_c_once_the_cell_runs(*args, **kwargs):
+        _wait_for(lambda: (cell.folder(out) / "started").is_file() and marker.is_file(), "the job's cell to start")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(executors, "_job_result", ctrl_c_once_the_cell_runs)
+    with pytest.raises(GridInterrupted):
+        run_grid([cell], out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
+    cell_pid = json.loads(marker.read_text())["cell_pid"]
+    try:
+        _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
+    finally:
+        if _alive(cell_pid):
+            os.kill(cell_pid, signal.SIGKILL)
