@@ -15,9 +15,7 @@ One :class:`ExecutorOptions` (``--executor local|ray|slurm`` and its knobs) and 
     (:func:`slurm_parameters`). ``slurm_cluster="local"`` runs the same path through submitit's local
     executor (which has no job dependencies: a task is submitted when its dependencies finished).
 
-- **A datatrove stage** (:func:`run_stage`): the Wikipedia builders' pipelines, ``tasks`` shards wide; it
-  returns once every task wrote its completion marker (on Slurm it waits for the job array,
-  :func:`wait_for_slurm`), else raises naming the tasks to rerun (:func:`require_complete`).
+- **A datatrove stage**: the Wikipedia builders' pipelines, run by :mod:`crossner_hf.stages` with these options.
 
 :func:`pid_alive` is the one liveness check of a process of this host (a grid cell's ``.running`` marker, the
 leftovers of a killed writer). This module sits in the base layer so that the grid (``reproduce``) and the
@@ -28,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +51,29 @@ def pid_alive(pid: int) -> bool:
             return stat.read().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):  # no /proc (macOS): kill(0) is the answer
         return True
+
+
+def slurm_job_alive(job_id: str) -> bool | None:
+    """Whether Slurm job ``job_id`` is still queued or running (``squeue``); None when there is no answer (no
+    ``squeue`` here, or it failed for another reason)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("squeue") is None:
+        return None
+    queued = subprocess.run(["squeue", "-h", "-j", job_id], capture_output=True, text=True)
+    if queued.returncode == 0:
+        return bool(queued.stdout.strip())
+    return False if "invalid job id" in queued.stderr.lower() else None  # a finished job Slurm has forgotten
+
+
+def available_cores() -> int:
+    """The cores this process may run on: its CPU affinity (a Slurm job's allocation, ``taskset``, a container's
+    cpuset), not the machine's count, so packed cells split the cores they have, not a whole node's."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # no affinity call (macOS, Windows)
+        return os.cpu_count() or 1
 
 
 @dataclass
@@ -100,7 +120,7 @@ class ExecutorOptions:
         started here); 1 on Slurm without a limit, where the cluster decides and no round can be planned."""
         if self.workers > 0:
             return self.workers
-        return 1 if self.executor == "slurm" else os.cpu_count() or 1
+        return 1 if self.executor == "slurm" else available_cores()
 
 
 # ------------------------------------------------------------------------------------------- graphs of tasks
@@ -176,7 +196,7 @@ def plan_packing(tasks: Sequence[Any], options: ExecutorOptions, env: Mapping[st
     """``options.workers`` tasks at once (-1: fill the machine: every GPU slot when the tasks use GPUs and the
     machine has some, else one task a core), each with ``cores / workers`` threads (``threads_per_cell``
     overrides), so N tasks never oversubscribe the cores."""
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     gpus = local_gpus(env)
     uses_gpus = any(getattr(t, "gpus", 0) for t in tasks)
     if options.workers > 0:
@@ -255,7 +275,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                     continue  # no GPU slot free now: another task may fit
                 (alone if exclusive else pending).remove(task)
                 state[task.name] = "running"
-                threads = (options.threads_per_cell or os.cpu_count() or 1) if exclusive else packing.threads
+                threads = (options.threads_per_cell or available_cores()) if exclusive else packing.threads
                 env = task_environment(os.environ, gpus=ids if packing.gpus else None, threads=threads,
                                        pushes=getattr(task, "pushes", False))
                 future = pool.submit(run, task, env=env)
@@ -350,12 +370,19 @@ def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask
     progress(dict(state))
     names = {ref: name for name, ref in refs.items()}
     waiting = list(refs.values())
-    while waiting:
-        ready, waiting = ray.wait(waiting, num_returns=1)
-        for ref in ready:
-            state[names[ref]] = ray.get(ref)
-            logger.info("%s: %s", names[ref], state[names[ref]])
-        progress(dict(state))
+    try:
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            for ref in ready:
+                state[names[ref]] = ray.get(ref)
+                logger.info("%s: %s", names[ref], state[names[ref]])
+            progress(dict(state))
+    except KeyboardInterrupt:
+        # Ctrl-C: the cells' tasks are cancelled, forced (their workers end, and each cell's process with its
+        # worker), also on a cluster this call joined, which outlives this driver and would run them on
+        for ref in waiting:
+            ray.cancel(ref, force=True)
+        raise
     return state
 
 
@@ -429,22 +456,33 @@ def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
     submitit = require("submitit", "slurm")
     executor = submitit.AutoExecutor(folder=str(log_dir / "%j"), cluster=options.slurm_cluster)
     done: dict[str, str] = {}
-    if options.cells_per_job > 1:
-        from functools import partial
+    jobs: dict[str, Any] = {}
+    try:
+        if options.cells_per_job > 1:
+            from functools import partial
 
-        units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
-        jobs = submit_tasks(executor, units, options, done,
-                            run=partial(_run_unit, run=run, status=status, options=options),
-                            status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
-        for name in jobs:
-            _job_result(jobs, name, units, lambda unit: "waiting", done)
-        final = {t.name: status(t) for t in tasks}
-        return {name: state if state in ("done", "failed", "missing input") else "blocked"
-                for name, state in final.items()}
-    jobs = submit_tasks(executor, tasks, options, done, run=run, status=status)
-    for name in jobs:
-        _job_result(jobs, name, tasks, status, done)
-    return {task.name: done.get(task.name, "blocked") for task in tasks}
+            units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
+            submit_tasks(executor, units, options, done, jobs=jobs,
+                         run=partial(_run_unit, run=run, status=status, options=options),
+                         status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
+            for name in list(jobs):
+                _job_result(jobs, name, units, lambda unit: "waiting", done)
+            final = {t.name: status(t) for t in tasks}
+            return {name: state if state in ("done", "failed", "missing input") else "blocked"
+                    for name, state in final.items()}
+        submit_tasks(executor, tasks, options, done, jobs=jobs, run=run, status=status)
+        for name in list(jobs):
+            _job_result(jobs, name, tasks, status, done)
+        return {task.name: done.get(task.name, "blocked") for task in tasks}
+    except KeyboardInterrupt:
+        # Ctrl-C: the submitted jobs are cancelled (a job's end ends its cells' processes); they would run on after
+        # the driver, outside the folder's lock
+        for job in jobs.values():
+            try:
+                job.cancel(check=False)
+            except Exception as err:  # noqa: BLE001 - submitit/scancel errors: the others are still cancelled
+                logger.warning("could not cancel job %s: %s", job.job_id, err)
+        raise
 
 
 def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Callable[[Any], str],
@@ -461,7 +499,7 @@ def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Calla
 
 
 def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done: dict[str, str], *,
-                 run: RunTask, status: Callable[[Any], str]) -> dict[str, Any]:
+                 run: RunTask, status: Callable[[Any], str], jobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Submit every task that is not done through a submitit executor; returns the jobs by task name.
 
     On Slurm every job is submitted at once, a dependant with ``afterok`` on its dependencies' jobs.
@@ -469,7 +507,7 @@ def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done
     dependencies' jobs have finished (and marked 'blocked' if one did not succeed).
     """
     on_slurm = executor.cluster == "slurm"
-    jobs: dict[str, Any] = {}
+    jobs = {} if jobs is None else jobs  # the caller's dict: on Ctrl-C it cancels the jobs submitted so far
     for task in tasks:
         if status(task) == "done":
             done[task.name] = "done"
@@ -489,91 +527,3 @@ def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done
         jobs[task.name] = executor.submit(run, task) if isinstance(task, _Unit) else executor.submit(_isolated, run, task)
         logger.info("submitted %s as job %s", task.name, jobs[task.name].job_id)
     return jobs
-
-
-# ------------------------------------------------------------------------------------------ datatrove stages
-
-
-def datatrove_executor(pipeline: list, tasks: int, logging_dir: Path, options: ExecutorOptions) -> Any:
-    """datatrove's executor of ``pipeline`` (``tasks`` shards) for ``options.executor``."""
-    workers = min(tasks, options.at_once())
-    if options.executor == "local":
-        from datatrove.executor import LocalPipelineExecutor
-
-        return LocalPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir))
-    if options.executor == "ray":
-        from crossner_hf.extras import require
-
-        ray = require("ray", "ray")
-        from datatrove.executor.ray import RayPipelineExecutor
-
-        if not ray.is_initialized():
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-        return RayPipelineExecutor(pipeline, tasks=tasks, workers=workers, logging_dir=str(logging_dir),
-                                   cpus_per_task=1, randomize_start_duration=0)
-    if not options.slurm_partition:
-        raise ValueError("--executor slurm needs --slurm_partition.")
-    from datatrove.executor import SlurmPipelineExecutor
-
-    # -1 keeps datatrove's "no limit": the array runs as wide as the cluster allows, not as this node's cores
-    return SlurmPipelineExecutor(pipeline, tasks=tasks, workers=options.workers, logging_dir=str(logging_dir),
-                                 partition=options.slurm_partition, time=options.slurm_time,
-                                 cpus_per_task=options.slurm_cpus_per_task,
-                                 mem_per_cpu_gb=options.slurm_mem_per_cpu_gb, job_name="crossner-wikipedia")
-
-
-def _completed(logging_dir: Path) -> int:
-    return sum(1 for _ in (logging_dir / "completions").glob("*"))
-
-
-def wait_for_slurm(job_id: str | int | None, logging_dir: str | Path, tasks: int, stage: str, *,
-                   poll_seconds: float = 30.0) -> None:
-    """Block until the stage's Slurm job array has finished (its tasks completed, or it left the queue).
-
-    datatrove's Slurm executor submits and returns; the builder's next step reads this stage's
-    shards, so the command waits on the completion markers, logging progress, and stops waiting
-    as soon as ``squeue`` no longer lists the job (then :func:`require_complete` says which tasks
-    failed). ``job_id`` -1 or None: nothing was submitted (every task had completed).
-    """
-    import subprocess
-
-    logging_dir = Path(logging_dir)
-    if job_id in (None, -1, "-1"):
-        return
-    logger.info("%s: waiting for Slurm job %s (%d tasks; progress in %s)", stage, job_id, tasks, logging_dir)
-    last = -1
-    while True:
-        done = _completed(logging_dir)
-        if done != last:
-            logger.info("%s: %d of %d Slurm tasks completed", stage, done, tasks)
-            last = done
-        if done >= tasks:
-            return
-        queued = subprocess.run(["squeue", "-h", "-j", str(job_id)], capture_output=True, text=True)
-        if queued.returncode == 0 and not queued.stdout.strip():
-            return  # the job left the queue: require_complete reports what did not complete
-        time.sleep(poll_seconds)
-
-
-def run_stage(pipeline: list, tasks: int, logging_dir: Path, stage: str, options: ExecutorOptions, *,
-              before: Callable[[], None] | None = None) -> None:
-    """Run a datatrove stage on the chosen executor and return once every task has completed (else raise);
-    ``before`` runs first in this process (the builders' log patcher)."""
-    if before is not None:
-        before()
-    executor = datatrove_executor(pipeline, tasks, logging_dir, options)
-    executor.run()
-    if options.executor == "slurm":
-        wait_for_slurm(executor.job_id, logging_dir, tasks, stage, poll_seconds=options.slurm_poll_seconds)
-    require_complete(logging_dir, tasks, stage)
-
-
-def require_complete(logging_dir: str | Path, tasks: int, stage: str) -> None:
-    """Raise unless every task of a stage wrote its completion marker."""
-    done = {p.name for p in (Path(logging_dir) / "completions").glob("*")}
-    missing = [rank for rank in range(tasks) if f"{rank:05d}" not in done]
-    if missing:
-        raise RuntimeError(
-            f"{stage}: {len(missing)} of {tasks} task(s) have not completed (first: {missing[:5]}); their shards are "
-            f"incomplete and are not used. Rerun the same command to finish them (see {logging_dir}/logs)."
-        )

@@ -177,7 +177,11 @@ def test_the_search_tail_reads_the_cells_recorded_predictions_and_tags_only_cell
 
     monkeypatch.setattr(Tagger, "from_pretrained", no_model)
     (tmp_path / "out").mkdir()
+    killed = tmp_path / "out" / ".best-killed" / "model"  # a kill while copying best/ left its staging folder
+    killed.mkdir(parents=True)
+    (killed / "model.safetensors").write_bytes(b"a whole copy of a model")
     recorded = finish(tmp_path / "out", rows, target, config=AdaptConfig(), model="m", status={}, budget_text=None)
+    assert not list((tmp_path / "out").glob(".best-*"))  # the next ship removes it: one copy of best/ on disk
     record = recorded.results
     assert record["chosen"] == "good" and record["shipped"]["dev_f1"] == 1.0
     assert record["shipped"]["test_f1"] == WorkflowResult.read(good).test_f1 < 1.0  # the cell's own figure
@@ -590,6 +594,16 @@ def test_status_prints_the_table_so_far_from_another_shell_and_runs_nothing(tmp_
     assert "1 done, 1 running" in text and "No choice yet" in text
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written, no lock
     assert cli_main(["adapt", "--status", str(tmp_path / "nowhere")]) != 0
+
+
+def test_status_on_a_damaged_plan_is_one_line_naming_the_file_and_the_fix(tmp_path, capsys):
+    from crossner_hf.selection.candidates import PLAN
+
+    for damaged in ('{"model": "m", "cells": [{"na', '{"model": "m"}'):  # cut short; no cells
+        (tmp_path / PLAN).write_text(damaged)
+        assert cli_main(["adapt", "--status", str(tmp_path)]) == 2
+        error = capsys.readouterr().err.strip().splitlines()
+        assert len(error) == 1 and str(tmp_path / PLAN) in error[0] and "rerun the search's" in error[0], error
 
 
 def test_the_source_label_map_is_yours_to_set_or_turn_off(tmp_path):

@@ -29,6 +29,7 @@ PROBE = textwrap.dedent('''
     mode = args[args.index("--mode") + 1] if "--mode" in args else "plain"
     out.mkdir(parents=True, exist_ok=True)
     (out / "env.json").write_text(json.dumps(dict(os.environ)))
+    (out / "argv.json").write_text(json.dumps(args))
     (out / "started").write_text(str(os.getpid()))
     def wait_for(path, seconds=120):
         deadline = time.monotonic() + seconds
@@ -44,6 +45,12 @@ PROBE = textwrap.dedent('''
             f.write(out.name + " ")
     if mode == "hold":  # until the test lets it go
         wait_for(out / "release", 600)
+    if mode == "model":  # a finished training's folder: a checkpoint, the model, a seed's identical copy of it
+        (out / "checkpoint-5").mkdir(exist_ok=True)
+        (out / "checkpoint-5" / "model.safetensors").write_bytes(b"step 5")
+        (out / "seed-1").mkdir(exist_ok=True)
+        for path in (out / "model.safetensors", out / "seed-1" / "model.safetensors"):
+            path.write_bytes(b"the weights")
     if mode == "oom-beside-others":
         flag = out / "tried"
         if not flag.exists():
@@ -100,7 +107,7 @@ def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch
     assert progress[0].startswith("cells: 0 done, 1 running, 2 left of 3; ETA ~")
     assert "cells: 0 done, 2 running, 1 left of 3; ETA ~" in " ".join(progress)
     assert progress[-1] == "cells: 3 done, 0 running, 0 left of 3; ETA ~0 min"
-    threads = str(max(1, (os.cpu_count() or 1) // 2))
+    threads = str(max(1, len(os.sched_getaffinity(0)) // 2))
     assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
     assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
     assert json.loads((a.folder(out) / "cell.json").read_text())["argv"] == ["--mode", "meet:b"]
@@ -354,3 +361,228 @@ def test_a_zombie_cell_is_not_running():
     _wait_for(lambda: state() == "Z", "the child to exit", 60)
     assert not pid_alive(child.pid) and pid_alive(os.getpid())
     child.wait()
+
+
+def test_a_cell_whose_worker_starts_after_ctrl_c_never_starts_its_process(tmp_path, probe):
+    """Ctrl-C between a worker taking a cell and its process starting: stop_cells has already listed the live
+    processes, so the cell must not start one (it would outlive the grid); it stays 'waiting' for the rerun."""
+    from crossner_hf.grid import run_cell
+    from crossner_hf.grid import run as grid_run
+
+    out = tmp_path / "grid"
+    cell = _cell("late", probe)
+    grid_run._stopping.set()  # what stop_cells sets first on Ctrl-C
+    try:
+        assert run_cell(cell, out) == "waiting"
+    finally:
+        grid_run._stopping.clear()
+    assert not (cell.folder(out) / "started").exists() and not (cell.folder(out) / ".running").exists()
+    assert grid_status([cell], out) == {"late": "waiting"}
+    assert run_grid([cell], out) == {"late": "done"}  # the rerun runs it
+
+
+def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
+    """kill -9 of the grid's process alone (no Ctrl-C, no cleanup): its cell's process dies with it (Linux), the
+    folder's lock goes with the process, so the same command run again is not refused and finishes the cell."""
+    script = tmp_path / "grid.py"
+    script.write_text(GRID_SCRIPT)
+    out = tmp_path / "grid"
+    first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.DEVNULL)
+    held = out / "cells" / "held"
+    _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
+    cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
+    first.kill()
+    first.wait()
+    if sys.platform.startswith("linux"):
+        try:
+            _wait_for(lambda: not _alive(cell_pid), "the cell's process to die with its grid", 60)
+        finally:
+            if _alive(cell_pid):  # the failure is reported; the orphan does not outlive the test
+                os.kill(cell_pid, signal.SIGKILL)
+    assert (out / ".grid.lock").exists()  # the file stays; the lock on it does not
+    held_cell = Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe))
+    assert grid_status([held_cell], out)["held"] == "waiting"
+    (held / "release").write_text("")
+    rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr
+    assert "another run is using this folder" not in rerun.stderr
+    assert (out / "cells" / "after" / "results.json").is_file()
+
+
+def test_a_secret_flag_reaches_the_process_but_no_log_cell_json_or_dry_run_line(tmp_path, probe, caplog):
+    """A token given as a flag value (``--hub_token``, or a ``token`` setting) is the process's alone: cell.json,
+    log.txt, the logged and printed command line show ``***``; a rerun is the same run (not 'changed')."""
+    import logging
+
+    out = tmp_path / "grid"
+    cell = _cell("push", probe, settings={"token": "hf_setting_secret", "max_steps": 3})
+    cell = Cell(cell.name, cell.command, (*cell.argv, "--hub_token", "hf_flag_secret"), cell.row, cell.column,
+                program=cell.program, settings=cell.settings)
+    with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
+        assert run_grid([cell], out) == {"push": "done"}
+    given = json.loads((cell.folder(out) / "argv.json").read_text())
+    assert "hf_flag_secret" in given and "hf_setting_secret" in given  # the process got the values
+    written = [(cell.folder(out) / name).read_text() for name in ("cell.json", "log.txt")]
+    for text in (*written, cell.shell_line(out), caplog.text):
+        assert "hf_flag_secret" not in text and "hf_setting_secret" not in text
+    assert "--hub_token '***'" in cell.shell_line(out) and "--max_steps 3" in cell.shell_line(out)
+    assert run_grid([cell], out) == {"push": "done"}  # the record without the secret is still this run
+
+
+def test_a_slurm_cell_killed_at_its_time_limit_is_not_running_for_ever(tmp_path, probe, monkeypatch):
+    """A cell's marker from a Slurm node (another host) whose job left the queue (squeue lists nothing): the cell
+    is not 'running' and the rerun runs it; a job squeue still lists, or a marker with no job, is trusted."""
+    out = tmp_path / "grid"
+    from crossner_hf.outputs import OWNED
+
+    cell = _cell("a", probe)
+    cell.folder(out).mkdir(parents=True)
+    (out / OWNED).touch()  # a grid's folder, as the killed run left it
+    marker = cell.folder(out) / ".running"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    squeue = bin_dir / "squeue"
+    squeue.write_text("#!/bin/sh\ncat \"$(dirname \"$0\")/queue\"\n")  # prints the jobs the test says are queued
+    squeue.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12, "slurm_job": "4242"}))
+    (bin_dir / "queue").write_text("4242\n")
+    assert grid_status([cell], out) == {"a": "running"}
+    (bin_dir / "queue").write_text("")
+    assert grid_status([cell], out) == {"a": "waiting"}
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12}))
+    assert grid_status([cell], out) == {"a": "running"}  # no job to ask about: the other host is trusted
+    marker.write_text(json.dumps({"host": "node-7.cluster", "pid": 11, "cell_pid": 12, "slurm_job": "4242"}))
+    assert run_grid([cell], out) == {"a": "done"}
+    assert json.loads((cell.folder(out) / "argv.json").read_text())  # it ran
+
+
+def test_a_finished_cell_keeps_one_copy_of_its_model_unless_checkpoints_are_kept(tmp_path, probe):
+    """docs/grid.md: a finished cell's checkpoints are removed and a seed's weights identical to the run's are one
+    file (a hard link); --keep_checkpoints keeps the checkpoints."""
+    out = tmp_path / "grid"
+    cell = _cell("a", probe, "model")
+    assert run_grid([cell], out) == {"a": "done"}
+    folder = cell.folder(out)
+    assert not (folder / "checkpoint-5").exists()
+    top, seed = folder / "model.safetensors", folder / "seed-1" / "model.safetensors"
+    assert top.stat().st_ino == seed.stat().st_ino and seed.read_bytes() == b"the weights"
+    kept = tmp_path / "kept"
+    assert run_grid([cell], kept, ExecutorOptions(keep_checkpoints=True)) == {"a": "done"}
+    assert (cell.folder(kept) / "checkpoint-5" / "model.safetensors").read_bytes() == b"step 5"
+
+
+def test_packing_splits_the_cores_this_process_may_use_not_the_whole_machines(monkeypatch):
+    """In a Slurm job (or under taskset, in a container's cpuset) the process may use fewer cores than the node
+    has: the cells fill and split those, so N cells never oversubscribe the allocation."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the node
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)  # the job's cores
+    tasks = [Cell(f"c{i}", "train", (), "r", "c") for i in range(10)]
+    packing = plan_packing(tasks, ExecutorOptions(), env={"CUDA_VISIBLE_DEVICES": ""})
+    assert (packing.workers, packing.threads) == (4, 1)
+    assert plan_packing(tasks, ExecutorOptions(workers=2), env={"CUDA_VISIBLE_DEVICES": ""}).threads == 2
+    assert ExecutorOptions().at_once() == 4
+
+
+def test_two_cells_of_one_name_are_one_line_naming_it():
+    from crossner_hf.grid import topological
+
+    with pytest.raises(ValueError, match=r"cells share a name \(politics/direct\); give each cell"):
+        topological([Cell("politics/direct", "train", (), "r", "c"), Cell("politics/direct", "train", (), "r", "c"),
+                     Cell("politics/joint", "train", (), "r", "c")])
+
+
+def test_a_second_search_from_another_thread_of_the_same_process_is_refused(tmp_path):
+    """The lock is re-entrant for the thread that holds it (a run, then its grid), not for the process: two
+    searches on one folder from two threads (a notebook) are one run too many."""
+    import threading
+
+    out = tmp_path / "out"
+    errors: list[str] = []
+
+    def second() -> None:
+        try:
+            with grid_lock(out):
+                errors.append("not refused")
+        except ValueError as err:
+            errors.append(str(err))
+
+    with grid_lock(out):
+        with grid_lock(out):  # the same thread again: nested
+            thread = threading.Thread(target=second)
+            thread.start()
+            thread.join(60)
+    assert len(errors) == 1 and "another run is using this folder" in errors[0], errors
+    second()  # once the first let go, the folder is free
+    assert errors[1] == "not refused"
+
+
+def test_a_status_read_while_the_grid_restarts_a_failed_cell_does_not_fail(tmp_path, monkeypatch):
+    """--status from another shell: the cell was 'failed' when its status was read and its .failed was gone when
+    its line was (the running grid started it again): the table is printed, not a FileNotFoundError."""
+    from crossner_hf.grid import cells as grid_cells
+    from crossner_hf.grid import status_table
+
+    cell = Cell("a", "train", (), "r", "c")
+    monkeypatch.setattr(grid_cells, "grid_status", lambda cells, out: {"a": "failed"})
+    assert "a  failed" in status_table([cell], tmp_path)
+
+
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time
+def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path, probe, monkeypatch):
+    """A Ray cluster the grid joined outlives the driver: Ctrl-C cancels the cells' tasks, and the cell's process
+    goes with its worker (none left running on the cluster), then the one line of an interrupted grid."""
+    ray = pytest.importorskip("ray")
+    from crossner_hf.grid import GridInterrupted
+
+    out = tmp_path / "grid"
+    cell = _cell("held", probe, "hold")
+    started = cell.folder(out) / "started"
+    real_wait = ray.wait
+
+    def ctrl_c_once_the_cell_runs(*args, **kwargs):
+        _wait_for(lambda: started.is_file() and (cell.folder(out) / ".running").is_file(), "the Ray cell to start")
+        raise KeyboardInterrupt
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        monkeypatch.setattr(ray, "wait", ctrl_c_once_the_cell_runs)
+        with pytest.raises(GridInterrupted):
+            run_grid([cell], out, ExecutorOptions(executor="ray"))
+        monkeypatch.setattr(ray, "wait", real_wait)
+        cell_pid = json.loads((cell.folder(out) / ".running").read_text())["cell_pid"]
+        try:
+            _wait_for(lambda: not _alive(cell_pid), "the Ray cell's process to stop", 120)
+        finally:
+            if _alive(cell_pid):
+                os.kill(cell_pid, signal.SIGKILL)
+    finally:
+        ray.shutdown()
+    assert grid_status([cell], out) == {"held": "waiting"}
+
+
+def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
+    """Through submitit's local executor: Ctrl-C while the driver waits for a cell's job cancels the job, and the
+    cell's process ends with it (no job runs on outside the folder's lock)."""
+    pytest.importorskip("submitit")
+    from crossner_hf import executors
+    from crossner_hf.grid import GridInterrupted
+
+    out = tmp_path / "grid"
+    cell = _cell("held", probe, "hold")
+    marker = cell.folder(out) / ".running"
+
+    def ctrl_c_once_the_cell_runs(*args, **kwargs):
+        _wait_for(lambda: (cell.folder(out) / "started").is_file() and marker.is_file(), "the job's cell to start")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(executors, "_job_result", ctrl_c_once_the_cell_runs)
+    with pytest.raises(GridInterrupted):
+        run_grid([cell], out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
+    cell_pid = json.loads(marker.read_text())["cell_pid"]
+    try:
+        _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
+    finally:
+        if _alive(cell_pid):
+            os.kill(cell_pid, signal.SIGKILL)

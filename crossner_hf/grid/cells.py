@@ -11,7 +11,8 @@ move model, results and card into place together (:func:`crossner_hf.outputs.sta
 presence means the run finished. Rerunning a grid skips done cells and continues a killed one.
 
 Status files in the cell folder (so any executor, on any node, reports the same table):
-``.running`` (host, the grid's pid and the cell process's, written when the run starts), ``.failed`` (the last
+``.running`` (host, the grid's pid and the cell process's, and the Slurm job's id in a Slurm job, written when the
+run starts), ``.failed`` (the last
 line of the command's output); the command's whole output is in ``log.txt``.
 """
 
@@ -98,14 +99,21 @@ class Cell:
         return [*program, *flags, *resume, *target]
 
     def shell_line(self, out: str | Path) -> str:
-        """The equivalent ``crossner-hf`` command line (a user reruns one cell by hand with it)."""
+        """The equivalent ``crossner-hf`` command line (a user reruns one cell by hand with it); a secret flag's
+        value (``--hub_token``) shows as ``***``: the line is logged and printed by dry runs."""
         import shlex
 
-        line = self.command_line(out)
+        line = redact_flags(self.command_line(out))
         return shlex.join(["crossner-hf", *line[3:]] if not self.program else line)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The cell as ``cell.json`` and ``plan.json`` hold it: a secret setting's or flag's value is ``***`` (the
+        files stay in the folder and go with it; the process itself gets the value)."""
+        record = asdict(self)
+        record["argv"] = redact_flags(record["argv"])
+        record["settings"] = {k: REDACTED if _secret_flag(k) and v is not None else v
+                              for k, v in record["settings"].items()}
+        return record
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Cell:
@@ -117,6 +125,30 @@ class Cell:
     def record(self, out: str | Path) -> dict:
         """``cell.json``: the cell, and the grid folder it ran in (its paths are compared relative to it)."""
         return {**self.to_dict(), "_out": [str(out), str(Path(out).resolve())]}
+
+
+REDACTED = "***"
+
+
+def _secret_flag(name: str) -> bool:
+    """Whether a flag (``--hub_token``) or setting name carries a secret: its value is never written or logged."""
+    words = name.lstrip("-").lower().replace("-", "_").split("_")
+    # whole words: hub_token is a secret, tokens_column and include_num_input_tokens_seen are not
+    return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
+
+
+def redact_flags(flags: Iterable[str]) -> list[str]:
+    """``flags`` with the value of each secret flag (``--hub_token X``, ``--hub_token=X``) shown as ``***``."""
+    shown: list[str] = []
+    secret = False
+    for flag in flags:
+        if flag.startswith("--"):
+            name, eq, _ = flag.partition("=")
+            secret = _secret_flag(name) and not eq
+            shown.append(f"{name}={REDACTED}" if eq and _secret_flag(name) else flag)
+        else:
+            shown.append(REDACTED if secret else flag)
+    return shown
 
 
 def render_flags(settings: Mapping[str, Any]) -> list[str]:
@@ -167,7 +199,11 @@ def topological(cells: Iterable[Cell]) -> list[Cell]:
     cells = list(cells)
     by_name = {c.name: c for c in cells}
     if len(by_name) != len(cells):
-        raise ValueError("two cells share a name; cell names must be unique within an experiment.")
+        from collections import Counter
+
+        shared = sorted(name for name, n in Counter(c.name for c in cells).items() if n > 1)
+        raise ValueError(f"cells share a name ({', '.join(shared[:5])}); give each cell of a grid its own name (it is "
+                         "its folder under OUT/cells/).")
     ordered: list[Cell] = []
     state: dict[str, int] = {}
 
@@ -243,8 +279,9 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
     except (OSError, ValueError, TypeError):
         return None
     # a search moved or copied to another folder is the same search: its own paths count relative to it
-    before = _flag_values(_relative(old.flags(), raw.get("_out") or []))
-    now = _flag_values(_relative(cell.flags(), [str(out), str(Path(out).resolve())]))
+    # a secret's value is not in the record (``***``), nor a setting of the run: never a difference
+    before = _flag_values(redact_flags(_relative(old.flags(), raw.get("_out") or [])))
+    now = _flag_values(redact_flags(_relative(cell.flags(), [str(out), str(Path(out).resolve())])))
     diffs = [f"{k} {before.get(k, '(unset)')} (now {now.get(k, 'unset')})" for k in sorted(set(before) | set(now))
              if before.get(k) != now.get(k)]
     if old.command != cell.command:
@@ -253,16 +290,28 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
 
 
 def _still_running(marker: Path) -> bool:
-    """False for a run of this host whose process is gone (a killed grid); True otherwise (another host: trust it)."""
+    """False for a run of this host whose process is gone (a killed grid) and for a Slurm job that left the queue
+    (a job killed at its time limit leaves its marker on a node); True otherwise (another host: trust it)."""
     try:
         owner = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    from crossner_hf.executors import pid_alive, slurm_job_alive
+
     if owner.get("host") != socket.gethostname():
-        return True
-    from crossner_hf.executors import pid_alive
+        # squeue answers for a job on any node; without it (or an answer) the other host is trusted
+        return owner.get("slurm_job") is None or slurm_job_alive(str(owner["slurm_job"])) is not False
 
     return any(pid_alive(int(owner[key])) for key in ("pid", "cell_pid") if owner.get(key))
+
+
+def failed_line(cell: Cell, out: str | Path) -> str:
+    """The last line a failed cell left in ``.failed``; "" once it is gone (a status read from another shell while
+    the running grid starts the cell again, which removes it)."""
+    try:
+        return (cell.folder(out) / ".failed").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
 
 
 def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
@@ -286,7 +335,7 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
     for cell in topological(cells):
         note = ""
         if status[cell.name] == "failed":
-            note = "  " + (cell.folder(out) / ".failed").read_text().strip()[:200]
+            note = "  " + failed_line(cell, out)[:200]
         elif status[cell.name] == "changed":
             note = f"  ran with {changed_settings(cell, out)}; delete {cell.folder(out)} to run it again"[:300]
         elif status[cell.name] == "missing input":

@@ -30,7 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossner_hf.grid.cells import Cell, cell_status, changed_settings, critical_path_order, topological
+from crossner_hf.grid.cells import (Cell, cell_status, changed_settings, critical_path_order, redact_flags,
+                                    topological)
 from crossner_hf.grid.costs import cell_seconds
 
 if TYPE_CHECKING:
@@ -52,28 +53,29 @@ class GridInterrupted(KeyboardInterrupt):
 
 # ------------------------------------------------------------------------------------------------ the folder lock
 
-_HELD: dict[Path, int] = {}
+_HELD: dict[tuple[Path, int], int] = {}
+"""(folder, thread) -> how deep that thread holds the folder's lock."""
 _HELD_GUARD = threading.Lock()
 
 
 @contextmanager
 def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
-    """Hold ``out``'s grid lock for the whole run (re-entrant within this process); a second run is refused."""
+    """Hold ``out``'s grid lock for the whole run (re-entrant within the thread that holds it: ``reproduce``'s run
+    takes it, then its grid); a second run is refused, from another process or another thread of this one."""
     from filelock import FileLock, Timeout
 
     out = Path(out).resolve()
+    key = (out, threading.get_ident())
     with _HELD_GUARD:
-        if out in _HELD:
-            _HELD[out] += 1
-            nested = True
-        else:
-            nested = False
+        nested = key in _HELD
+        if nested:
+            _HELD[key] += 1
     if nested:
         try:
             yield
         finally:
             with _HELD_GUARD:
-                _HELD[out] -= 1
+                _HELD[key] -= 1
         return
     from crossner_hf.outputs import OWNED, check_ours
 
@@ -90,12 +92,12 @@ def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
     owner.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                  "since": time.strftime("%Y-%m-%d %H:%M:%S"), "argv": sys.argv[1:]}))
     with _HELD_GUARD:
-        _HELD[out] = 1
+        _HELD[key] = 1
     try:
         yield
     finally:
         with _HELD_GUARD:
-            del _HELD[out]
+            del _HELD[key]
         owner.unlink(missing_ok=True)
         lock.release()
 
@@ -154,6 +156,8 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         return "missing input"
     if cell_status(cell, out) == "running":  # never mark another live run's cell
         return "running"
+    if _stopping.is_set():  # Ctrl-C came while this worker was getting ready: the rerun starts it
+        return "waiting"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".failed").unlink(missing_ok=True)
     (folder / "cell.json").write_text(json.dumps(cell.record(out), indent=1, default=str))
@@ -161,7 +165,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     logger.info("cell %s: %s", cell.name, cell.shell_line(out))
     log_path = folder / "log.txt"
     with open(log_path, "a", encoding="utf-8") as log:
-        log.write("$ " + " ".join(line) + "\n")
+        log.write("$ " + " ".join(redact_flags(line)) + "\n")  # the log is read and shared: no secret in it
         log.flush()
         start = log.tell()
         # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
@@ -170,8 +174,12 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
                                 preexec_fn=_die_with_parent)
         with _LIVE_GUARD:
             _LIVE[proc.pid] = proc
+        if _stopping.is_set():  # Ctrl-C after stop_cells listed the live cells: this one stops too, not orphaned
+            _signal_group(proc, signal.SIGTERM)
+        # in a Slurm job its id too: a job killed at its time limit is then seen gone from any host (squeue)
         (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                                                     "cell_pid": proc.pid}))
+                                                     "cell_pid": proc.pid,
+                                                     "slurm_job": os.environ.get("SLURM_JOB_ID")}))
         try:
             returncode = proc.wait()
         finally:

@@ -202,11 +202,9 @@ def _count_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> l
             types = [row for row in paper if row != "Total"]
 
         def entry(row: str, total_of: Callable[[dict[str, tuple[int, int]]], float]) -> Entry:
-            values = [total_of(run) for run in counts[row]]
+            mean, std = mean_std([total_of(run) for run in counts[row]])  # the one mean +- std of the tables
             kind, n, expected = state[row]
-            return Entry(mean=statistics.fmean(values) if values else None,
-                         std=statistics.stdev(values) if len(values) > 1 else None,
-                         n=n, expected=expected, state=kind, digits=1)
+            return Entry(mean=mean, std=std, n=n, expected=expected, state=kind, digits=1)
 
         for t in [*types, None]:
             def correct(run: dict[str, tuple[int, int]], t=t) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,8 +205,12 @@ def read_plan(out: str | Path) -> tuple[dict[str, Any], list[Method], list[Cell]
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no adapt search here (a search writes {PLAN} when it starts); give the "
                                 "--output_dir of a running or finished `crossner-hf adapt`.")
-    record = json.loads(path.read_text(encoding="utf-8"))
-    cells = [Cell.from_dict(c) for c in record["cells"]]
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        cells = [Cell.from_dict(c) for c in record["cells"]]
+    except (ValueError, KeyError, TypeError) as err:  # damaged by hand or a full disk: one line, not a traceback
+        raise ValueError(f"{path}: not a readable adapt plan ({type(err).__name__}: {str(err)[:80]}); rerun the "
+                         "search's `crossner-hf adapt` command, which writes it again.") from None
     by_name = {c.name: c for c in cells}
     methods = [Method(name=m["name"], schedule=m.get("schedule", ""), minutes=m.get("minutes", 0.0),
                       cells=tuple(by_name[c] for c in m.get("cells", []) if c in by_name),

@@ -35,6 +35,7 @@ from crossner_hf.selection.evidence import attach_paper_gains, card_section, mar
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.outputs import scrub_paths
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
+from crossner_hf.grid.cells import failed_line
 from crossner_hf.results import WorkflowResult, read_results, shared_record
 
 logger = logging.getLogger(__name__)
@@ -163,8 +164,11 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")
-        (out / PLAN).write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells),
-                                           indent=2, default=str))
+        from crossner_hf.outputs import atomic_output
+
+        with atomic_output(out / PLAN) as tmp:  # whole or absent: `adapt --status` reads it from another shell
+            tmp.write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells), indent=2,
+                                      default=str))
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
         status = run_grid(cells, out, _options(executor)) if cells else {}
         status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
@@ -198,7 +202,7 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
             bad = next((c for c in (*needed, *m.cells) if status.get(c.name) == "failed"), None)
             if bad is not None:
                 # the error's last line, without local paths: it reaches adapt.md and the pushed best/README.md
-                line = scrub_paths((bad.folder(out) / ".failed").read_text(encoding="utf-8").strip())[:200]
+                line = scrub_paths(failed_line(bad, out))[:200]
                 row.status = f"failed: {bad.name}: {line}"
             else:
                 row.status = "not run: " + ", ".join(f"{c.name} {status.get(c.name, 'waiting')}" for c in m.cells
@@ -299,7 +303,11 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
     import tempfile
 
     # staged in a folder of its own (never a fixed name another run could share) and swapped in whole: a kill
-    # while copying leaves a .best-* folder the next run ignores, never half a best/
+    # while copying leaves a .best-* folder, never half a best/. This run holds OUT's grid lock, so any .best-*
+    # here is a killed run's leftover (a whole model copy): removed
+    for leftover in out.glob(".best-*"):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=".best-", dir=out))
     shutil.copytree(row.models[index], staging / "model", ignore=shutil.ignore_patterns(*COPY_IGNORE))
     if best.exists():

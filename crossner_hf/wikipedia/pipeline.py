@@ -72,7 +72,8 @@ from datatrove.pipeline.base import PipelineStep
 from datatrove.pipeline.writers.parquet import ParquetWriter
 from datatrove.utils.logging import logger as task_logger  # loguru: reaches the console and each task's log
 
-from crossner_hf.executors import ExecutorOptions, require_complete, run_stage  # noqa: F401 - the builders' names
+from crossner_hf.executors import ExecutorOptions  # noqa: F401 - the builders' names
+from crossner_hf.stages import require_complete, run_stage  # noqa: F401 - the builders' names
 from crossner_hf.wikipedia.dump import (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units,
                                         quiet_user_errors)
 from crossner_hf.wikipedia.sentences import anchor_sentences, require_punkt
