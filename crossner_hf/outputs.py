@@ -68,7 +68,7 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-FINISHING_FILES = ("results.json", "dapt_results.json", "README.md")
+FINISHING_FILES = ("results.json", "README.md")
 """Moved into place last, in this order: their presence says the folder is complete."""
 
 STAGING_PREFIX = ".staging-"

