@@ -260,3 +260,56 @@ def test_pretrain_nerbert_takes_a_model_object_with_its_tokenizer_and_callbacks(
     assert Steps.seen == 2 and result["global_step"] == 2 and result.model == tiny_bert_dir
     assert not (tmp_path / "nb" / ".base-model").exists()  # the object's copy is never published
     assert json.loads((tmp_path / "nb" / "config.json").read_text())["id2label"]["1"] == "B-lab"
+
+
+class _Claimed(Exception):
+    """Raised where a runner claims its folder: the default folder is known, nothing has trained."""
+
+
+def _folder_claimed(monkeypatch, module: str, name: str = "claimed_run") -> None:
+    def claim(config_or_folder, *args, **kwargs):
+        raise _Claimed(getattr(config_or_folder, "output_dir", config_or_folder))
+
+    monkeypatch.setattr(f"{module}.{name}", claim)
+
+
+def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workflow(monkeypatch, own_types,
+                                                                                    tiny_bert_dir):
+    """One rule: ``outputs/<data name>-<workflow or schedule>``, the data being the dataset (a corpus for DAPT
+    and NER-BERT) as its card names it."""
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+
+    from crossner_hf import dapt, finetune, pretrain_nerbert
+    from crossner_hf.commands.dapt import DAPTArguments
+    from crossner_hf.commands.nerbert import NERBERTArguments
+    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+
+    for module in ("crossner_hf.training.schedules", "crossner_hf.training.dapt", "crossner_hf.training.nerbert"):
+        _folder_claimed(monkeypatch, module)
+    _folder_claimed(monkeypatch, "crossner_hf.training.rnn.recipes", "held_output_dir")
+    features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=["O", "B-lab"]))})
+    split = Dataset.from_dict({"tokens": [["Geneva"]], "ner_tags": [[1]]}, features=features)
+    corpus = DatasetDict({"train": split, "validation": split})
+    from crossner_hf.training.nerbert import as_corpus
+
+    folders = {}
+    for name, run in {
+        "finetune": lambda: finetune(tiny_bert_dir, own_types),
+        "dapt": lambda: dapt(tiny_bert_dir, [Path("texts/raw.txt")]),
+        "nerbert": lambda: pretrain_nerbert(tiny_bert_dir, as_corpus(corpus, name="/data/tagged", config="all")),
+        "bilstm-crf": lambda: train_bilstm_crf(None, own_types),
+    }.items():
+        with pytest.raises(_Claimed) as claimed:
+            run()
+        folders[name] = str(claimed.value)
+    assert folders == {"finetune": "outputs/mine-direct", "dapt": "outputs/raw.txt-dapt",
+                       "nerbert": "outputs/tagged-all-nerbert", "bilstm-crf": "outputs/mine-bilstm-crf"}
+    commands = {
+        "train": TrainArguments(domain="music", schedule="joint"),
+        "dapt": DAPTArguments(dataset_name="corpora", dataset_config="politics-integrated"),
+        "nerbert": NERBERTArguments(dataset_name="nerbert-corpus", dataset_config="all"),
+    }
+    assert {name: args.output_dir for name, args in commands.items()} == {
+        "train": "outputs/music-joint", "dapt": "outputs/corpora-politics-integrated-dapt",
+        "nerbert": "outputs/nerbert-corpus-all-nerbert"}

@@ -59,11 +59,10 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
         elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}, or pass your data as "
                              "--dataset_dir.")
-        if self.output_dir is None:
-            import re
+        if self.output_dir is None:  # the one rule: a card's pretty_name "Literature NER" -> Literature-NER-direct
+            from crossner_hf.outputs import default_output_dir
 
-            # a card's pretty_name ("Literature NER") as a folder name: outputs/Literature-NER-direct
-            self.output_dir = f"outputs/{re.sub(r'[^A-Za-z0-9._-]+', '-', self.domain).strip('-')}-{self.schedule}"
+            self.output_dir = default_output_dir(self.domain, self.schedule)
         super().__post_init__()
 
     def load_source(self):

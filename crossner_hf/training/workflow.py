@@ -1,6 +1,7 @@
 """The skeleton every runner shares (``finetune``, ``dapt``, ``pretrain_nerbert``, the RNN runners):
 
-1. **the folder**: :func:`default_output_dir` names it after the model when the config names none; the runner
+1. **the folder**: :func:`crossner_hf.outputs.default_output_dir` names it after the data and the workflow
+   (``outputs/<data name>-<workflow or schedule>``) when the config names none; the runner
    claims it with :func:`claimed_run` (:func:`crossner_hf.outputs.claimed_output_dir`: the lock,
    ``overwrite_output_dir``, the check that a resume continues the same run: the config's decisive settings, the
    model and the data), which also resolves the model once (:func:`model_folder`);
@@ -12,10 +13,6 @@
    ``push_to_hub`` is set.
 
 Example:
-    >>> default_output_dir("bert-base-cased", "finetune")
-    'outputs/bert-base-cased-finetune'
-    >>> default_output_dir(None, "bilstm-crf")
-    'outputs/bilstm-crf'
     >>> wants_resume("false"), wants_resume("latest"), wants_resume(None)
     (False, True, False)
 """
@@ -46,14 +43,6 @@ def model_name(model: Any) -> str | None:
     if isinstance(model, (str, Path)):
         return str(model)
     return str(getattr(model, "name_or_path", "") or type(model).__name__)
-
-
-def default_output_dir(model: Any, workflow: str) -> str:
-    """``outputs/<model's last path part>-<workflow>`` (``outputs/<workflow>`` without a model): the folder a runner
-    writes into when its config names none."""
-    name = model_name(model)
-    stem = Path(name.rstrip("/")).name if name else ""
-    return f"outputs/{stem}-{workflow}" if stem else f"outputs/{workflow}"
 
 
 def wants_resume(value: bool | str | None) -> bool:
