@@ -66,12 +66,19 @@ def own_types(crossner_data_dir, tmp_path_factory):
     return load_target(str(_own_types_folder(crossner_data_dir, tmp_path_factory.mktemp("own") / "mine")))
 
 
-def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types):
+def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types,
+                                                                        monkeypatch):
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
+    import crossner_hf.encoders
+    import crossner_hf.publishing.cards
     from crossner_hf import DAPTConfig, FinetuneConfig, NERBERTConfig, dapt, finetune, pretrain_nerbert
     from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
 
+    resolved = []  # finetune resolves its model once; the card reads what was resolved
+    real = crossner_hf.encoders.resolve_model_path
+    for module in (crossner_hf.encoders, crossner_hf.publishing.cards):
+        monkeypatch.setattr(module, "resolve_model_path", lambda name, **kw: resolved.append(name) or real(name, **kw))
     tiny = dict(use_cpu=True, disable_tqdm=True, dataloader_pin_memory=False, report_to="none")
     runs = {
         "finetune": finetune(tiny_bert_dir, own_types, FinetuneConfig(
@@ -79,6 +86,7 @@ def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path,
         "dapt": dapt(tiny_bert_dir, [" ".join(t) for t in own_types["train"]["tokens"]], DAPTConfig(
             output_dir=str(tmp_path / "dapt"), max_steps=2, block_size=32, **tiny), corpus_level="domain"),
     }
+    assert resolved == [tiny_bert_dir, tiny_bert_dir]  # finetune once, then dapt once
     names = ["O", "B-lab", "I-lab"]
     features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names))})
     rows = {"tokens": [["Geneva", "rocks"]] * 8, "ner_tags": [[1, 0]] * 8}

@@ -76,11 +76,11 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
 def run_train(args: TrainArguments, target: Any = None, callbacks: Any = ()):
     """What ``train`` does: the flags become ``finetune(model, target, FinetuneConfig, source=)`` (``target``: a
     ``TargetData`` in place of the one the flags name); nothing below sees the command's object."""
-    from crossner_hf.encoders import resolve_model_path
+    from crossner_hf.encoders import resolve_model
     from crossner_hf.training.schedules import finetune
 
-    resolve_model_path(args.model_name_or_path)  # a model that cannot be found fails before the data loads
-    return finetune(args.model_name_or_path, target if target is not None else args.load_target(),
+    model = resolve_model(args.model_name_or_path)  # once: a model that cannot be found fails before the data loads
+    return finetune(model, target if target is not None else args.load_target(),
                     FinetuneConfig.from_arguments(args), source=args.load_source(), callbacks=callbacks)
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainerCallback, TrainingArguments, set_seed
 
 from crossner_hf.arguments import WorkflowConfig
-from crossner_hf.encoders import resolve_model_path
+from crossner_hf.encoders import resolve_model
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
@@ -240,9 +240,10 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
 
     started = time.perf_counter()
     set_seed(config.seed)
+    base = None
     if isinstance(model, (str, Path)):
-        name = str(model)
-        path = resolve_model_path(name)
+        base = resolve_model(model)  # once: the card reads what was resolved
+        name, path = str(base), base.path
         tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
         with _new_mlm_head_said_once(name):
             model = AutoModelForMaskedLM.from_pretrained(path)
@@ -310,6 +311,6 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
         from crossner_hf.publishing.cards import write_dapt_model_card
 
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)),
-                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r), push=config)
+                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r), push=config, base_model=base)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)

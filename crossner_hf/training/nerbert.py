@@ -409,8 +409,9 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
     if config is None:
         config = NERBERTConfig(output_dir=default_output_dir(corpus.label, "nerbert"))
     data = {"corpus": corpus.name, "corpus_config": corpus.config, "labels": corpus.label_names}
-    with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL)):
-        results = _pretrain(model, corpus, config, callbacks, tokenizer)
+    with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL), runner="pretrain_nerbert",
+                     tokenizer=tokenizer) as run:
+        results = _pretrain(run.model_name, corpus, config, callbacks)  # resolved once, passed on
     return NERBERTResult(Path(config.output_dir), results)
 
 
@@ -421,7 +422,7 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
     started = time.perf_counter()
     n_validation_total = len(corpus.validation)
     setup = build_trainer(model, corpus, args, callbacks, tokenizer)
-    model = model_name(model)  # what the results and the card record
+    base, model = model, model_name(model)  # as resolved (the card reads it); the name the results record
     trainer, corpus = setup.trainer, setup.corpus
     train_started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
@@ -465,6 +466,6 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
         out = Path(args.output_dir)
         shutil.rmtree(out / BASE_MODEL, ignore_errors=True)  # a given object's copy: never published
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), push=args,
-                      card=write_nerbert_model_card)
+                      card=write_nerbert_model_card, base_model=base if isinstance(base, str) else None)
     trainer.accelerator.wait_for_everyone()
     return results

@@ -398,12 +398,13 @@ def finetune(
         results = summarize(config, per_seed, inputs)
         result = ScheduleResult.from_results(out, results)
         if config.process_index == 0:
-            _finish(out, results, config)
+            _finish(out, results, config, run.model_name)
     return result
 
 
-def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
-    """The kept seed's model, results.json and the card into ``out`` at once (then the push, if asked)."""
+def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig, base_model: str | None = None) -> None:
+    """The kept seed's model, results.json and the card into ``out`` at once (then the push, if asked);
+    ``base_model``: the start as :func:`claimed_run` resolved it (the card reads its provenance)."""
     from crossner_hf.publishing.cards import write_ner_model_card
 
     best_dir = out / f"seed-{results['best_seed']}"
@@ -413,7 +414,7 @@ def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
         AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
 
     shutil.rmtree(out / ".base-model", ignore_errors=True)  # before the push: a staging copy, never published
-    finish_output(out, results, save=save, push=config, card=write_ner_model_card,
+    finish_output(out, results, save=save, push=config, card=write_ner_model_card, base_model=base_model,
                   readable=tuple(out / f"seed-{r['seed']}" for r in results["per_seed"]))
 
 

