@@ -171,25 +171,25 @@ def test_the_runner_takes_the_inputs_and_the_config_only_settings(tmp_path, tiny
     with pytest.raises(TypeError, match=r"train_multicell\(model, target, config\): give a TargetData"):
         runner_call("train_multicell", target, MultiCellTrainingConfig(), None, MultiCellTrainingConfig,
                     "multicell", model_is="features_model")  # the 0.2 order (target, config), removed in 0.3.0
+    object.__setattr__(target, "name", "mine")  # the default folder is named after the data
     old = MultiCellTrainingConfig()
     _, config, inputs = runner_call("train_multicell", "enc", target, old, MultiCellTrainingConfig, "multicell",
                                     model_is="features_model", word_vectors="glove.txt")
     assert inputs == PretrainedInputs(word_vectors="glove.txt", features_model="enc")
-    assert config.output_dir == "outputs/enc-multicell" and old.output_dir is None  # the caller's config untouched
+    assert config.output_dir == "outputs/mine-multicell" and old.output_dir is None  # the caller's config untouched
     _, config, inputs = runner_call("train_multicell", "org/encoder", target, None, MultiCellTrainingConfig,
                                     "multicell", model_is="features_model", word_vectors="v.txt")
     assert (inputs.features_model, inputs.word_vectors, config.output_dir) == ("org/encoder", "v.txt",
-                                                                               "outputs/encoder-multicell")
-    # an encoder object with its tokenizer: saved once into the run's folder, which is named after it
+                                                                               "outputs/mine-multicell")
+    # an encoder object with its tokenizer: saved once into the run's folder
     from transformers import AutoModel, AutoTokenizer
 
     monkeypatch.chdir(tmp_path)
     encoder, tokenizer = AutoModel.from_pretrained(tiny_bert_dir), AutoTokenizer.from_pretrained(tiny_bert_dir)
     _, config, inputs = runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",
                                     model_is="features_model", tokenizer=tokenizer)
-    name = Path(tiny_bert_dir).name
-    assert config.output_dir == f"outputs/{name}-multicell"
-    assert inputs.features_model == f"outputs/{name}-multicell/.base-model"
+    assert config.output_dir == "outputs/mine-multicell"
+    assert inputs.features_model == "outputs/mine-multicell/.base-model"
     assert (tmp_path / inputs.features_model / "config.json").is_file()
     with pytest.raises(ValueError, match="needs tokenizer= as well"):
         runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",

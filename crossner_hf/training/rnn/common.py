@@ -178,10 +178,11 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
                 **keywords: Any) -> tuple[Any, Any, PretrainedInputs]:
     """One call shape for the RNN runners, ``runner(model, target, config=None, *, ...)``: ``(target, config,
     inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the data where it
-    names none (``outputs/<target name>-<workflow>``, :func:`crossner_hf.outputs.default_output_dir`), and what the run starts from (:class:`PretrainedInputs`): the
-    ``model`` argument is ``model_is``, one thing (``word_vectors``: a vectors file or None; ``features_model``: an
-    encoder's name, folder, or object with ``tokenizer``); ``source_model`` an earlier source run's folder
-    (``train_bilstm_crf``'s pretrain-finetune), the keywords the rest."""
+    names none (``outputs/<target name>-<workflow>``, :func:`crossner_hf.outputs.default_output_dir`), and what
+    the run starts from (:class:`PretrainedInputs`): the ``model`` argument is ``model_is``, one thing
+    (``word_vectors``: a vectors file or None; ``features_model``: an encoder's name, folder, or object with
+    ``tokenizer``); ``source_model`` an earlier source run's folder (``train_bilstm_crf``'s pretrain-finetune), the
+    keywords the rest."""
     import copy
 
     from crossner_hf.data.target import TargetData
