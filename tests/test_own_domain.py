@@ -196,7 +196,7 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     assert cli_main(["dapt", "--model_name_or_path", tiny_bert_dir, "--train_file", str(_raw_file(raw, tmp_path)),
                      "--output_dir", str(tmp_path / "cli-dapt"), "--max_steps", "3", "--per_device_train_batch_size",
                      "4", "--block_size", "64", "--use_cpu", "true", "--disable_tqdm", "true"]) == 0
-    dapt_results = json.loads((tmp_path / "cli-dapt" / "dapt_results.json").read_text())
+    dapt_results = json.loads((tmp_path / "cli-dapt" / "results.json").read_text())
     assert dapt_results["train_loss"] == adapted.train_loss and dapt_results["dataset"]["name"] == "raw.txt"
 
 

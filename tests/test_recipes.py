@@ -76,7 +76,7 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
           "--mlm_probability", "0.2", "--block_size", "64", "--per_device_train_batch_size", "4",
           "--max_steps", "4", "--use_cpu", "true", "--disable_tqdm", "true", "--output_dir", str(dapt_out)],
          env, tmp_path)
-    results = json.loads((dapt_out / "dapt_results.json").read_text())
+    results = json.loads((dapt_out / "results.json").read_text())
     assert results["global_step"] == 4 and results["masking"] == "span-adjacent"
     assert results["world_size"] == 2
     assert results["mlm_probability"] == 0.2 and results["dataset"]["level"] == "custom"

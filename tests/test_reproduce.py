@@ -300,7 +300,7 @@ def test_ray_executor_runs_the_grid_with_its_dependency(tmp_path, crossner_data_
     assert set(grid_status(cells, out).values()) == {"done"} and read_score(cells[-1], out) is not None
     # the fine-tuning ran after (and from) the DAPT model
     dapt, finetune = (c.folder(out) for c in cells)
-    assert (dapt / "dapt_results.json").stat().st_mtime < (finetune / "results.json").stat().st_mtime
+    assert (dapt / "results.json").stat().st_mtime < (finetune / "results.json").stat().st_mtime
 
 
 @pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
@@ -451,7 +451,7 @@ def test_table4_reads_each_category_from_the_table2_cells(tmp_path):
         (cell.folder(out) / "results.json").write_text(json.dumps(_train_results(written[cell.row], 0.5 + i / 10)))
     for dapt in (c for c in grid.cells if c.command == "dapt"):
         dapt.folder(out).mkdir(parents=True, exist_ok=True)
-        (dapt.folder(out) / "dapt_results.json").write_text("{}")
+        (dapt.folder(out) / "results.json").write_text("{}")
     records = {(r["row"], r["column"]): r["ours"] for r in build_table("crossner-table4", grid.cells, out)}
     for setting, per_type in written.items():
         for t, f1 in per_type.items():
@@ -503,7 +503,7 @@ def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, co
     texts = {}
     for cell in grid.cells:
         if cell.command == "dapt":
-            texts[cell.name] = json.loads((cell.folder(out) / "dapt_results.json").read_text())["n_texts"]
+            texts[cell.name] = json.loads((cell.folder(out) / "results.json").read_text())["n_texts"]
     # of the fixture's 60 sentences; one DAPT run per share, whichever panels fine-tune from it
     assert texts == {"politics/dapt-integrated-span-10pct": 6, "politics/dapt-integrated-span-25pct": 15}
     records = {r["column"]: r["ours"] for r in build_table("crossner-fig2", grid.cells, out)}

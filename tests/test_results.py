@@ -4,6 +4,7 @@ reads results/1 and each workflow's 0.1.0 file."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -79,7 +80,7 @@ def test_read_results_finds_every_file_this_library_writes(tmp_path, name):
     (tmp_path / name).write_text(json.dumps(record))
     result = read_results(tmp_path)
     assert (result["workflow"], result.dev_f1, result.test_f1, result["rows"]) == (name.split(".")[0], 0.5, 0.25, [])
-    assert set(RESULT_FILES) == {"results.json", "dapt_results.json", "adapt.json", "compare.json"}
+    assert RESULT_FILES == ("results.json", "adapt.json", "compare.json")  # one name per kind
 
 
 def test_old_train_file_keeps_its_precision_and_recall(tmp_path):
@@ -97,7 +98,7 @@ def test_result_prints_a_short_summary_and_reads_like_a_dict(tmp_path):
 
 
 def test_reader_refuses_what_it_cannot_read_in_one_line(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no results.json or dapt_results.json or adapt.json or compare.json"):
+    with pytest.raises(FileNotFoundError, match="no results.json or adapt.json or compare.json or dapt_results.json"):
         read_results(tmp_path)
     (tmp_path / "results.json").write_text(json.dumps({"schema": "crossner_hf.results/9"}))
     with pytest.raises(ValueError, match="newer than this crossner_hf reads"):
@@ -118,3 +119,19 @@ def test_subclass_reads_only_its_workflow(tmp_path):
     with pytest.raises(ValueError, match="a finetune run's results, not rnn"):
         RNNResult.read(tmp_path)
     assert RNNResult(tmp_path, OLD_RNN).dev_f1 == 0.4
+
+
+def test_a_dapt_cell_an_older_version_finished_stays_done(tmp_path):
+    """A grid started before 0.3 holds DAPT cells with ``dapt_results.json``: done, measured, never run again."""
+    from crossner_hf.grid import Cell, grid_status, run_cell
+    from crossner_hf.grid.costs import cell_seconds
+
+    old, new = (Cell(name=f"dapt/{n}", command="dapt", argv=(), row="r", column="c", score=False,
+                     program=(sys.executable, "-c", "raise SystemExit(3)")) for n in ("old", "new"))
+    old.folder(tmp_path).mkdir(parents=True)
+    (old.folder(tmp_path) / "dapt_results.json").write_text(json.dumps(OLD_DAPT))
+    assert old.result_file == "results.json" and old.result_path(tmp_path).name == "dapt_results.json"
+    assert grid_status([old, new], tmp_path) == {"dapt/old": "done", "dapt/new": "waiting"}
+    assert run_cell(old, tmp_path) == "done" and not (old.folder(tmp_path) / "log.txt").exists()  # not run again
+    assert cell_seconds(old, tmp_path) == OLD_DAPT["seconds"]
+    assert read_results(old.folder(tmp_path))["workflow"] == "dapt"  # and its folder reads

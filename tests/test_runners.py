@@ -66,12 +66,19 @@ def own_types(crossner_data_dir, tmp_path_factory):
     return load_target(str(_own_types_folder(crossner_data_dir, tmp_path_factory.mktemp("own") / "mine")))
 
 
-def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types):
+def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path, tiny_bert_dir, own_types,
+                                                                        monkeypatch):
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
+    import crossner_hf.encoders
+    import crossner_hf.publishing.cards
     from crossner_hf import DAPTConfig, FinetuneConfig, NERBERTConfig, dapt, finetune, pretrain_nerbert
     from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, train_bilstm_crf
 
+    resolved = []  # finetune resolves its model once; the card reads what was resolved
+    real = crossner_hf.encoders.resolve_model_path
+    for module in (crossner_hf.encoders, crossner_hf.publishing.cards):
+        monkeypatch.setattr(module, "resolve_model_path", lambda name, **kw: resolved.append(name) or real(name, **kw))
     tiny = dict(use_cpu=True, disable_tqdm=True, dataloader_pin_memory=False, report_to="none")
     runs = {
         "finetune": finetune(tiny_bert_dir, own_types, FinetuneConfig(
@@ -79,6 +86,7 @@ def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path,
         "dapt": dapt(tiny_bert_dir, [" ".join(t) for t in own_types["train"]["tokens"]], DAPTConfig(
             output_dir=str(tmp_path / "dapt"), max_steps=2, block_size=32, **tiny), corpus_level="domain"),
     }
+    assert resolved == [tiny_bert_dir, tiny_bert_dir]  # finetune once, then dapt once
     names = ["O", "B-lab", "I-lab"]
     features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=names))})
     rows = {"tokens": [["Geneva", "rocks"]] * 8, "ner_tags": [[1, 0]] * 8}
@@ -89,8 +97,7 @@ def test_results_of_train_dapt_nerbert_and_bilstm_crf_share_one_schema(tmp_path,
     runs["rnn"] = train_bilstm_crf(None, own_types, BiLSTMCRFTrainingConfig(
         schedule="target", output_dir=str(tmp_path / "bilstm"), **SMALL))
     for workflow, result in runs.items():
-        raw = json.loads(next(p for p in (result.output_dir / f for f in ("results.json", "dapt_results.json"))
-                              if p.is_file()).read_text())
+        raw = json.loads((result.output_dir / "results.json").read_text())  # one name, the envelope says the kind
         assert raw["schema"] == SCHEMA and set(SHARED_KEYS) <= set(raw) and raw["workflow"] == workflow, workflow
         assert isinstance(raw["seeds"], list) and raw["seconds"] > 0 and "name" in raw["dataset"], workflow
         again = read_results(result.output_dir)  # what was written: the results with no local path
@@ -164,25 +171,25 @@ def test_the_runner_takes_the_inputs_and_the_config_only_settings(tmp_path, tiny
     with pytest.raises(TypeError, match=r"train_multicell\(model, target, config\): give a TargetData"):
         runner_call("train_multicell", target, MultiCellTrainingConfig(), None, MultiCellTrainingConfig,
                     "multicell", model_is="features_model")  # the 0.2 order (target, config), removed in 0.3.0
+    object.__setattr__(target, "name", "mine")  # the default folder is named after the data
     old = MultiCellTrainingConfig()
     _, config, inputs = runner_call("train_multicell", "enc", target, old, MultiCellTrainingConfig, "multicell",
                                     model_is="features_model", word_vectors="glove.txt")
     assert inputs == PretrainedInputs(word_vectors="glove.txt", features_model="enc")
-    assert config.output_dir == "outputs/enc-multicell" and old.output_dir is None  # the caller's config untouched
+    assert config.output_dir == "outputs/mine-multicell" and old.output_dir is None  # the caller's config untouched
     _, config, inputs = runner_call("train_multicell", "org/encoder", target, None, MultiCellTrainingConfig,
                                     "multicell", model_is="features_model", word_vectors="v.txt")
     assert (inputs.features_model, inputs.word_vectors, config.output_dir) == ("org/encoder", "v.txt",
-                                                                               "outputs/encoder-multicell")
-    # an encoder object with its tokenizer: saved once into the run's folder, which is named after it
+                                                                               "outputs/mine-multicell")
+    # an encoder object with its tokenizer: saved once into the run's folder
     from transformers import AutoModel, AutoTokenizer
 
     monkeypatch.chdir(tmp_path)
     encoder, tokenizer = AutoModel.from_pretrained(tiny_bert_dir), AutoTokenizer.from_pretrained(tiny_bert_dir)
     _, config, inputs = runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",
                                     model_is="features_model", tokenizer=tokenizer)
-    name = Path(tiny_bert_dir).name
-    assert config.output_dir == f"outputs/{name}-multicell"
-    assert inputs.features_model == f"outputs/{name}-multicell/.base-model"
+    assert config.output_dir == "outputs/mine-multicell"
+    assert inputs.features_model == "outputs/mine-multicell/.base-model"
     assert (tmp_path / inputs.features_model / "config.json").is_file()
     with pytest.raises(ValueError, match="needs tokenizer= as well"):
         runner_call("train_multicell", encoder, target, None, MultiCellTrainingConfig, "multicell",
@@ -261,3 +268,56 @@ def test_pretrain_nerbert_takes_a_model_object_with_its_tokenizer_and_callbacks(
     assert Steps.seen == 2 and result["global_step"] == 2 and result.model == tiny_bert_dir
     assert not (tmp_path / "nb" / ".base-model").exists()  # the object's copy is never published
     assert json.loads((tmp_path / "nb" / "config.json").read_text())["id2label"]["1"] == "B-lab"
+
+
+class _Claimed(Exception):
+    """Raised where a runner claims its folder: the default folder is known, nothing has trained."""
+
+
+def _folder_claimed(monkeypatch, module: str, name: str = "claimed_run") -> None:
+    def claim(config_or_folder, *args, **kwargs):
+        raise _Claimed(getattr(config_or_folder, "output_dir", config_or_folder))
+
+    monkeypatch.setattr(f"{module}.{name}", claim)
+
+
+def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workflow(monkeypatch, own_types,
+                                                                                    tiny_bert_dir):
+    """One rule: ``outputs/<data name>-<workflow or schedule>``, the data being the dataset (a corpus for DAPT
+    and NER-BERT) as its card names it."""
+    from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
+
+    from crossner_hf import dapt, finetune, pretrain_nerbert
+    from crossner_hf.commands.dapt import DAPTArguments
+    from crossner_hf.commands.nerbert import NERBERTArguments
+    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.training.rnn.recipes import train_bilstm_crf
+
+    for module in ("crossner_hf.training.schedules", "crossner_hf.training.dapt", "crossner_hf.training.nerbert"):
+        _folder_claimed(monkeypatch, module)
+    _folder_claimed(monkeypatch, "crossner_hf.training.rnn.recipes", "held_output_dir")
+    features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=["O", "B-lab"]))})
+    split = Dataset.from_dict({"tokens": [["Geneva"]], "ner_tags": [[1]]}, features=features)
+    corpus = DatasetDict({"train": split, "validation": split})
+    from crossner_hf.training.nerbert import as_corpus
+
+    folders = {}
+    for name, run in {
+        "finetune": lambda: finetune(tiny_bert_dir, own_types),
+        "dapt": lambda: dapt(tiny_bert_dir, [Path("texts/raw.txt")]),
+        "nerbert": lambda: pretrain_nerbert(tiny_bert_dir, as_corpus(corpus, name="/data/tagged", config="all")),
+        "bilstm-crf": lambda: train_bilstm_crf(None, own_types),
+    }.items():
+        with pytest.raises(_Claimed) as claimed:
+            run()
+        folders[name] = str(claimed.value)
+    assert folders == {"finetune": "outputs/mine-direct", "dapt": "outputs/raw.txt-dapt",
+                       "nerbert": "outputs/tagged-all-nerbert", "bilstm-crf": "outputs/mine-bilstm-crf"}
+    commands = {
+        "train": TrainArguments(domain="music", schedule="joint"),
+        "dapt": DAPTArguments(dataset_name="corpora", dataset_config="politics-integrated"),
+        "nerbert": NERBERTArguments(dataset_name="nerbert-corpus", dataset_config="all"),
+    }
+    assert {name: args.output_dir for name, args in commands.items()} == {
+        "train": "outputs/music-joint", "dapt": "outputs/corpora-politics-integrated-dapt",
+        "nerbert": "outputs/nerbert-corpus-all-nerbert"}

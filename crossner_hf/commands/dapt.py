@@ -70,23 +70,30 @@ class DAPTArguments(DAPTConfig):
             raise ValueError("DAPT needs exactly one corpus: --train_file FILE or --dataset_name FOLDER_OR_REPO.")
         if self.corpus_level is None and self.dataset_config and "-" in self.dataset_config:
             self.corpus_level = self.dataset_config.split("-", 1)[1]
+        if self.output_dir is None:
+            from crossner_hf.outputs import default_output_dir
+
+            self.output_dir = default_output_dir(self.corpus_name(), "dapt")
         super().__post_init__()
 
-    def corpus(self) -> tuple[Any, str]:
-        """(the corpus :func:`dapt` reads, the name recorded for it: file names or ``repo:config``, no local
-        path)."""
+    def corpus_name(self) -> str:
+        """The name recorded for the corpus: its files' names or ``repo:config``, no local path."""
         if self.train_file:
-            from crossner_hf.corpora.text import load_text_corpus
-
-            texts = load_text_corpus(list(self.train_file), num_proc=self.preprocessing_num_workers)
-            return texts, ",".join(Path(f).name for f in self.train_file)
-        from crossner_hf.corpora.text import load_text_corpus
-
+            return ",".join(Path(f).name for f in self.train_file)
         local = Path(self.dataset_name).expanduser().exists()
         name = Path(self.dataset_name).resolve().name if local else self.dataset_name
-        texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True,
-                                 num_proc=self.preprocessing_num_workers)  # the one raw-text reader, as dapt's
-        return texts, f"{name}:{self.dataset_config}"
+        return f"{name}:{self.dataset_config}"
+
+    def corpus(self) -> tuple[Any, str]:
+        """(the corpus :func:`dapt` reads, :meth:`corpus_name`)."""
+        from crossner_hf.corpora.text import load_text_corpus
+
+        if self.train_file:
+            texts = load_text_corpus(list(self.train_file), num_proc=self.preprocessing_num_workers)
+        else:  # the one raw-text reader, as dapt's
+            texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True,
+                                     num_proc=self.preprocessing_num_workers)
+        return texts, self.corpus_name()
 
 
 def run_dapt(args: DAPTArguments):

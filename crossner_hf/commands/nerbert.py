@@ -76,7 +76,10 @@ class NERBERTArguments(NERBERTConfig):
         if self.dataset_config is not None and self.dataset_config.strip().lower() in ("", "none", "null"):
             self.dataset_config = None
         if self.output_dir is None:
-            self.output_dir = f"outputs/nerbert-{self.dataset_config or 'default'}"
+            from crossner_hf.outputs import default_output_dir
+            from crossner_hf.training.nerbert import corpus_label
+
+            self.output_dir = default_output_dir(corpus_label(self.dataset_name, self.dataset_config), "nerbert")
         super().__post_init__()
 
 

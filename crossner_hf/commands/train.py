@@ -59,11 +59,10 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
         elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}, or pass your data as "
                              "--dataset_dir.")
-        if self.output_dir is None:
-            import re
+        if self.output_dir is None:  # the one rule: a card's pretty_name "Literature NER" -> Literature-NER-direct
+            from crossner_hf.outputs import default_output_dir
 
-            # a card's pretty_name ("Literature NER") as a folder name: outputs/Literature-NER-direct
-            self.output_dir = f"outputs/{re.sub(r'[^A-Za-z0-9._-]+', '-', self.domain).strip('-')}-{self.schedule}"
+            self.output_dir = default_output_dir(self.domain, self.schedule)
         super().__post_init__()
 
     def load_source(self):
@@ -77,11 +76,11 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
 def run_train(args: TrainArguments, target: Any = None, callbacks: Any = ()):
     """What ``train`` does: the flags become ``finetune(model, target, FinetuneConfig, source=)`` (``target``: a
     ``TargetData`` in place of the one the flags name); nothing below sees the command's object."""
-    from crossner_hf.encoders import resolve_model_path
+    from crossner_hf.encoders import resolve_model
     from crossner_hf.training.schedules import finetune
 
-    resolve_model_path(args.model_name_or_path)  # a model that cannot be found fails before the data loads
-    return finetune(args.model_name_or_path, target if target is not None else args.load_target(),
+    model = resolve_model(args.model_name_or_path)  # once: a model that cannot be found fails before the data loads
+    return finetune(model, target if target is not None else args.load_target(),
                     FinetuneConfig.from_arguments(args), source=args.load_source(), callbacks=callbacks)
 
 

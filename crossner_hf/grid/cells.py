@@ -6,9 +6,10 @@ and data arguments; a budget sets values there, never edits flag lists), the cel
 files it needs (``inputs``). It runs as its own process (the command with the settings as flags, so there is no
 second copy of training code) in its own folder ``OUT/cells/<name>``, where :mod:`crossner_hf.grid.run` writes it
 as ``cell.json``; the harness adds ``--output_dir`` (and ``--resume_from_checkpoint true`` for the commands that
-checkpoint). A cell is **done** when its result file (``results.json``, ``dapt_results.json``) exists: the commands
-move model, results and card into place together (:func:`crossner_hf.outputs.staged_outputs`), so that file's
-presence means the run finished. Rerunning a grid skips done cells and continues a killed one.
+checkpoint). A cell is **done** when its result file exists (``results.json``; in a DAPT cell an older version
+finished, ``dapt_results.json``: :meth:`Cell.result_path`): the commands move model, results and card into place
+together (:func:`crossner_hf.outputs.staged_outputs`), so that file's presence means the run finished.
+Rerunning a grid skips done cells and continues a killed one.
 
 Status files in the cell folder (so any executor, on any node, reports the same table):
 ``.running`` (host, the grid's pid and the cell process's, and the Slurm job's id in a Slurm job, written when the
@@ -86,6 +87,19 @@ class Cell:
 
     def folder(self, out: str | Path) -> Path:
         return Path(out) / "cells" / self.name
+
+    def result_path(self, out: str | Path) -> Path:
+        """The cell's result file: ``result_file`` in its folder, or the name an older version gave it when only
+        that one is there (a DAPT cell finished before 0.3 wrote ``dapt_results.json``: it stays done)."""
+        from crossner_hf.results import OLDER_RESULT_FILES
+
+        folder = self.folder(out)
+        path = folder / self.result_file
+        if not path.is_file():
+            for older in OLDER_RESULT_FILES.get(self.result_file, ()):
+                if (folder / older).is_file():
+                    return folder / older
+        return path
 
     def command_line(self, out: str | Path) -> list[str]:
         target = (["--output", str(self.folder(out) / self.output_file)] if self.output_file
@@ -231,7 +245,7 @@ def cell_status(cell: Cell, out: str | Path) -> str:
     folder = cell.folder(out)
     if changed_settings(cell, out):
         return "changed"
-    if (folder / cell.result_file).is_file():
+    if cell.result_path(out).is_file():
         return "done"
     if (folder / ".failed").is_file():
         return "failed"
@@ -354,12 +368,12 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
     CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1, overall or of
     ``category``) for ``plot-entities``. A category the run did not score gives None.
     """
-    path = cell.folder(out) / cell.result_file
+    path = cell.result_path(out)
     if not cell.score or not path.is_file():
         return None
-    from crossner_hf.results import RESULT_FILES, read_results
+    from crossner_hf.results import READ_RESULT_FILES, read_results
 
-    if path.name not in RESULT_FILES:  # crossner-hf plot-entities' entities.json: not a workflow's results
+    if path.name not in READ_RESULT_FILES:  # crossner-hf plot-entities' entities.json: not a workflow's results
         from crossner_hf.outputs import read_json
 
         scores = read_json(path)["silhouette"]
@@ -380,7 +394,7 @@ def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | Non
     """``{entity type: (correctly recognised, gold)}`` on the test split of an RNN recipe's cell (``bilstm-crf``,
     ``cdlm``, ``multicell``), or None when it has no result file. Correct = recall x gold, the true positives of
     the conlleval count the run reported (CDLM's Table 5 counts them per type)."""
-    path = cell.folder(out) / cell.result_file
+    path = cell.result_path(out)
     if not cell.score or not path.is_file():
         return None
     from crossner_hf.results import read_results

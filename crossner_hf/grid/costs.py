@@ -145,7 +145,7 @@ def _size(mb: float) -> str:
 def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], bool] | None = None,
              seconds: Callable[[Any], float | None] | None = None, key: Callable[[Any], str] = cost_key,
              disk: Mapping[str, float] | None = None) -> Estimate:
-    """Price ``cells`` (any objects with ``name``, ``command``, ``minutes``, ``meta`` and ``folder(out)``) from the
+    """Price ``cells`` (any objects with ``name``, ``command``, ``minutes``, ``meta`` and ``result_path(out)``) from the
     finished ones under ``out``.
 
     A cell left to run costs the mean measured seconds of the finished cells of its kind; a kind with none costs
@@ -154,7 +154,7 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     its result file is there, and its ``seconds``). ``disk``: MB per kind for cells no finished one measured.
     """
     cells = list(cells)
-    done = done or (lambda c: (c.folder(out) / c.result_file).is_file())
+    done = done or (lambda c: c.result_path(out).is_file())
     seconds = seconds or (lambda c: cell_seconds(c, out))
     finished = [c for c in cells if done(c)]
     measured: dict[str, list[float]] = {}
@@ -196,14 +196,14 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
 def cell_seconds(cell: Any, out: str | Path) -> float | None:
     """The wall seconds a finished cell's result file records (the estimate's and the grid's progress ETA's one
     reading of them), or None."""
-    return measured_seconds(cell.folder(out) / cell.result_file)
+    return measured_seconds(cell.result_path(out))
 
 
 def measured_seconds(path: Path) -> float | None:
     """The wall seconds a finished run's result file records (``seconds``), or None when it records none."""
-    from crossner_hf.results import RESULT_FILES, read_results
+    from crossner_hf.results import READ_RESULT_FILES, read_results
 
-    if path.name not in RESULT_FILES:  # a corpus cell's entity list: no run record, the table prices it
+    if path.name not in READ_RESULT_FILES:  # a corpus cell's entity list: no run record, the table prices it
         return None
     try:
         return float(read_results(path.parent).seconds or 0.0) or None

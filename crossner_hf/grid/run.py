@@ -149,7 +149,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         logger.warning("cell %s: its folder holds a run with %s; delete %s to run it again, or use another folder",
                        cell.name, changed, folder)
         return "changed"
-    if (folder / cell.result_file).is_file():
+    if cell.result_path(out).is_file():
         return "done"
     missing = [p for p in cell.inputs if not Path(p).exists()]
     if missing:
@@ -186,7 +186,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
             with _LIVE_GUARD:
                 _LIVE.pop(proc.pid, None)
     (folder / ".running").unlink(missing_ok=True)
-    if returncode == 0 and (folder / cell.result_file).is_file():
+    if returncode == 0 and cell.result_path(out).is_file():
         if not keep_checkpoints:
             one_copy(folder)
         return "done"

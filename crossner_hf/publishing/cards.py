@@ -102,18 +102,20 @@ def base_model_card_data(name_or_path: str) -> dict[str, Any]:
     provenance record holds (:func:`crossner_hf.modeling.heads.read_provenance`; ``[]`` for any other
     encoder). A NER-BERT output that was pushed is its own base (``hub_id`` = its repo).
     """
-    if name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
+    packaged = getattr(name_or_path, "packaged", None)  # a ResolvedModel: the run resolved it once already
+    if packaged or name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
         return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
                 "pretraining": []}
     folder = Path(name_or_path).expanduser()
     if not folder.is_dir():
         hub_id = name_or_path if _REPO_ID.match(name_or_path) else None
         return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": []}
-    try:  # the packaged encoder given by its folder
-        if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
-            return base_model_card_data(OFFLINE_ENCODER)
-    except ValueError:
-        pass
+    if packaged is None:  # not resolved by the run: is it the packaged encoder given by its folder?
+        try:
+            if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
+                return base_model_card_data(OFFLINE_ENCODER)
+        except ValueError:
+            pass
     info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": read_provenance(folder)["pretraining"]}
     if (folder / "README.md").is_file():
         from huggingface_hub import ModelCard
@@ -286,7 +288,7 @@ def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
 
 
 def write_dapt_model_card(folder: str | Path, results: Mapping[str, Any]) -> Path:
-    """``README.md`` of a DAPT output (``dapt_results.json`` content)."""
+    """``README.md`` of a DAPT output (its ``results.json`` content)."""
     from huggingface_hub import ModelCardData
 
     base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])

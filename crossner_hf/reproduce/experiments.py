@@ -130,7 +130,7 @@ def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, c
               "cpu": {"max_steps": 60, "per_device_train_batch_size": 16, "block_size": 128},
               "paper": {}}[scale]
     base = preset_settings("crossner_dapt") if scale == "paper" else {"use_cpu": True, "disable_tqdm": True, **budget}
-    return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt", result_file="dapt_results.json",
+    return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt",
                 score=False, argv=(), settings={**base, "model_name_or_path": model,
                                                 "dataset_name": str(corpora or "CORPORA"),
                                                 "dataset_config": f"{domain}-{level}",

@@ -115,7 +115,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
         if corpora is not None:
             # dapt/<level>, not dapt-<level>: the fine-tunings from it live in cells/dapt-<level>/, never inside
             # the adapted encoder's own folder
-            dapt = Cell(name=f"dapt/{level}", command="dapt", result_file="dapt_results.json", score=False,
+            dapt = Cell(name=f"dapt/{level}", command="dapt", score=False,
                         argv=(), settings={**with_max_steps(dapt_budget_settings(budget), config.max_steps),
                                            "model_name_or_path": model, "dataset_name": str(corpora.folder(out)),
                                            "dataset_config": f"{name}-{level}", "masking": "span-adjacent",

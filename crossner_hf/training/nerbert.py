@@ -47,8 +47,9 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
+from crossner_hf.outputs import default_output_dir
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.workflow import (BASE_MODEL, claimed_run, default_output_dir, finish_output, hub_repo_id,
+from crossner_hf.training.workflow import (BASE_MODEL, claimed_run, finish_output, hub_repo_id,
                                            model_folder, model_name, resume_point)
 from crossner_hf.training.checkpoints import CompletionMarker
 
@@ -95,7 +96,7 @@ class NERBERTConfig(WorkflowConfig, TrainingArguments):
     output_dir: str | None = field(
         default=None,
         metadata={"help": "Where the best model, results.json, the card and checkpoints go "
-                  "(default: outputs/nerbert-<dataset_config>)."},
+                  "(default: outputs/<corpus>-nerbert, the corpus being --dataset_name:--dataset_config)."},
     )
     learning_rate: float = field(default=5e-5, metadata={"help": "Adam learning rate (the paper: 5e-5)."})
     per_device_train_batch_size: int = field(
@@ -227,6 +228,17 @@ class NERBERTCorpus:
     name: str | None = None
     """Where it came from (a folder or Hub id, recorded in results and the card); ``None`` for data in memory."""
     config: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``name:config`` (``name`` without a config; empty for data in memory): what the default folder is named
+        after (:func:`crossner_hf.outputs.default_output_dir`)."""
+        return corpus_label(self.name, self.config)
+
+
+def corpus_label(name: str | None, config: str | None) -> str:
+    """``name:config``, ``name`` without a config, empty without a name: a NER-BERT corpus as its folder's name."""
+    return ":".join(str(part) for part in (name, config) if part)
 
 
 def load_corpus(dataset_name: str, dataset_config: str | None = None, *, train_split: str = "train",
@@ -391,14 +403,15 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
     an entity tagger over every label of ``corpus`` (a ``DatasetDict`` with train / validation, ``tokens`` and
     ``ner_tags``; or :func:`load_corpus`'s result); keep the best-validation checkpoint and save it with
     ``results.json`` and a card in ``config.output_dir`` (without a config: the defaults, into
-    ``outputs/<model>-nerbert``); push with ``push_to_hub``. The folder is locked while it runs, and a resume must
+    ``outputs/<corpus name>-nerbert``); push with ``push_to_hub``. The folder is locked while it runs, and a resume must
     be of the run it holds."""
-    if config is None:
-        config = NERBERTConfig(output_dir=default_output_dir(model, "nerbert"))
     corpus = as_corpus(corpus)
+    if config is None:
+        config = NERBERTConfig(output_dir=default_output_dir(corpus.label, "nerbert"))
     data = {"corpus": corpus.name, "corpus_config": corpus.config, "labels": corpus.label_names}
-    with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL)):
-        results = _pretrain(model, corpus, config, callbacks, tokenizer)
+    with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL), runner="pretrain_nerbert",
+                     tokenizer=tokenizer) as run:
+        results = _pretrain(run.model_name, corpus, config, callbacks)  # resolved once, passed on
     return NERBERTResult(Path(config.output_dir), results)
 
 
@@ -409,7 +422,7 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
     started = time.perf_counter()
     n_validation_total = len(corpus.validation)
     setup = build_trainer(model, corpus, args, callbacks, tokenizer)
-    model = model_name(model)  # what the results and the card record
+    base, model = model, model_name(model)  # as resolved (the card reads it); the name the results record
     trainer, corpus = setup.trainer, setup.corpus
     train_started = time.perf_counter()
     output = trainer.train(resume_from_checkpoint=resume_checkpoint(args))
@@ -453,6 +466,6 @@ def _pretrain(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig,
         out = Path(args.output_dir)
         shutil.rmtree(out / BASE_MODEL, ignore_errors=True)  # a given object's copy: never published
         finish_output(out, results, save=lambda stage: trainer.save_model(str(stage)), push=args,
-                      card=write_nerbert_model_card)
+                      card=write_nerbert_model_card, base_model=base if isinstance(base, str) else None)
     trainer.accelerator.wait_for_everyone()
     return results

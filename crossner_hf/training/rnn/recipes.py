@@ -51,8 +51,8 @@ class RNNTaggerConfig(WorkflowConfig):
         "help": "Train on this many target train sentences, drawn with --seed (CDLM Figure 6 varies it, "
                 "004:1053-1062); cdlm's target LM still reads the whole training text (004:754-755)."})
     output_dir: str | None = field(default=None, metadata={
-        "help": "Where the model, results.json and card go (default: outputs/<model>-<recipe>, the model being the "
-                "word vectors or features encoder the run starts from)."})
+        "help": "Where the model, results.json and card go (default: outputs/<dataset>-<recipe>, e.g. "
+                "outputs/politics-bilstm-crf)."})
     word_dim: int | None = field(default=None, metadata={"help": "Word embedding size (default: 100; crossner 300)."})
     char_dim: int = field(default=30, metadata={"help": "Character embedding size (character CNN)."})
     char_filters: int = field(default=50, metadata={"help": "Character CNN filters (kernel 3, max-pooled)."})
