@@ -8,23 +8,7 @@
 #                 crossner_hf itself (`pip wheel --no-deps -w .whl .`: the cards are package data of the install)
 # Writes $OUT/gpu_results.json and $OUT/log. Usage there: bash benchmarks/gpu_finetune.sh
 set -euo pipefail
-OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
-export CROSSNER_DATA_DIR=$PWD/.gpu/crossner CROSSNER_HF_CACHE=/tmp/crossner-cache
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
-python3 - <<'PY'
-import shutil, torch, json
-from pathlib import Path
-from safetensors.torch import load_file, save_file
-src, dst = Path(".gpu/minilm"), Path("/tmp/minilm")
-shutil.copytree(src, dst, dirs_exist_ok=True)
-sd = load_file(src / "model.safetensors")
-save_file({k: v.float().contiguous() for k, v in sd.items()}, dst / "model.safetensors", metadata={"format": "pt"})
-cfg = json.loads((dst / "config.json").read_text()); cfg["torch_dtype"] = "float32"; cfg.pop("dtype", None)
-(dst / "config.json").write_text(json.dumps(cfg, indent=2))
-print("torch", torch.__version__, "cuda", torch.cuda.is_available())
-PY
+source "$(dirname "$0")/gpu_setup.sh"
 for precision in bf16 fp16; do
   start=$(date +%s)
   accelerate launch --num_processes 1 --num_machines 1 --mixed_precision "$precision" --dynamo_backend no \
