@@ -50,15 +50,6 @@ def _reproduce(args, tmp_path, crossner_data_dir, **popen):
                             env=_env(tmp_path, crossner_data_dir), start_new_session=True, **popen)
 
 
-def _reproduce_here(args, capsys) -> int:
-    """`crossner-hf reproduce` in this process (the caller set _env's variables): for tests of what a grid
-    writes, not of the command's process; its cells still run as their own processes."""
-    from crossner_hf.cli import main
-
-    capsys.readouterr()  # what came before is not this command's output
-    return main(["reproduce", *map(str, args)])
-
-
 SEEDS = {"crossner": 3, "nerbert": 5, "cdlm": 3}  # three runs (002:512), five (003:138); CDLM states none
 
 
@@ -232,8 +223,7 @@ def test_cpu_cuts_name_only_what_the_plan_runs(tmp_path):
     assert plan("crossner-table2", "paper", tmp_path, domains=["politics"]).notes == ()
 
 
-def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_data_dir, corpora, tiny_bert_dir,
-                                                            monkeypatch, capsys):
+def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
     out = tmp_path / "grid"
     # a DAPT cell and the fine-tuning that waits for it: the kill falls between them
     args = ["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DAPT_ROW,
@@ -255,10 +245,9 @@ def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_
     after_kill = grid_status(grid.cells, out)
     # a killed run is not shown as running: its .running marker names a process that is gone
     assert after_kill[first.name] == "done" and set(list(after_kill.values())[1:]) == {"waiting"}, after_kill
-    # the resume in this process: the kill above is what needs a process of its own (one interpreter start less)
-    for name, value in _env(tmp_path, crossner_data_dir).items():
-        monkeypatch.setenv(name, value)
-    assert _reproduce_here(args, capsys) == 0, capsys.readouterr().err[-3000:]
+    proc = _reproduce(args, tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr[-3000:]
     assert result.stat().st_mtime_ns == finished  # the finished cell was not run again
     assert (first.folder(out) / "log.txt").read_text().count("$ ") == 1
     assert set(grid_status(grid.cells, out).values()) == {"done"}
@@ -275,16 +264,15 @@ def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_
     assert f"{DAPT_ROW},politics," in (out / "table.csv").read_text()
 
 
-def test_failed_cell_is_reported_and_the_rest_go_on(tmp_path, crossner_data_dir, tiny_bert_dir, monkeypatch, capsys):
+def test_failed_cell_is_reported_and_the_rest_go_on(tmp_path, crossner_data_dir, tiny_bert_dir):
     broken = tmp_path / "broken"
     (broken / "data" / "politics-integrated").mkdir(parents=True)  # present but holds no data: DAPT fails
     out = tmp_path / "grid"
-    for name, value in _env(tmp_path, crossner_data_dir).items():
-        monkeypatch.setenv(name, value)
-    code = _reproduce_here(["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DIRECT,
-                            DAPT_ROW, "--model", tiny_bert_dir, "--corpora", broken, "--output_dir", out], capsys)
-    stdout, stderr = capsys.readouterr()
-    assert code == 1, stderr[-3000:]
+    proc = _reproduce(["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DIRECT,
+                       DAPT_ROW, "--model", tiny_bert_dir, "--corpora", broken, "--output_dir", out],
+                      tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stderr[-3000:]
     status = grid_status(plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
                               corpora=str(broken), rows=[DIRECT, DAPT_ROW]).cells, out)
     assert sorted(status.values()) == ["blocked", "done", "failed"]
@@ -499,17 +487,17 @@ def test_nerbert_fig2_trains_on_shares_of_the_train_split(tmp_path, crossner_dat
 
 
 @pytest.mark.slow  # DAPT and fine-tuning runs (about a minute on a quiet machine)
-def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch,
-                                                 capsys):
+def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, corpora, tiny_bert_dir, monkeypatch):
     """crossner-fig2: each DAPT cell trains on --corpus_fraction of the integrated corpus, then fine-tunes."""
     pytest.importorskip("matplotlib")
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "fig2"
-    code = _reproduce_here(["crossner-fig2", "--scale", "smoke", "--domains", "politics", "--rows",
-                            "pretrain-finetune / span masking", "--model", tiny_bert_dir, "--corpora", corpora,
-                            "--output_dir", out], capsys)
-    assert code == 0, capsys.readouterr().err[-3000:]
+    proc = _reproduce(["crossner-fig2", "--scale", "smoke", "--domains", "politics", "--rows",
+                       "pretrain-finetune / span masking", "--model", tiny_bert_dir, "--corpora", corpora,
+                       "--output_dir", out], tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
     grid = plan("crossner-fig2", "smoke", out, domains=["politics"], model=tiny_bert_dir, corpora=str(corpora),
                 rows=["pretrain-finetune / span masking"])
     texts = {}
@@ -527,17 +515,16 @@ def test_fig2_dapt_reads_its_share_of_the_corpus(tmp_path, crossner_data_dir, co
 
 
 @pytest.mark.slow  # a NER-BERT pre-training and two plot-entities runs (about 40 s on a quiet machine)
-def test_nerbert_fig3_silhouettes_and_panel(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir, monkeypatch,
-                                            capsys):
+def test_nerbert_fig3_silhouettes_and_panel(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir, monkeypatch):
     pytest.importorskip("sklearn")
     for name, value in _env(tmp_path, crossner_data_dir).items():
         monkeypatch.setenv(name, value)
     out = tmp_path / "fig3"
     args = ["nerbert-fig3", "--scale", "smoke", "--rows", "encoder", "NER-BERT all", "--model", tiny_bert_dir,
             "--nerbert_corpus", sample_corpus, "--output_dir", out]
-    code = _reproduce_here(args, capsys)
-    stdout, stderr = capsys.readouterr()
-    assert code == 0, stderr[-3000:]
+    proc = _reproduce(args, tmp_path, crossner_data_dir)
+    stdout, stderr = proc.communicate(timeout=900)
+    assert proc.returncode == 0, stderr[-3000:]
     grid = plan("nerbert-fig3", "smoke", out, model=tiny_bert_dir, nerbert_corpus=str(sample_corpus),
                 rows=["encoder", "NER-BERT all"])
     assert [c.name for c in grid.cells] == ["nerbert-all", "politics/tsne-encoder", "politics/tsne-ner-bert-all"]
