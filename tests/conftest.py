@@ -140,3 +140,46 @@ def fake_hub(monkeypatch):
         yield hub
     finally:
         hub.stop()
+
+
+UNINTERRUPTED = dict(domain="politics", few_shot=16, per_device_train_batch_size=4, num_train_epochs=4,
+                     learning_rate=1e-3, seed=7)
+"""The direct run that the train-resume tests (test_schedules, test_safety) kill and resume."""
+
+
+@pytest.fixture(scope="session")
+def uninterrupted_run(tmp_path_factory, tiny_bert_dir, crossner_data_dir, worker_id) -> dict:
+    """``{"settings": UNINTERRUPTED, "results": seed 7's per_seed entry}`` of one uninterrupted run with those
+    settings on the tiny BERT: each resume test kills and resumes a run with the same settings and compares it
+    with these results. Trained once per run, as sample_corpus is (the tests each trained this identical run
+    before). Tests only read it."""
+    import json
+
+    from filelock import FileLock
+
+    def train(tmp: Path) -> Path:
+        from crossner_hf.commands.train import TrainArguments, run_train
+
+        saved = os.environ.get("CROSSNER_HF_CACHE")
+        os.environ["CROSSNER_HF_CACHE"] = str(tmp / "cache")  # a session fixture: no monkeypatch here
+        try:
+            results = run_train(TrainArguments(
+                output_dir=str(tmp / "full"), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
+                disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False, **UNINTERRUPTED)).results
+        finally:
+            if saved is None:
+                os.environ.pop("CROSSNER_HF_CACHE", None)
+            else:
+                os.environ["CROSSNER_HF_CACHE"] = saved
+        (tmp / "per_seed.json").write_text(json.dumps(results["per_seed"][0]))
+        return tmp / "per_seed.json"
+
+    if worker_id == "master":  # no xdist: this run's own folder
+        return {"settings": UNINTERRUPTED, "results": json.loads(train(tmp_path_factory.mktemp("uninterrupted"))
+                                                                   .read_text())}
+    shared = tmp_path_factory.getbasetemp().parent / "uninterrupted-run"  # the run's folder, above each worker's
+    with FileLock(str(shared) + ".lock"):
+        if not (shared / "per_seed.json").is_file():
+            shared.mkdir(exist_ok=True)
+            train(shared)
+    return {"settings": UNINTERRUPTED, "results": json.loads((shared / "per_seed.json").read_text())}

@@ -132,19 +132,17 @@ class KillOnSave:
 
 
 def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch,
-                                                         caplog):
+                                                         caplog, uninterrupted_run):
     from crossner_hf.commands.train import TrainArguments, run_train
     from crossner_hf.training.checkpoints import COMPLETE
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
 
-    def args(out, **kw):
-        return TrainArguments(output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics",
-                              data_dir=str(crossner_data_dir), few_shot=16, per_device_train_batch_size=4,
-                              num_train_epochs=4, learning_rate=1e-3, disable_tqdm=True, use_cpu=True, seed=7,
-                              dataloader_pin_memory=False, **kw)
+    def args(out, **kw):  # the shared uninterrupted run's settings: its results are what a resume must give
+        return TrainArguments(output_dir=str(out), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
+                              disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False,
+                              **uninterrupted_run["settings"], **kw)
 
-    full = run_train(args(tmp_path / "full")).results
     with pytest.raises(KeyboardInterrupt):
         run_train(args(tmp_path / "killed"), callbacks=[KillOnSave(12)])
     seed_dir = tmp_path / "killed" / "seed-7"
@@ -153,7 +151,7 @@ def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path
     assert complete  # an earlier whole checkpoint (the best one and/or the previous, by save_total_limit)
     resumed = run_train(args(tmp_path / "killed", resume_from_checkpoint="true")).results
     assert "Skipping" in caplog.text and "checkpoint-12: incomplete" in caplog.text
-    a, b = full["per_seed"][0], resumed["per_seed"][0]
+    a, b = uninterrupted_run["results"], resumed["per_seed"][0]
     assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"] and a["global_step"] == b["global_step"]
 
 

@@ -81,8 +81,10 @@ def test_direct_outputs_results_and_card(tiny_bert_dir, tmp_path):
     assert config["crossner_provenance"]["decoding"] == "bio-viterbi"
 
 
-def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
-    full = run_train(_args(tiny_bert_dir, tmp_path / "full", num_train_epochs=4)).results
+def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path, uninterrupted_run):
+    # the killed run below has the shared uninterrupted run's settings (else the comparison proves nothing)
+    killed_settings = _args(tiny_bert_dir, tmp_path, num_train_epochs=4)
+    assert all(getattr(killed_settings, k) == v for k, v in uninterrupted_run["settings"].items())
     with pytest.raises(KeyboardInterrupt):
         run_train(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4), callbacks=[KillAt(10, "seed-7")]).results
     steps = sorted(int(p.name.split("-")[1]) for p in (tmp_path / "killed" / "seed-7").glob("checkpoint-*"))
@@ -90,7 +92,7 @@ def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path):
     counter = CountSteps()
     resumed = run_train(_args(tiny_bert_dir, tmp_path / "killed", num_train_epochs=4, resume_from_checkpoint="true"),
                   callbacks=[counter]).results
-    a, b = full["per_seed"][0], resumed["per_seed"][0]
+    a, b = uninterrupted_run["results"], resumed["per_seed"][0]
     # the resumed run executed only the steps after checkpoint-8, and ended where the full run did
     assert counter.steps == 16 - 8
     assert a["test"] == b["test"] and a["dev"] == b["dev"]
