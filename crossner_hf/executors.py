@@ -144,8 +144,12 @@ THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"
                     "VECLIB_MAXIMUM_THREADS")
 
 
-def _secret(name: str) -> bool:
-    return name.endswith(("_TOKEN", "_API_KEY", "_SECRET", "_PASSWORD")) or name in ("HF_TOKEN_PATH",)
+def secret_name(name: str) -> bool:
+    """Whether a variable (``HF_TOKEN``, ``OPENAI_API_KEY``), flag (``--hub_token``) or setting name carries a
+    secret, by whole words: ``hub_token`` does, ``TOKENIZERS_PARALLELISM`` and ``tokens_column`` do not. The one
+    rule for what a cell's environment leaves out and what its records and logs show as ``***``."""
+    words = name.lstrip("-").lower().replace("-", "_").split("_")
+    return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
 
 
 def task_environment(base: Mapping[str, str], *, gpus: Sequence[str | int] | None = None, threads: int | None = None,
@@ -156,7 +160,7 @@ def task_environment(base: Mapping[str, str], *, gpus: Sequence[str | int] | Non
     it; ``[]``: none) and every thread variable set to ``threads``."""
     extra = {n.strip() for n in base.get("CROSSNER_CELL_ENV", "").split(",") if n.strip()}
     env = {k: v for k, v in base.items()
-           if (k in ENV_NAMES or k in extra or k.startswith(ENV_PREFIXES)) and (pushes or k in extra or not _secret(k))}
+           if (k in ENV_NAMES or k in extra or k.startswith(ENV_PREFIXES)) and (pushes or k in extra or not secret_name(k))}
     if gpus is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     elif "CUDA_VISIBLE_DEVICES" in base:

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.executors import secret_name
+
 logger = logging.getLogger(__name__)
 
 RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
@@ -125,7 +127,7 @@ class Cell:
         files stay in the folder and go with it; the process itself gets the value)."""
         record = asdict(self)
         record["argv"] = redact_flags(record["argv"])
-        record["settings"] = {k: REDACTED if _secret_flag(k) and v is not None else v
+        record["settings"] = {k: REDACTED if secret_name(k) and v is not None else v
                               for k, v in record["settings"].items()}
         return record
 
@@ -144,13 +146,6 @@ class Cell:
 REDACTED = "***"
 
 
-def _secret_flag(name: str) -> bool:
-    """Whether a flag (``--hub_token``) or setting name carries a secret: its value is never written or logged."""
-    words = name.lstrip("-").lower().replace("-", "_").split("_")
-    # whole words: hub_token is a secret, tokens_column and include_num_input_tokens_seen are not
-    return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
-
-
 def redact_flags(flags: Iterable[str]) -> list[str]:
     """``flags`` with the value of each secret flag (``--hub_token X``, ``--hub_token=X``) shown as ``***``."""
     shown: list[str] = []
@@ -158,8 +153,8 @@ def redact_flags(flags: Iterable[str]) -> list[str]:
     for flag in flags:
         if flag.startswith("--"):
             name, eq, _ = flag.partition("=")
-            secret = _secret_flag(name) and not eq
-            shown.append(f"{name}={REDACTED}" if eq and _secret_flag(name) else flag)
+            secret = secret_name(name) and not eq
+            shown.append(f"{name}={REDACTED}" if eq and secret_name(name) else flag)
         else:
             shown.append(REDACTED if secret else flag)
     return shown
