@@ -75,9 +75,11 @@ def _make_handler(hub: FakeHub):
         def log_message(self, *args):  # keep test output clean
             pass
 
-        def _reply(self, status: int, body: Any = None) -> None:
+        def _reply(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body if body is not None else {}).encode()
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -95,7 +97,9 @@ def _make_handler(hub: FakeHub):
             if status is None:
                 return False
             self._body()
-            self._reply(status, {"error": f"injected {status} on {kind}"})
+            # "Retry-After: 0", as a real server may send: the client still retries (5 times) and then fails as
+            # with any 500, but waits 1 s a try (its floor) instead of its 23 s of exponential backoff
+            self._reply(status, {"error": f"injected {status} on {kind}"}, {"Retry-After": "0"})
             return True
 
         def do_POST(self):  # noqa: N802 - http.server's naming

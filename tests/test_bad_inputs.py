@@ -174,9 +174,9 @@ def test_debug_shows_the_traceback(bad_files, ner_model):
     assert res.returncode != 0 and "Traceback" in res.stderr
 
 
-def test_hub_name_offline_says_so(bad_files):
+def test_hub_name_offline_says_so(bad_files, monkeypatch, capsys):
     res = _run(["train", "--model_name_or_path", "bert-base-cased", "--domain", "politics", "--data_dir",
-                bad_files / "data", "--output_dir", bad_files / "t"], bad_files)
+                bad_files / "data", "--output_dir", bad_files / "t"], bad_files, monkeypatch, capsys)
     lines = [line for line in res.stderr.strip().splitlines() if not line.startswith(("INFO ", "WARNING "))]
     assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr[-1500:]
     assert "the Hub is offline" in lines[0] and "local model folder" in lines[0]

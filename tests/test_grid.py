@@ -586,3 +586,33 @@ def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
     finally:
         if _alive(cell_pid):
             os.kill(cell_pid, signal.SIGKILL)
+
+
+def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_path, monkeypatch):
+    """Issue 54's suite time and a CPU search's cores: the zygote imports torch and transformers once; each cell is
+    forked from it with its own pid, session, environment, log and exit code. A cell whose environment differs in a
+    variable read at import (a pushing cell's token), or that runs a program of its own, is not served."""
+    from crossner_hf.executors import task_environment
+    from crossner_hf.grid.warm import Zygote
+
+    env = task_environment(os.environ, threads=1)
+    zygote = Zygote(env)
+    try:
+        cli = [sys.executable, "-m", "crossner_hf.cli"]
+        assert zygote.serves([*cli, "train"], {**env, "OMP_NUM_THREADS": "2"})  # threads: applied by the cell
+        assert not zygote.serves([*cli, "train"], {**env, "HF_TOKEN": "hf_x"})  # read at import: a cold process
+        assert not zygote.serves([sys.executable, "probe.py"], env)  # a program of the user's own
+        runs = {}
+        for name, argv in (("ok", ["--help"]), ("bad", ["no-such-command"])):
+            with open(tmp_path / f"{name}.log", "w") as log:
+                proc = zygote.launch([*cli, *argv], {**env, "OMP_NUM_THREADS": "2"}, log.fileno())
+            assert proc is not None and proc.pid not in (os.getpid(), zygote._proc.pid)
+            runs[name] = proc.wait(timeout=120)
+            assert proc.poll() == runs[name]
+        assert runs == {"ok": 0, "bad": 2}  # the command's own exit codes
+        assert "usage: crossner-hf" in (tmp_path / "ok.log").read_text()  # its output went to its log
+        assert "unknown command 'no-such-command'" in (tmp_path / "bad.log").read_text()
+    finally:
+        zygote.close()
+    assert zygote._proc.poll() is not None  # the zygote is gone with the grid
+    assert not os.path.exists(zygote.path)

@@ -139,11 +139,13 @@ def _kill_after_first_checkpoint(args: list, env: dict[str, str], pattern: str, 
             raise AssertionError(f"the grid ended before its first checkpoint: {proc.output.read_text()[-3000:]}")
         assert time.monotonic() < deadline, "no complete checkpoint within 10 minutes"
         time.sleep(0.2)
-    if cell_only:  # the training process: a `crossner_hf.cli <command>` under the grid's
-        cells = [p for p in psutil.Process(proc.pid).children(recursive=True)
-                 if "crossner_hf.cli" in p.cmdline() and args[0] not in p.cmdline()]
-        assert len(cells) == 1, [p.cmdline() for p in cells]
-        cells[0].send_signal(signal.SIGKILL)
+    if cell_only:  # the training process: the pid its cell's `.running` marker names, under the grid's
+        # (a cold cell's parent is the grid, a warm one's the grid's zygote: both under the grid)
+        markers = [m for d in complete[0].parents if (m := d / ".running").is_file()]
+        assert markers, f"no .running marker above {complete[0]}"
+        cell_pid = json.loads(markers[0].read_text())["cell_pid"]
+        assert cell_pid in {p.pid for p in psutil.Process(proc.pid).children(recursive=True)}
+        psutil.Process(cell_pid).send_signal(signal.SIGKILL)
         proc.wait(timeout=600)
     else:
         assert _kill_tree(proc) > 1, "no cell process was running under the grid"

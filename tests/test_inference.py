@@ -4,8 +4,6 @@ class, predict_tags and `crossner-hf predict` reproduce the test F1 the training
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -69,7 +67,7 @@ def test_decoding_is_recorded_and_survives_reload(trained):
     assert test["overall_f1"] > 0.05 and test["overall_f1"] != test["argmax_overall_f1"]
 
 
-def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossner_data_dir, tmp_path):
+def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossner_data_dir, tmp_path, capsys):
     from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
 
     from crossner_hf.inference.pipelines import CrossNERTokenClassificationPipeline
@@ -92,12 +90,12 @@ def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossn
     assert compute_ner_metrics(gold, pred)["overall_f1"] == recorded["overall_f1"]
 
     # the command line on the CoNLL file: gold and predicted columns, same figure
-    res = subprocess.run(
-        [sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(out),
-         "--conll", str(crossner_data_dir / "politics" / "test.txt"), "--output", str(tmp_path / "pred.conll")],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
+    from crossner_hf.cli import main
+
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out), "--conll", str(crossner_data_dir / "politics" / "test.txt"),
+                 "--output", str(tmp_path / "pred.conll")]) == 0
+    res = capsys.readouterr()
     rows = [line.split("\t") for line in (tmp_path / "pred.conll").read_text().split("\n\n") if line]
     cli_gold, cli_pred = [], []
     for block in (tmp_path / "pred.conll").read_text().strip("\n").split("\n\n"):
@@ -106,7 +104,7 @@ def test_predict_tags_pipeline_and_cli_reproduce_the_recorded_f1(trained, crossn
         cli_pred.append([c[2] for c in cols])
     assert rows and cli_gold == gold
     assert compute_ner_metrics(cli_gold, cli_pred)["overall_f1"] == recorded["overall_f1"]
-    assert f"F1 {100 * recorded['overall_f1']:.2f}" in res.stderr
+    assert f"F1 {100 * recorded['overall_f1']:.2f}" in res.err
 
 
 def test_pipeline_windows_long_input_and_matches_predict_tags(trained):
@@ -142,13 +140,17 @@ def test_pipeline_on_raw_text_splits_punctuation_off_entities(trained):
         assert not e["word"].endswith((",", "."))
 
 
-def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path, capsys):
+def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path, capsys, monkeypatch):
+    import io
+
+    from crossner_hf.cli import main
+
     out, _ = trained
     lines = "Obama visited Berlin, Germany.\n\nThe Senate met.\n"
-    res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "predict", "--model", str(out)],
-                         input=lines, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-2000:]
-    records = [json.loads(line) for line in res.stdout.splitlines()]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(lines.encode())))  # piped by a user
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out)]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["text"] for r in records] == ["Obama visited Berlin, Germany.", "", "The Senate met."]
     assert records[1]["entities"] == []
     for r in records:
@@ -161,10 +163,6 @@ def test_cli_predict_text_lines_and_errors(trained, tiny_bert_dir, tmp_path, cap
     tagger = load_pipeline(str(out))
     for r in records:
         assert r["entities"] == [{**e, "score": round(e["score"], 4)} for e in tagger(r["text"])]
-
-    # the rest through the same crossner_hf.cli.main in this interpreter (the process above was the command as
-    # typed; an interpreter start per case adds nothing)
-    from crossner_hf.cli import main
 
     # pre-tokenised input to CoNLL output: one block per line, words as given
     capsys.readouterr()

@@ -4,11 +4,8 @@ numbers against the Python metrics, the hierarchy, and the page in headless Chro
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 
 import pytest
 
@@ -193,7 +190,7 @@ def test_page_in_headless_chromium(tmp_path):
         browser.quit()
 
 
-def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
+def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.train import run_train
     from crossner_hf.commands.train import TrainArguments
 
@@ -202,11 +199,11 @@ def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir):
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", data_dir=str(crossner_data_dir),
         few_shot=16, max_steps=4, per_device_train_batch_size=4, learning_rate=1e-3, use_cpu=True, disable_tqdm=True,
         eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2)).results
-    env = {**os.environ, "CROSSNER_HF_CACHE": str(tmp_path / "cache")}
-    res = subprocess.run([sys.executable, "-m", "crossner_hf.cli", "report", "--model", str(out), "--compare", str(out),
-                          "--domain", "politics", "--data_dir", str(crossner_data_dir), "--n_boot", "100",
-                          "--output", str(tmp_path / "r.html")], capture_output=True, text=True, timeout=600, env=env)
-    assert res.returncode == 0, res.stderr[-3000:]
+    from crossner_hf.cli import main
+
+    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
+    assert main(["report", "--model", str(out), "--compare", str(out), "--domain", "politics", "--data_dir",
+                 str(crossner_data_dir), "--n_boot", "100", "--output", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text()
     recorded = json.loads((out / "results.json").read_text())["per_seed"][0]["test"]["overall_f1"]
     assert _testid(html, "overall-f1") == f"{100 * recorded:.2f}"  # the model's own decoding, as trained

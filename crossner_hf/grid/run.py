@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from crossner_hf.grid.cells import (Cell, cell_status, changed_settings, critical_path_order, redact_flags,
                                     topological)
 from crossner_hf.grid.costs import cell_seconds
+from crossner_hf.grid.warm import Zygote, die_with_parent
 
 if TYPE_CHECKING:
     from crossner_hf.executors import ExecutorOptions
@@ -112,30 +113,12 @@ def _holder(out: Path) -> str:
 
 # ------------------------------------------------------------------------------------------------------- a cell
 
-_LIVE: dict[int, subprocess.Popen] = {}
+_LIVE: dict[int, Any] = {}
+"""The cells this process started, by pid: a ``subprocess.Popen``, or a :class:`~crossner_hf.grid.warm.WarmProcess`
+forked from the grid's zygote."""
+_ZYGOTE: Zygote | None = None
+"""The warm interpreter of the local grid now running (:func:`run_grid`), when its cells may be forked from one."""
 _LIVE_GUARD = threading.Lock()
-
-
-def _prctl() -> Any:
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()  # looked up here: the forked child must not load libraries while other threads may hold locks
-
-
-def _die_with_parent() -> None:
-    """In the cell's process before it starts (Linux): killed when the grid's thread that started it dies, so a
-    SIGKILLed grid leaves no orphan training. Its own session (``start_new_session``) keeps a terminal's Ctrl-C
-    for the grid, which stops the cells in order."""
-    if _PRCTL is not None:
-        _PRCTL(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, *,
@@ -169,9 +152,14 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         log.flush()
         start = log.tell()
         # both streams go to the log as they come, so `tail -f log.txt` shows a long run's progress
-        proc = subprocess.Popen(line, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=dict(env) if env is not None else None, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+        cell_env = dict(env) if env is not None else dict(os.environ)
+        zygote = _ZYGOTE
+        proc = zygote.launch(line, cell_env, log.fileno()) if zygote is not None else None
+        if proc is not None:
+            logger.debug("cell %s: forked from the warm interpreter (pid %d)", cell.name, proc.pid)
+        else:
+            proc = subprocess.Popen(line, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=cell_env, start_new_session=True, preexec_fn=die_with_parent)
         with _LIVE_GUARD:
             _LIVE[proc.pid] = proc
         if _stopping.is_set():  # Ctrl-C after stop_cells listed the live cells: this one stops too, not orphaned
@@ -329,6 +317,8 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
         _stopping.clear()
         at_once = plan_packing(cells, options).workers if options.executor == "local" else len(cells)
         progress = Progress(cells, out, at_once)
+        global _ZYGOTE
+        _ZYGOTE = _warm_zygote(cells, out, options)
         try:
             run = partial(run_cell, out=str(out), keep_checkpoints=options.keep_checkpoints)
             return run_tasks(cells, options, run=run, status=partial(cell_status, out=out), log_dir=out / "slurm",
@@ -346,3 +336,20 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
             raise GridInterrupted() from None
         finally:
             progress.close()
+            zygote, _ZYGOTE = _ZYGOTE, None
+            if zygote is not None:
+                zygote.close()
+
+
+def _warm_zygote(cells: list[Cell], out: Path, options: ExecutorOptions) -> Zygote | None:
+    """The zygote the local cells are forked from (:mod:`crossner_hf.grid.warm`), when a cell is left to run and the
+    machine has no GPU; started now so that its imports overlap the grid's own start."""
+    from crossner_hf.executors import local_gpus, task_environment
+    from crossner_hf.grid import warm
+
+    if options.executor != "local":
+        return None
+    left = [cell for cell in cells if cell_status(cell, out) != "done"]
+    if not left:
+        return None
+    return warm.start(task_environment(os.environ), left, local_gpus())
