@@ -616,3 +616,19 @@ def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_p
         zygote.close()
     assert zygote._proc.poll() is not None  # the zygote is gone with the grid
     assert not os.path.exists(zygote.path)
+
+
+def test_a_running_marker_of_another_host_is_a_leftover_once_the_folder_is_ours(tmp_path, probe):
+    """A multi-node Ray run killed with its driver leaves `.running` markers written on other hosts (no pid to check
+    from here); the next run holds OUT's lock, so they are leftovers and the cells run. A Slurm job's marker stays
+    until squeue says the job is gone."""
+    out = tmp_path / "grid"
+    ray_cell, slurm_cell = _cell("ray", probe), _cell("slurm", probe)
+    assert run_grid([_cell("first", probe)], out) == {"first": "done"}  # the folder is a grid's
+    for cell, owner in ((ray_cell, {"host": "node-7", "pid": 1234, "cell_pid": 1240, "slurm_job": None}),
+                        (slurm_cell, {"host": "node-8", "pid": 99, "cell_pid": 100, "slurm_job": "4242"})):
+        cell.folder(out).mkdir(parents=True)
+        (cell.folder(out) / ".running").write_text(json.dumps(owner))
+    assert grid_status([ray_cell, slurm_cell], out) == {"ray": "running", "slurm": "running"}  # read-only: trusted
+    # no squeue here: the Slurm job cannot be asked, so its marker is trusted and its cell left alone
+    assert run_grid([ray_cell, slurm_cell], out, ExecutorOptions(workers=1)) == {"ray": "done", "slurm": "running"}

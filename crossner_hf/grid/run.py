@@ -34,6 +34,7 @@ from crossner_hf.grid.cells import (Cell, cell_status, changed_settings, critica
                                     topological)
 from crossner_hf.grid.costs import cell_seconds
 from crossner_hf.grid.warm import Zygote, die_with_parent
+from crossner_hf.outputs import atomic_output
 
 if TYPE_CHECKING:
     from crossner_hf.executors import ExecutorOptions
@@ -143,7 +144,8 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         return "waiting"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / ".failed").unlink(missing_ok=True)
-    (folder / "cell.json").write_text(json.dumps(cell.record(out), indent=1, default=str))
+    with atomic_output(folder / "cell.json") as staged:  # a kill mid-write never leaves half a record to read
+        staged.write_text(json.dumps(cell.record(out), indent=1, default=str))
     line = cell.command_line(out)
     logger.info("cell %s: %s", cell.name, cell.shell_line(out))
     log_path = folder / "log.txt"
@@ -317,6 +319,7 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
         _stopping.clear()
         at_once = plan_packing(cells, options).workers if options.executor == "local" else len(cells)
         progress = Progress(cells, out, at_once)
+        _clear_leftover_markers(cells, out)
         global _ZYGOTE
         _ZYGOTE = _warm_zygote(cells, out, options)
         try:
@@ -353,3 +356,22 @@ def _warm_zygote(cells: list[Cell], out: Path, options: ExecutorOptions) -> Zygo
     if not left:
         return None
     return warm.start(task_environment(os.environ), left, local_gpus())
+
+
+def _clear_leftover_markers(cells: list[Cell], out: Path) -> None:
+    """Under OUT's lock, a ``.running`` marker without a Slurm job is a leftover of a run that no longer holds the
+    folder: its local cells died with their grid, its Ray cells with their driver (Ray ends an owner's tasks), even
+    on another host, whose pids cannot be checked from here. A Slurm job outlives its driver: its marker stays,
+    and squeue says whether it still runs."""
+    for cell in cells:
+        marker = cell.folder(out) / ".running"
+        try:
+            owner = json.loads(marker.read_text())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError):
+            owner = {}
+        if not owner.get("slurm_job"):
+            logger.info("cell %s: the run that marked it running (%s, pid %s) is gone", cell.name,
+                        owner.get("host", "?"), owner.get("cell_pid", "?"))
+            marker.unlink(missing_ok=True)
