@@ -10,7 +10,8 @@ Figure 1). Imports nothing above it."""
 
 from __future__ import annotations
 
-from crossner_hf._lazy import lazy_attributes
+import importlib
+from typing import Any
 
 _LAZY = {
     "DATA_DIR_ENV": "crossner_hf.data.target",
@@ -45,4 +46,13 @@ _LAZY = {
 }
 """Names ``crossner_hf.data`` had when it was one module (kept so old imports work), and the data check and draws."""
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+
+def __getattr__(name: str) -> Any:
+    """A lazy name's object, imported from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_LAZY)
