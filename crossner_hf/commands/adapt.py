@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.selection.config import AdaptConfig
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.commands.executor_args import ExecutorArguments
 from crossner_hf.commands import LabeledDataArguments
 from crossner_hf.encoders import OFFLINE_ENCODER

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.commands import SplitDataArguments, load_labeled, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.commands import SplitDataArguments, load_labeled
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""

@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.commands import SplitDataArguments, labeled_target
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.commands import SplitDataArguments, labeled_target
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""

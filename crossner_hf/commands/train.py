@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.commands import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.training_args import FinetuneConfig
