@@ -1,7 +1,7 @@
 """The data layer: CrossNER's labels and files, CoNLL reading, target datasets, words, tokenisation, MLM collators, dataset statistics.
 
 Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading CoNLL files with
-errors that name file and line), ``columns`` (any dataset's columns, cells and tags), ``files`` (JSON Lines / CSV /
+errors that name file and line; a CoNLL folder's files and tag list), ``columns`` (any dataset's columns, cells and tags), ``files`` (JSON Lines / CSV /
 Parquet folders, every malformed line named file:line), ``target`` (``load_target``, the one labeled-data loader:
 CrossNER domains, CoNLL folders and any ``load_dataset`` source), ``check`` (``check_dataset``: every problem of a
 dataset, no model), ``sampling`` (every seeded draw: few-shot sets, corpus shares), ``words`` (sentence and word splitting),
@@ -18,7 +18,7 @@ _LAZY = {
     "CACHE_ENV": "crossner_hf.data.target",
     "UPSTREAM_COMMIT": "crossner_hf.data.target",
     "UPSTREAM_URL": "crossner_hf.data.target",
-    "SPLIT_FILES": "crossner_hf.data.target",
+    "SPLIT_FILES": "crossner_hf.data.conll",
     "SHA256": "crossner_hf.data.target",
     "EXPECTED_COUNTS": "crossner_hf.data.target",
     "CrossNERDataNotFound": "crossner_hf.data.target",
@@ -27,12 +27,12 @@ _LAZY = {
     "features_for": "crossner_hf.data.columns",
     "build_split": "crossner_hf.data.target",
     "load_crossner": "crossner_hf.data.target",
-    "FOLDER_LABELS_FILE": "crossner_hf.data.target",
-    "check_conll_folder": "crossner_hf.data.target",
-    "conll_folder_labels": "crossner_hf.data.target",
+    "FOLDER_LABELS_FILE": "crossner_hf.data.conll",
+    "check_conll_folder": "crossner_hf.data.conll",
+    "conll_folder_labels": "crossner_hf.data.conll",
     "load_conll_folder": "crossner_hf.data.target",
     "SPLIT_ALIASES": "crossner_hf.data.target",
-    "is_conll_folder": "crossner_hf.data.target",
+    "is_conll_folder": "crossner_hf.data.conll",
     "target_name": "crossner_hf.data.target",
     "target_labels_of": "crossner_hf.data.target",
     "target_source": "crossner_hf.data.target",

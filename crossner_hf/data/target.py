@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import re
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.data.columns import features_for  # noqa: F401 - re-exported: the one home is columns
-from crossner_hf.data.conll import read_conll
+from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder, read_conll
 from crossner_hf.encoders import hub_offline
 from crossner_hf.data.labels import CONFIGS, labels_for
 
@@ -44,7 +43,6 @@ DATA_DIR_ENV = "CROSSNER_DATA_DIR"
 CACHE_ENV = "CROSSNER_HF_CACHE"
 UPSTREAM_COMMIT = "2e7ba2a"
 UPSTREAM_URL = "https://raw.githubusercontent.com/zliucr/CrossNER/{commit}/ner_data/{path}"
-SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
 DOWNLOAD_TIMEOUT_S = 2.0
 
 SHA256: dict[str, str] = {
@@ -236,42 +234,6 @@ def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
 
 # ----------------------------------------------------------------------------- any CoNLL folder
 
-FOLDER_LABELS_FILE = "labels.json"
-"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
-
-
-def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
-    """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
-    path = Path(folder)
-    missing = [f for f in SPLIT_FILES.values() if not (path / f).is_file()]
-    if missing:
-        raise ValueError(f"{flag} {folder}: no {', '.join(missing)} there; pass a folder holding train.txt, dev.txt "
-                         "and test.txt in CoNLL format (word<TAB>tag lines, a blank line between sentences).")
-    return path
-
-
-def conll_folder_labels(folder: str | Path) -> list[str]:
-    """The tag list of a user's CoNLL folder: its ``labels.json`` if there is one, else ``O`` and then
-    ``B-``/``I-`` of each entity type in the order the types first appear in train, dev, test.
-
-    Deterministic, so every run on the folder (and every seed) builds the same head.
-    """
-    path = check_conll_folder(folder)
-    given = path / FOLDER_LABELS_FILE
-    if given.is_file():
-        labels = json.loads(given.read_text(encoding="utf-8"))
-        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
-            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
-                             "\"I-person\"].")
-        return labels
-    types: dict[str, None] = {}
-    for file in SPLIT_FILES.values():
-        for sentence in read_conll(path / file, None, strict=False, warn_repairs=False):  # types only
-            for tag in sentence["ner_tags"]:
-                if tag != "O":
-                    types.setdefault(tag[2:], None)
-    return ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]
-
 
 def load_conll_folder(folder: str | Path, *, strict: bool = True):
     """A thin wrapper kept for 0.1 code: ``load_target(folder, strict=strict).dataset`` for a user's CoNLL folder
@@ -287,13 +249,6 @@ def _conll_folder(folder: str | Path, strict: bool):
 # ----------------------------------------------------------------------------- any token-classification dataset
 
 SPLIT_ALIASES = {"train": ("train",), "validation": ("validation", "dev", "valid"), "test": ("test",)}
-
-
-def is_conll_folder(source: str | Path) -> bool:
-    """True when ``source`` is a folder holding any of ``train.txt``, ``dev.txt``, ``test.txt`` (then all three
-    are required, see :func:`check_conll_folder`)."""
-    path = Path(source)
-    return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())
 
 
 GENERIC_FOLDER_NAMES = frozenset({
