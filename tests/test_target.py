@@ -134,7 +134,7 @@ def test_every_evaluation_command_takes_domain(politics_model, tmp_path, crossne
 def test_the_commands_share_one_declaration_of_the_data_flags():
     import dataclasses
 
-    from crossner_hf.commands import LabeledDataArguments
+    from crossner_hf.data.target import LabeledDataArguments
     from crossner_hf.cli import command_parser
 
     flags = {f.name for f in dataclasses.fields(LabeledDataArguments)}

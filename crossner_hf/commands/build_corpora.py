@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.arguments import make_command_parser
-from crossner_hf.commands import LabeledDataArguments
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.corpora.build import CorporaConfig
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.arguments import make_command_parser
-from crossner_hf.commands import LabeledDataArguments
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.training_args import FinetuneConfig
@@ -37,7 +37,7 @@ from crossner_hf.training.training_args import FinetuneConfig
 @dataclass
 class TrainArguments(LabeledDataArguments, FinetuneConfig):
     """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data (the data flags every
-    command shares, :class:`~crossner_hf.commands.LabeledDataArguments`, whose ``load_target`` gives the
+    command shares, :class:`~crossner_hf.data.target.LabeledDataArguments`, whose ``load_target`` gives the
     target), which the command turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments
     (:func:`run_train`)."""
 

@@ -1,4 +1,5 @@
-"""The one labeled-data loader, :func:`load_target`, and where the CrossNER files come from.
+"""The one labeled-data loader, :func:`load_target`, where the CrossNER files come from, and the data flags every
+command that reads labeled data takes (:class:`LabeledDataArguments`).
 
 The raw files are found, in order: an explicit ``data_dir`` argument, the environment
 variable ``CROSSNER_DATA_DIR``, or a download of the upstream files pinned to commit
@@ -28,10 +29,11 @@ import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.data.columns import features_for  # noqa: F401 - re-exported: the one home is columns
 from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder, read_conll
 from crossner_hf.encoders import hub_offline
@@ -487,3 +489,58 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     local = Path(str(source)).expanduser().exists()
     return TargetData(name or target_name(source), labels, dataset, None if local else str(source),
                       (text_column, label_column))
+
+
+# ----------------------------------------------------------------------------- the data flags
+# Every command that reads labeled data takes these flags (crossner_hf.commands), declared here once beside the
+# loader they feed, so a source opens, fails and is named the same way whatever the command.
+
+SPLITS = ("train", "validation", "test")
+
+DOMAIN_HELP = "A CrossNER config, or give --dataset_dir."
+DATASET_DIR_HELP = "Your data: a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id (docs/own_domain.md)."
+
+
+@dataclass
+class LabeledDataArguments:
+    """Where the labeled data is and how to read it: the one declaration of the data flags."""
+
+    domain: str | None = field(default=None, metadata={"help": DOMAIN_HELP, "choices": list(CONFIGS)})
+    dataset_dir: str | None = field(default=None, metadata={"help": DATASET_DIR_HELP})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
+    data_name: str | None = field(default=None, metadata={
+        "help": "Your data's name in tables and cards (default: its card's pretty_name, else its folder's)."})
+
+    def __post_init__(self):
+        parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
+        if parent is not None:
+            parent()
+
+    def target_source(self, default: str | None = None) -> str | Path | None:
+        """``--dataset_dir`` when given, else ``--domain``, else ``default``
+        (:func:`target_source`'s one rule)."""
+        domain = self.domain or default
+        if not self.dataset_dir and domain is None:
+            return None
+        return target_source(self.dataset_dir, str(domain))
+
+    def load_target(self, default: str | None = None) -> TargetData:
+        """The :class:`TargetData` the flags name, through :func:`load_target`; one line naming both flags when
+        neither is given."""
+        source = self.target_source(default)
+        if source is None:
+            raise ValueError("name the data: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                             f"Parquet files, a Hub id) or --domain (a CrossNER config: {', '.join(CONFIGS)}).")
+        return load_target(source, data_dir=self.data_dir, strict=self.strict, text_column=self.text_column_name,
+                           label_column=self.label_column_name, name=self.data_name)
+
+
+@dataclass
+class SplitDataArguments(LabeledDataArguments):
+    """:class:`LabeledDataArguments` plus the split a command tags or scores (``predict``)."""
+
+    split: str = field(default="test", metadata={"help": "The split to score.", "choices": list(SPLITS)})
