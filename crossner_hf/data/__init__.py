@@ -31,7 +31,7 @@ _LAZY = {
     "check_conll_folder": "crossner_hf.data.conll",
     "conll_folder_labels": "crossner_hf.data.conll",
     "load_conll_folder": "crossner_hf.data.target",
-    "SPLIT_ALIASES": "crossner_hf.data.target",
+    "SPLIT_ALIASES": "crossner_hf.data.files",
     "is_conll_folder": "crossner_hf.data.conll",
     "target_name": "crossner_hf.data.target",
     "target_labels_of": "crossner_hf.data.target",
