@@ -3,8 +3,9 @@
 Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading CoNLL files with
 errors that name file and line; a CoNLL folder's files and tag list), ``columns`` (any dataset's columns, cells and tags), ``files`` (JSON Lines / CSV /
 Parquet folders, every malformed line named file:line), ``target`` (``load_target``, the one labeled-data loader:
-CrossNER domains, CoNLL folders and any ``load_dataset`` source), ``check`` (``check_dataset``: every problem of a
-dataset, no model), ``sampling`` (every seeded draw: few-shot sets, corpus shares), ``words`` (sentence and word splitting),
+CrossNER domains, CoNLL folders and any ``load_dataset`` source; every seeded draw: few-shot sets, corpus shares;
+the data flags), ``check`` (``check_dataset``: every problem of a
+dataset, no model), ``words`` (sentence and word splitting),
 ``tokenization`` (sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1,
 Figure 1). Imports nothing above it."""
 
@@ -41,8 +42,8 @@ _LAZY = {
     "load_target": "crossner_hf.data.target",
     "check_dataset": "crossner_hf.data.check",
     "DatasetCheck": "crossner_hf.data.check",
-    "few_shot_target": "crossner_hf.data.sampling",
-    "share": "crossner_hf.data.sampling",
+    "few_shot_target": "crossner_hf.data.target",
+    "share": "crossner_hf.data.target",
 }
 """Names ``crossner_hf.data`` had when it was one module (kept so old imports work), and the data check and draws."""
 

@@ -1,4 +1,5 @@
-"""The one labeled-data loader, :func:`load_target`, where the CrossNER files come from, and the data flags every
+"""The one labeled-data loader, :func:`load_target`, where the CrossNER files come from, every seeded draw of the
+data (a few-shot training set: :func:`few_shot_target`; a corpus share: :func:`share`), and the data flags every
 command that reads labeled data takes (:class:`LabeledDataArguments`).
 
 The raw files are found, in order: an explicit ``data_dir`` argument, the environment
@@ -23,13 +24,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import random
 import re
 import shutil
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -427,6 +429,73 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     local = Path(str(source)).expanduser().exists()
     return TargetData(name or target_name(source), labels, dataset, None if local else str(source),
                       (text_column, label_column))
+
+
+# ----------------------------------------------------------------------------- every seeded draw
+# The one home of the data's seeded draws, each the rule its workflow has always used, so a seed keeps drawing the
+# sentences it drew before (tests/test_target.py pins the indices): draw_rows, n rows of a Dataset (shuffle(seed),
+# the first n: numpy's default_rng(seed).permutation), is every few-shot training set (few_shot_target; fine-tuning's
+# few_shot / few_shot_fraction, the RNN recipes' few_shot) and every source subsample; share, a fraction of a text
+# corpus, is nested (under one seed the 10% corpus is inside the 25% one): a Dataset (DAPT's corpus) drawn by
+# draw_rows in the draw's order, a list (the RNN recipes' LM text) by draw_texts (random.Random(seed)) in its own.
+
+
+def draw_rows(rows: Any, n: int, seed: int) -> Any:
+    """``n`` rows of the ``datasets.Dataset`` ``rows`` drawn with ``seed`` (all of them, shuffled, when ``n`` is
+    larger)."""
+    return rows.shuffle(seed=seed).select(range(min(n, len(rows))))
+
+
+def few_shot_count(size: int, *, few_shot: int | None = None, fraction: float | None = None) -> int | None:
+    """How many training sentences a few-shot setting keeps of ``size``: ``fraction`` of them (at least one)
+    when given, else ``few_shot``; ``None`` (keep all) without either."""
+    if fraction is not None:
+        return max(1, round(fraction * size))
+    return few_shot
+
+
+def few_shot_target(target: TargetData, seed: int, *, few_shot: int | None = None,
+                    fraction: float | None = None) -> TargetData:
+    """``target`` (a :class:`TargetData`) with its train split cut to ``few_shot``
+    sentences, or to ``fraction`` of them, drawn with ``seed`` by :func:`draw_rows`; the same object without
+    either. A count larger than the train split is refused in one line."""
+    from datasets import DatasetDict
+
+    train = target.dataset["train"]
+    keep = few_shot_count(len(train), few_shot=few_shot, fraction=fraction)
+    if keep is None:
+        return target
+    if not 0 < keep <= len(train):
+        raise ValueError(f"--few_shot {keep}: {target.name} train has {len(train)} sentences; give 1 to that many.")
+    data = DatasetDict({**target.dataset, "train": draw_rows(train, keep, seed)})
+    return replace(target, dataset=data)
+
+
+def share(texts: Any, fraction: float, seed: int, flag: str = "--corpus_fraction") -> Any:
+    """``fraction`` of ``texts`` drawn with ``seed`` (the two draws: this section's comment); ``texts``
+    itself at 1. ``flag`` names the setting in the one-line error for a share outside (0, 1].
+
+    >>> share(list(range(8)), 0.5, seed=3, flag="--target_text_fraction")
+    [1, 3, 4, 6]
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"{flag} {fraction}: give a share in (0, 1], e.g. 0.25.")
+    if fraction == 1:
+        return texts
+    keep = max(1, round(fraction * len(texts)))
+    if hasattr(texts, "shuffle"):  # a datasets.Dataset: DAPT's corpus
+        logger.info("%s %g: %d of the corpus's %d texts", flag, fraction, keep, len(texts))
+        return draw_rows(texts, keep, seed)
+    return draw_texts(texts, keep, seed)
+
+
+def draw_texts(texts: list, n: int, seed: int) -> list:
+    """``n`` of the list ``texts`` drawn with ``random.Random(seed)``, kept in their order (all of them when ``n``
+    is their number or more); the first ``n`` of one permutation, so the draws of one seed are nested."""
+    if n >= len(texts):
+        return texts
+    chosen = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:n])
+    return [texts[i] for i in chosen]
 
 
 # ----------------------------------------------------------------------------- the data flags

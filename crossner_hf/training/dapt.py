@@ -142,8 +142,8 @@ def _corpus_dataset(corpus: Any, num_proc: int | None):
 
 
 def _share(texts, fraction: float, seed: int):
-    """``fraction`` of the corpus drawn with ``seed``, nested (:func:`crossner_hf.data.sampling.share`)."""
-    from crossner_hf.data.sampling import share
+    """``fraction`` of the corpus drawn with ``seed``, nested (:func:`crossner_hf.data.target.share`)."""
+    from crossner_hf.data.target import share
 
     return share(texts, fraction, seed, "--corpus_fraction")
 

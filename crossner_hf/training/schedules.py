@@ -48,8 +48,7 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy
 
-from crossner_hf.data.sampling import draw_rows
-from crossner_hf.data.target import TargetData, load_target
+from crossner_hf.data.target import TargetData, draw_rows, few_shot_target, load_target
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
                                      map_source_labels, map_tags_by_name)
@@ -94,7 +93,7 @@ def source_in_target_space(
         source = load_target(SOURCE_DOMAIN, data_dir=source)
     rows = source[split]
     if subsample is not None:
-        rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.sampling: the one home of draws
+        rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.target: the one home of the data's draws
     target_labels = labels_for(target) if isinstance(target, str) else list(target)
     names = map_tags_by_name(map_source_labels(list(source.labels), label_map), target_labels)
     remap = [target_labels.index(n) for n in names]
@@ -108,9 +107,7 @@ def source_in_target_space(
 
 def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
     """The target's splits for one seed, ``train`` subsampled by ``few_shot`` / ``few_shot_fraction`` under
-    that seed (:func:`crossner_hf.data.sampling.few_shot_target`, the one home of draws)."""
-    from crossner_hf.data.sampling import few_shot_target
-
+    that seed (:func:`crossner_hf.data.target.few_shot_target`, the one home of draws)."""
     return DatasetDict(dict(few_shot_target(target, seed, few_shot=config.few_shot,
                                             fraction=config.few_shot_fraction).dataset))
 
