@@ -94,7 +94,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: TrainArguments) -> int:
-    from crossner_hf.training.schedules import format_results
+    from crossner_hf.results import format_results
 
     result = run_train(args)
     if args.process_index == 0:

@@ -54,7 +54,7 @@ from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels
                                      map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
 from crossner_hf.outputs import default_output_dir, read_json, usual_modes
-from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.checkpoints import CompletionMarker
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig, checkpoint_within_budget, dev_cadence
@@ -305,7 +305,7 @@ def run_seed(
     if args.process_index == 0:
         # the tags this scoring pass gave, beside its figures: adapt's bootstrap and shipped figures read them
         # rather than tagging dev and test again (written before seed_results.json: a finished seed has both)
-        from crossner_hf.evaluation.predictions import PREDICTIONS, write_predictions
+        from crossner_hf.results import PREDICTIONS, write_predictions
 
         names = [trainer.model.config.id2label[i] for i in range(len(trainer.model.config.id2label))]
         write_predictions(seed_dir / PREDICTIONS, names, {
@@ -439,25 +439,3 @@ class ScheduleResult(WorkflowResult):
     @classmethod
     def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
         return cls(Path(output_dir), results)
-
-
-def format_results(results: dict[str, Any]) -> str:
-    """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
-    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
-    lines = [
-        f"CrossNER {results['dataset']['name']} / {results['schedule']} / {results['model']}",
-        f"Test, per type (seed {best['seed']}, best-dev checkpoint):",
-        format_per_type_table(best["test"]),
-        "",
-        f"{'seed':>6}  {'dev F1':>7}  {'test F1':>7}  {'best step':>9}  {'train s':>8}",
-    ]
-    for r in results["per_seed"]:
-        lines.append(
-            f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
-            f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
-        )
-    lines.append(
-        f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
-        f"{mean_std_text(results['test']['overall_f1'], results['test']['overall_f1_std'])}"
-    )
-    return "\n".join(lines)
