@@ -5,7 +5,7 @@ source only, FINETUNE, SELF-TRAIN, DANN) and CDLM (supervised or zero-shot).
 target, CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take what they start from (``None`` or a
 word vectors file) and the data as arguments (a :class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as
 ``source``, loaded from ``$CROSSNER_DATA_DIR`` when not given) and return an :class:`RNNResult`, the shape of
-every runner (:mod:`crossner_hf.training.workflow`). The configs hold only the recipe's settings; the commands
+every runner (:mod:`crossner_hf.training.schedules`). The configs hold only the recipe's settings; the commands
 ``crossner-hf bilstm-crf`` and ``crossner-hf cdlm`` add the data flags and translate them
 (:mod:`crossner_hf.commands.bilstm_crf`, :mod:`crossner_hf.commands.cdlm`).
 
