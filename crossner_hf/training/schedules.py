@@ -251,11 +251,13 @@ def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
 @dataclass(frozen=True)
 class _Inputs:
     """What a run trains and on what: the model folder each seed starts from, the name recorded for it, the
-    target, (pretrain-finetune, joint) the source, and whether the run resumes."""
+    target and its record (results.json's ``dataset``, taken once as the run starts), (pretrain-finetune, joint) the
+    source, and whether the run resumes."""
 
     model_path: str
     model_name: str
     target: TargetData
+    dataset: dict[str, Any]
     source: TargetData | None
     resume: bool = False
 
@@ -467,7 +469,7 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
     test_std = statistics.stdev(test_f1) if len(test_f1) > 1 else None
     means = _test_means(config.decoding, per_seed)
     shared = shared_record(
-        "finetune", model=inputs.model_name, dataset=inputs.target.record(), seeds=[r["seed"] for r in per_seed],
+        "finetune", model=inputs.model_name, dataset=inputs.dataset, seeds=[r["seed"] for r in per_seed],
         dev={"overall_f1": statistics.fmean(dev_f1), "overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None},
         test={"overall_f1": test_mean, "overall_f1_std": test_std,
               **{f"overall_{m}": means[config.decoding][m] for m in ("precision", "recall")}},
@@ -525,7 +527,7 @@ def finetune(
     data = {"dataset": target.name, "labels": list(target.labels), "n_train": len(target.dataset["train"])}
     with claimed_run(config, model, data, stale=("seed-*", ".base-model"), runner="finetune",
                      tokenizer=tokenizer) as run:
-        inputs = _Inputs(run.model_path, run.model_name, target, source, run.resume)
+        inputs = _Inputs(run.model_path, run.model_name, target, target.record(), source, run.resume)
         out = Path(config.output_dir)
         per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
         results = summarize(config, per_seed, inputs)
