@@ -145,8 +145,8 @@ def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tupl
                 tokenizer: Any = None) -> Iterator[ClaimedRun]:
     """The start of every run: ``config.output_dir`` claimed for this run (its identity: the config's decisive
     settings, the model's name and ``data``, what the config does not hold) and, for a ``runner`` named, the model
-    resolved once (:func:`crossner_hf.encoders.resolved_model`). Yields a :class:`ClaimedRun`; ``stale``: what ``overwrite_output_dir``
-    removes of an earlier run."""
+    resolved once (:func:`crossner_hf.encoders.resolved_model`). Yields a :class:`ClaimedRun`; ``stale``: what
+    ``overwrite_output_dir`` removes of an earlier run."""
     main = getattr(config, "process_index", 0) == 0
     name, resume = model_name(model), wants_resume(config.resume_from_checkpoint)
     identity = {**decisive_settings(config.to_dict()), "model": name, **data}
