@@ -91,7 +91,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_command(module.make_parser, module.main, argv[1:], parser=parser)
 
 
-
 # ----------------------------------------------------------------- running one command
 
 USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, MissingExtraError)
