@@ -7,9 +7,8 @@ cheap (no torch import until a model-facing name is used).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
-
-from crossner_hf._lazy import lazy_attributes
 
 __version__ = "0.3.0"
 
@@ -49,12 +48,16 @@ names this facade held before 0.2 and the old module paths: CHANGELOG.md lists e
 
 __all__ = [*_LAZY]
 
-_lazy_getattr, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        return _lazy_getattr(name)
-    except AttributeError:  # an old name's user learns where the new one is
-        raise AttributeError(f"module 'crossner_hf' has no attribute {name!r} (0.3.0 removed the 0.1 and 0.2 names; "
-                             "CHANGELOG.md lists each with its replacement)") from None
+    """A lazy name's object, imported from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    # an old name's user learns where the new one is
+    raise AttributeError(f"module 'crossner_hf' has no attribute {name!r} (0.3.0 removed the 0.1 and 0.2 names; "
+                         "CHANGELOG.md lists each with its replacement)")
+
+
+def __dir__() -> list[str]:
+    return sorted(_LAZY)

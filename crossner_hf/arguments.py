@@ -11,6 +11,9 @@ and ``choices`` from the field's ``metadata``) with three additions, in the spir
 - Recipes whose arguments extend ``TrainingArguments`` show only their own fields (and the
   ones whose defaults they change) with ``--help``; ``--help-all`` lists all of them.
 
+Every command's parser is made by :func:`make_command_parser` (a ``crossner-hf`` sub-parser or a script's own);
+:func:`crossner_hf.cli.run_command` runs it.
+
 Example:
     >>> from dataclasses import dataclass, field
     >>> @dataclass
@@ -321,3 +324,28 @@ def _copy_field(field: dataclasses.Field, resolved_type: Any) -> dataclasses.Fie
 def parse_args(dataclass_types: Iterable[type], argv: Sequence[str] | None = None) -> tuple[Any, ...]:
     """Parse ``argv`` into instances of ``dataclass_types``, honouring ``--config FILE.yaml``."""
     return CrossNERParser(list(dataclass_types)).parse_args_and_config(argv)
+
+
+# ----------------------------------------------------------------- what every command's parser shares
+
+def make_command_parser(
+    subparsers: Any | None, name: str, dataclass_types: Sequence[type], *, help: str, description: str,
+    prog: str | None = None,
+) -> CrossNERParser:
+    """The command's parser: a sub-parser of ``crossner-hf`` or a standalone one for a script."""
+    if subparsers is not None:
+        return subparsers.add_parser(
+            name, dataclass_types=list(dataclass_types), help=help, description=description,
+        )
+    return CrossNERParser(list(dataclass_types), prog=prog, description=description)
+
+
+def set_torch_threads(threads: int | None) -> None:
+    """``--threads N`` for a PyTorch model (an ONNX folder gets N through ``Tagger.from_pretrained(threads=N)``)."""
+    if threads is None:
+        return
+    if threads < 1:
+        raise ValueError(f"--threads {threads}: give a positive number of CPU threads.")
+    import torch
+
+    torch.set_num_threads(threads)

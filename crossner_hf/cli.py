@@ -1,16 +1,25 @@
-"""The ``crossner-hf`` command: it only dispatches to :mod:`crossner_hf.commands`.
+"""The ``crossner-hf`` command: it dispatches to :mod:`crossner_hf.commands` and runs the command with one-line errors.
 
 ``crossner-hf --help`` lists the commands of :data:`COMMAND_TABLE` (the one list of them) without
 importing any; ``crossner-hf COMMAND --help`` lists a command's flags. Every command takes a YAML
 file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``).
+:func:`run_command` parses and runs one command, a user error one line on stderr (exit 2); the runnable shims in
+``dataset_scripts/`` and ``trainer_recipes/`` end in :func:`shim_exit`, so they and ``crossner-hf`` are one command.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from crossner_hf.extras import MissingExtraError
+
+if TYPE_CHECKING:  # the parser module imports transformers' HfArgumentParser: `crossner-hf --help` stays without it
+    from crossner_hf.arguments import CrossNERParser
 
 COMMAND_TABLE: dict[str, tuple[str, str]] = {
     "stats": ("stats", "Table 1 and the vocabulary overlap of the CrossNER files"),
@@ -74,15 +83,125 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = argv[0]
     if command not in COMMANDS:
         build_parser().error(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}.")
-    from crossner_hf.commands import run_command
-    from crossner_hf.extras import MissingExtraError
-
     try:
         module, parser = command_parser(command)
     except MissingExtraError as err:  # a command module that needs an extra at import time
         print(f"crossner-hf {command}: error: {err}", file=sys.stderr)
         return 2
     return run_command(module.make_parser, module.main, argv[1:], parser=parser)
+
+
+# ----------------------------------------------------------------- running one command
+
+USER_ERRORS = (ValueError, FileNotFoundError, NotADirectoryError, MissingExtraError)
+"""Errors that mean "the input needs fixing": the CLI prints their one-line message, no traceback."""
+
+
+def run_command(
+    make_parser: Any, main: Any, argv: Sequence[str] | None = None, parser: CrossNERParser | None = None
+) -> int:
+    """Parse ``argv`` (``--config`` honoured) and run ``main``; a user error is one line on stderr, exit 2.
+
+    User errors are the project's own (``ValueError`` and friends, ``MissingExtraError``) and the
+    known library failures at the boundary: I/O (``PermissionError``, ``IsADirectoryError``, a full
+    disk: any ``OSError``) and undecodable input. ``--debug`` (anywhere in ``argv``) or
+    ``CROSSNER_HF_DEBUG=1`` shows the full traceback instead.
+    """
+    import os
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv or bool(os.environ.get("CROSSNER_HF_DEBUG"))
+    argv = [a for a in argv if a != "--debug"]
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    parser = parser if parser is not None else make_parser()
+    try:
+        (args,) = parser.parse_args_and_config(argv)
+        result = main(args)
+    except KeyboardInterrupt as err:  # Ctrl-C: one line, the shell's 130 (a grid says what it kept)
+        if debug:
+            raise
+        close_progress_bars()
+        print(f"{parser.prog}: {getattr(err, 'message', 'interrupted')}", file=sys.stderr)
+        return 130
+    except Exception as err:
+        # a full disk surfaces as OSError, safetensors' SafetensorError or torch's RuntimeError, deep in a
+        # save: one line naming the folder and the space, whatever raised it
+        full = disk_full_message(err, argv)
+        if debug or (full is None and not isinstance(err, (*USER_ERRORS, OSError, UnicodeDecodeError))):
+            raise
+        close_progress_bars()  # a bar closed later would print its last frame after the error line
+        print(f"{parser.prog}: error: {full or one_line(err)}", file=sys.stderr)
+        return 2
+    return result if isinstance(result, int) else 0
+
+
+WRITE_FAILURES = ("unexpected pos", "iostream error", "failed writing file")
+"""What torch's writer says when a write stops short (a full disk among the causes)."""
+
+
+def _chain(err: BaseException):
+    seen = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__
+
+
+def disk_full_message(err: BaseException, argv: Sequence[str]) -> str | None:
+    """One line for a full disk (``ENOSPC`` anywhere in the exception chain): the folder being written, the
+    space left there and about how much the run writes at a time; ``None`` for any other error."""
+    import errno
+    import shutil
+    from pathlib import Path
+
+    said = any((isinstance(e, OSError) and e.errno == errno.ENOSPC) or "No space left on device" in str(e)
+               for e in _chain(err))
+    # torch.save says only "unexpected pos N vs M" / "iostream error" when its writes stop short
+    short_write = any(isinstance(e, RuntimeError) and any(k in str(e) for k in WRITE_FAILURES) for e in _chain(err))
+    if not (said or short_write):
+        return None
+    folder = next((Path(argv[i + 1]) for i, a in enumerate(argv[:-1])
+                   if a in ("--output_dir", "--output", "--work_dir")), Path.cwd())
+    probe = next((p for p in (folder, *folder.parents) if p.exists()), Path.cwd())
+    usage = shutil.disk_usage(probe)
+    free = usage.free
+    if not said and free > max(64 * 2**20, usage.total // 100):
+        return None  # a failed write on a disk with room left: not this
+    largest = max((p.stat().st_size for p in probe.rglob("*") if p.is_file()), default=0) if probe.is_dir() \
+        and probe != Path("/") else 0
+    from crossner_hf.data.check import human_size
+
+    need = (f"; it writes files of up to {human_size(largest)} at a time (a checkpoint holds the weights and "
+            f"the optimiser state, about three times the weights)") if largest else ""
+    return (f"no space left on the device holding {folder} ({human_size(free)} free{need}); free space or "
+            "choose another folder, then rerun with --resume_from_checkpoint true: what was being written is "
+            "not counted as complete.")
+
+
+def close_progress_bars() -> None:
+    """Close every open tqdm bar (``datasets``' and ``transformers``' are tqdm's), so an error line ends the output."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+
+
+def one_line(err: BaseException) -> str:
+    """The error as one line: what failed, on which file, and (for the project's errors) the fix."""
+    if isinstance(err, UnicodeDecodeError):
+        return (f"input is not UTF-8 text (byte {err.start}: {err.reason}); pass UTF-8 files "
+                "(--debug shows where it was read)")
+    if isinstance(err, OSError) and not isinstance(err, (FileNotFoundError, NotADirectoryError)) \
+            and err.filename is not None:
+        fix = {13: "choose a writable location or fix the permissions", 21: "pass a file, not a folder",
+               28: "free disk space"}.get(err.errno or 0, "check the path")
+        return f"{err.strerror or type(err).__name__}: {err.filename}; {fix}."
+    return " ".join(str(err).split())
+
+
+def shim_exit(make_parser: Any, main: Any) -> None:
+    """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command run as ``crossner-hf`` runs it."""
+    sys.exit(run_command(make_parser, main))
 
 
 if __name__ == "__main__":

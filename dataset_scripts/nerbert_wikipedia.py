@@ -3,7 +3,7 @@
 Run with `--help` for the flags; see that module's docstring for examples.
 """
 
-from crossner_hf.commands import shim_exit
+from crossner_hf.cli import shim_exit
 from crossner_hf.commands.nerbert_wikipedia import main, make_parser
 
 if __name__ == "__main__":

@@ -139,7 +139,7 @@ def test_compare_builds_the_table_from_finished_folders_and_chooses_on_dev(tmp_p
 def _recorded_cell(folder: Path, target, dev_tags: list[list[int]], test_tags: list[list[int]]) -> Path:
     """A finished one-seed `train` cell whose seed recorded its dev and test predictions (tag ids of the target)."""
     from crossner_hf.evaluation.metrics import compute_ner_metrics
-    from crossner_hf.evaluation.predictions import PREDICTIONS, write_predictions
+    from crossner_hf.results import PREDICTIONS, write_predictions
 
     names = list(target.labels)
     f1 = {split: compute_ner_metrics([[names[i] for i in s] for s in target[split]["ner_tags"]],
@@ -160,7 +160,7 @@ def test_the_search_tail_reads_the_cells_recorded_predictions_and_tags_only_cell
                                                                                            monkeypatch):
     """The bootstrap and best/'s figures come from each cell's recorded dev and test predictions: no model is
     loaded. A cell made before cells recorded them is tagged instead, with the same figures."""
-    from crossner_hf.evaluation.predictions import PREDICTIONS
+    from crossner_hf.results import PREDICTIONS
     from crossner_hf.inference.tagger import Tagger
     from crossner_hf.selection.run import finish
 

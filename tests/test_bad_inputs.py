@@ -186,7 +186,7 @@ def test_an_open_progress_bar_is_closed_before_the_error_line(capsys):
     """Issue 48: the one-line error ends the output; no bar prints its last frame after it."""
     from tqdm import tqdm
 
-    from crossner_hf.commands import run_command
+    from crossner_hf.cli import run_command
     from crossner_hf.commands.data import make_parser
 
     bars = []

@@ -189,7 +189,7 @@ def _wait_for(condition, what: str, seconds: float = 300):
 
 GRID_SCRIPT = textwrap.dedent('''
     import sys
-    from crossner_hf.commands import run_command
+    from crossner_hf.cli import run_command
     from crossner_hf.executors import ExecutorOptions
     from crossner_hf.grid import Cell, run_grid
     out, probe = sys.argv[1], sys.argv[2:]

@@ -165,7 +165,7 @@ def test_the_command_names_no_domain_for_the_user(tmp_path):
 def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp_path, crossner_data_dir):
     from huggingface_hub import ModelCard
 
-    from crossner_hf.data.target import conll_folder_labels
+    from crossner_hf.data.conll import conll_folder_labels
 
     from crossner_hf.testing import make_renamed_conll_folder
 

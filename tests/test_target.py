@@ -1,5 +1,5 @@
-"""crossner_hf.data.target and its neighbours: the one labeled loader, the one home of seeded draws
-(crossner_hf.data.sampling), and the draws every seed made before they moved there."""
+"""crossner_hf.data.target and its neighbours: the one labeled loader, the one home of seeded draws (in
+crossner_hf.data.target since issue 55), and the draws every seed made before they moved there."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import tempfile
 
 import pytest
 
-from crossner_hf.data.sampling import draw_rows, few_shot_target, share
-from crossner_hf.data.target import TargetData, load_target
+from crossner_hf.data.target import TargetData, draw_rows, few_shot_target, load_target, share
 
 # The indices each workflow drew on main 612c7ef (before the draws moved to data/sampling.py), from a 40-row toy
 # target / corpus whose row i holds i. They must never change: every figure of the README and docs that uses
@@ -134,7 +133,7 @@ def test_every_evaluation_command_takes_domain(politics_model, tmp_path, crossne
 def test_the_commands_share_one_declaration_of_the_data_flags():
     import dataclasses
 
-    from crossner_hf.commands import LabeledDataArguments
+    from crossner_hf.data.target import LabeledDataArguments
     from crossner_hf.cli import command_parser
 
     flags = {f.name for f in dataclasses.fields(LabeledDataArguments)}

@@ -572,7 +572,7 @@ def test_category_graph_walk_and_categorylinks_sql(tmp_path):
 def test_domain_corpora_from_the_dump(sample_corpus, wiki, tmp_path):
     from datasets import load_dataset
 
-    from crossner_hf.commands import run_command
+    from crossner_hf.cli import run_command
     from crossner_hf.commands.build_corpora import main, make_parser
 
     links = tmp_path / "links.tsv"

@@ -58,7 +58,7 @@ def test_every_copy_of_the_dump_types_like_the_sample(scale, tmp_path, wiki):
     assert len(titles) == len(set(titles)) == 140  # unique titles, one index line per page
     script = f"""
 import sys
-from crossner_hf.commands import run_command
+from crossner_hf.cli import run_command
 from crossner_hf.commands.nerbert_wikipedia import main, make_parser
 if __name__ == "__main__":
     sys.exit(run_command(make_parser, main, [

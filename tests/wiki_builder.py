@@ -23,7 +23,7 @@ def build_script(out: Path, dump: Path, wiki: dict[str, Path], extra: str = "") 
     """The source of a script that builds the corpus from ``dump`` into ``out`` with one worker."""
     return textwrap.dedent(f"""
         import sys
-        from crossner_hf.commands import run_command
+        from crossner_hf.cli import run_command
         from crossner_hf.commands.nerbert_wikipedia import main, make_parser
         if __name__ == "__main__":
             sys.exit(run_command(make_parser, main, [

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.selection.config import AdaptConfig
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.commands.executor_args import ExecutorArguments
-from crossner_hf.commands import LabeledDataArguments
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.encoders import OFFLINE_ENCODER
 
 
@@ -84,14 +84,13 @@ def main(args: AdaptArguments) -> int:
     method failed (the table marks it), 0 otherwise."""
     from crossner_hf.selection.run import adapt
     from crossner_hf.selection.status import dry_run
-    from crossner_hf.commands import labeled_target
 
     if args.status is not None:
         from crossner_hf.selection.status import status_text
 
         print(status_text(args.status))
         return 0
-    target = labeled_target(args, None)
+    target = args.load_target()
     if args.dry_run:
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
                       entity_list=args.entity_list, data_dir=args.data_dir))

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.corpora.build import CorporaConfig
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from crossner_hf.data.target import UPSTREAM_COMMIT, load_crossner
 from crossner_hf.data.labels import CONFIGS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.data.target import LabeledDataArguments
 
 
 @dataclass
@@ -44,9 +45,8 @@ def make_parser(subparsers: Any | None = None):
 
 def main(args: CompareArguments) -> int:
     from crossner_hf.selection.run import compare
-    from crossner_hf.commands import labeled_target
 
-    target = labeled_target(args, None) if args.dataset_dir else None
+    target = args.load_target() if args.dataset_dir else None
     result = compare(args.folders, target=target, output_dir=args.output_dir, prefer=args.prefer)
     print(result.table)
     print(f"\nBy dev F1: {result.chosen}. {result.choice.reason}")

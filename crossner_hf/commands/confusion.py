@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.data.target import SplitDataArguments
 
 
 @dataclass
@@ -110,7 +111,7 @@ def _predict(args: ConfusionArguments, out: Path) -> tuple[list[list[str]], list
     from crossner_hf.evaluation.scoring import evaluate_tagger
     from crossner_hf.inference.tagger import Tagger
 
-    target = labeled_target(args)
+    target = args.load_target()
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, device=args.device, decoding=args.decoding, threads=args.threads)  # any trained folder
     evaluation = evaluate_tagger(tagger, target, args.split, batch_size=args.batch_size)

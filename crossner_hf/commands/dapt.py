@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.dapt import DAPTConfig
 

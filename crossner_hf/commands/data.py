@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.data.target import LabeledDataArguments
 
 
 @dataclass

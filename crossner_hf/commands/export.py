@@ -19,7 +19,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.data.target import LabeledDataArguments
 
 
 @dataclass

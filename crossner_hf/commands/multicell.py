@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.commands.rnn_args import RNNDataArguments, WordVectorsArguments, load_data, print_summary
 from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
 

@@ -29,7 +29,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.nerbert import NERBERT_CONFIGS, NERBERTConfig
 

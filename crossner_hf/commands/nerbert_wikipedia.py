@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.wikipedia.build import NERBERTCorpusConfig
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.commands import SplitDataArguments, load_labeled, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.data.target import SplitDataArguments
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""
@@ -69,8 +70,8 @@ def main(args: PlotEntitiesArguments) -> int:
         entity_representations, format_silhouette, load_encoder, silhouette_by_category, tsne_plot,
     )
 
-    dataset, splits = load_labeled(args, DEFAULT_DOMAIN)
-    data = splits[args.split]
+    target = args.load_target(DEFAULT_DOMAIN)
+    dataset, data = target.name, target[args.split]
     names = data.features["ner_tags"].feature.names
     tokens = list(data["tokens"])
     tags = [[names[i] for i in row] for row in data["ner_tags"]]

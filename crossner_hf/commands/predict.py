@@ -32,7 +32,8 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.data.target import SplitDataArguments
 
 logger = logging.getLogger(__name__)
 
@@ -216,7 +217,7 @@ def _predict_labeled(args: PredictArguments, tagger: Any, out: TextIO) -> None:
     if args.conll:
         target, split = _conll_target(args.conll, tagger.gold_labels), "test"
     else:
-        target, split = labeled_target(args), args.split
+        target, split = args.load_target(), args.split
     evaluation = evaluate_tagger(tagger, target, split, batch_size=args.batch_size, model_name=Path(args.model).name)
     if not args.output:  # the scores are what a labeled run is for; the tags (a line a word) only when asked
         print(evaluation.summary(), file=sys.stderr)

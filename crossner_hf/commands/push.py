@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 
 
 @dataclass

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.modeling.decoding import DECODINGS
-from crossner_hf.commands import SplitDataArguments, labeled_target, make_command_parser, set_torch_threads
+from crossner_hf.arguments import make_command_parser, set_torch_threads
+from crossner_hf.data.target import SplitDataArguments
 
 DEFAULT_DOMAIN = "politics"
 """The target without --domain or --dataset_dir (the default of 0.1's --config)."""
@@ -59,7 +60,7 @@ def main(args: ReportArguments) -> int:
     from crossner_hf.outputs import check_writable
 
     check_writable(args.output, "--output")  # before minutes of prediction, not after
-    target = labeled_target(args, DEFAULT_DOMAIN)
+    target = args.load_target(DEFAULT_DOMAIN)
     # any trained folder: a transformers model or a BiLSTM-CRF / CDLM one (crossner_hf.inference.tagger)
     set_torch_threads(args.threads)
     tagger = Tagger.from_pretrained(args.model, decoding=args.decoding, threads=args.threads)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.reproduce.experiments import EXPERIMENTS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 from crossner_hf.commands.executor_args import ExecutorArguments
 
 

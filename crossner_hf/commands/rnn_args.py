@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 
 
 RNNDataArguments = LabeledDataArguments
-"""The RNN commands' data flags: the one declaration (:class:`~crossner_hf.commands.LabeledDataArguments`);
+"""The RNN commands' data flags: the one declaration (:class:`~crossner_hf.data.target.LabeledDataArguments`);
 the old name stays for code that imports it."""
 
 
@@ -23,7 +23,6 @@ def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:
     """``(target, source)``: the :class:`~crossner_hf.data.target.TargetData` the flags name (no domain stands in
     for a user's dataset: one must be named) and CoNLL-2003 from ``--data_dir`` (``None`` unless
     ``with_source``: a target-only run needs no CrossNER files)."""
-    from crossner_hf.commands import labeled_target
     from crossner_hf.data.labels import SOURCE_DOMAIN
     from crossner_hf.data.target import load_target
 
@@ -31,7 +30,7 @@ def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:
         given = f"--domain {args.domain} is the source, not a target" if args.domain else "no target given"
         raise ValueError(f"name the target ({given}): --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / "
                          f"CSV / Parquet files, a Hub id) or --domain (a CrossNER domain: {', '.join(DOMAINS)}).")
-    target = labeled_target(args)
+    target = args.load_target()
     return target, load_target(SOURCE_DOMAIN, data_dir=args.data_dir) if with_source else None
 
 

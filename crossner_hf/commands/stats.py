@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.data.labels import CONFIGS
-from crossner_hf.commands import make_command_parser
+from crossner_hf.arguments import make_command_parser
 
 
 @dataclass

@@ -27,7 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.commands import LabeledDataArguments, make_command_parser
+from crossner_hf.arguments import make_command_parser
+from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
 from crossner_hf.encoders import OFFLINE_ENCODER
 from crossner_hf.training.training_args import FinetuneConfig
@@ -36,7 +37,7 @@ from crossner_hf.training.training_args import FinetuneConfig
 @dataclass
 class TrainArguments(LabeledDataArguments, FinetuneConfig):
     """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data (the data flags every
-    command shares, :class:`~crossner_hf.commands.LabeledDataArguments`, whose ``load_target`` gives the
+    command shares, :class:`~crossner_hf.data.target.LabeledDataArguments`, whose ``load_target`` gives the
     target), which the command turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments
     (:func:`run_train`)."""
 
@@ -93,7 +94,7 @@ def make_parser(subparsers: Any | None = None):
 
 
 def main(args: TrainArguments) -> int:
-    from crossner_hf.training.schedules import format_results
+    from crossner_hf.results import format_results
 
     result = run_train(args)
     if args.process_index == 0:

@@ -26,7 +26,7 @@ from crossner_hf.corpora import (
     specialised_types,
 )
 from crossner_hf.arguments import WorkflowConfig
-from crossner_hf.data.target import SPLIT_FILES as DATA_SPLIT_FILES
+from crossner_hf.data.conll import SPLIT_FILES as DATA_SPLIT_FILES
 from crossner_hf.data.labels import DOMAINS, LABELS
 from crossner_hf.outputs import check_ours
 from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder

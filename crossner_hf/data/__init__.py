@@ -1,23 +1,24 @@
 """The data layer: CrossNER's labels and files, CoNLL reading, target datasets, words, tokenisation, MLM collators, dataset statistics.
 
-Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading CoNLL files with
-errors that name file and line), ``columns`` (any dataset's columns, cells and tags), ``files`` (JSON Lines / CSV /
-Parquet folders, every malformed line named file:line), ``target`` (``load_target``, the one labeled-data loader:
-CrossNER domains, CoNLL folders and any ``load_dataset`` source), ``check`` (``check_dataset``: every problem of a
-dataset, no model), ``sampling`` (every seeded draw: few-shot sets, corpus shares), ``words`` (sentence and word splitting),
-``tokenization`` (sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1,
-Figure 1). Imports nothing above it."""
+Modules: ``labels`` (label lists, domains, merged ids), ``entities`` (entities read off tags), ``conll`` (reading
+CoNLL files with errors that name file and line; a CoNLL folder's files and tag list), ``columns`` (any dataset's
+columns, cells and tags), ``files`` (JSON Lines / CSV / Parquet folders, every malformed line named file:line; any
+source's splits), ``target`` (``load_target``, the one labeled-data loader: CrossNER domains, CoNLL folders and any
+``load_dataset`` source; every seeded draw: few-shot sets, corpus shares; the data flags), ``check``
+(``check_dataset``: every problem of a dataset, no model), ``words`` (sentence and word splitting), ``tokenization``
+(sub-word alignment), ``masking`` (the DAPT collators), ``stats`` (Table 1, Figure 1). Imports nothing above it."""
 
 from __future__ import annotations
 
-from crossner_hf._lazy import lazy_attributes
+import importlib
+from typing import Any
 
 _LAZY = {
     "DATA_DIR_ENV": "crossner_hf.data.target",
     "CACHE_ENV": "crossner_hf.data.target",
     "UPSTREAM_COMMIT": "crossner_hf.data.target",
     "UPSTREAM_URL": "crossner_hf.data.target",
-    "SPLIT_FILES": "crossner_hf.data.target",
+    "SPLIT_FILES": "crossner_hf.data.conll",
     "SHA256": "crossner_hf.data.target",
     "EXPECTED_COUNTS": "crossner_hf.data.target",
     "CrossNERDataNotFound": "crossner_hf.data.target",
@@ -26,12 +27,12 @@ _LAZY = {
     "features_for": "crossner_hf.data.columns",
     "build_split": "crossner_hf.data.target",
     "load_crossner": "crossner_hf.data.target",
-    "FOLDER_LABELS_FILE": "crossner_hf.data.target",
-    "check_conll_folder": "crossner_hf.data.target",
-    "conll_folder_labels": "crossner_hf.data.target",
+    "FOLDER_LABELS_FILE": "crossner_hf.data.conll",
+    "check_conll_folder": "crossner_hf.data.conll",
+    "conll_folder_labels": "crossner_hf.data.conll",
     "load_conll_folder": "crossner_hf.data.target",
-    "SPLIT_ALIASES": "crossner_hf.data.target",
-    "is_conll_folder": "crossner_hf.data.target",
+    "SPLIT_ALIASES": "crossner_hf.data.files",
+    "is_conll_folder": "crossner_hf.data.conll",
     "target_name": "crossner_hf.data.target",
     "target_labels_of": "crossner_hf.data.target",
     "target_source": "crossner_hf.data.target",
@@ -40,9 +41,18 @@ _LAZY = {
     "load_target": "crossner_hf.data.target",
     "check_dataset": "crossner_hf.data.check",
     "DatasetCheck": "crossner_hf.data.check",
-    "few_shot_target": "crossner_hf.data.sampling",
-    "share": "crossner_hf.data.sampling",
+    "few_shot_target": "crossner_hf.data.target",
+    "share": "crossner_hf.data.target",
 }
 """Names ``crossner_hf.data`` had when it was one module (kept so old imports work), and the data check and draws."""
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+
+def __getattr__(name: str) -> Any:
+    """A lazy name's object, imported from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_LAZY)

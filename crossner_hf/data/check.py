@@ -121,9 +121,9 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
     from datasets import DatasetDict
 
     from crossner_hf.data.labels import CONFIGS
-    from crossner_hf.data.target import (FOLDER_LABELS_FILE, SPLIT_FILES, _crossner, _normalized,
-                                         check_conll_folder, conll_folder_labels, is_conll_folder,
-                                         resolve_data_dir, target_name)
+    from crossner_hf.data.conll import (FOLDER_LABELS_FILE, SPLIT_FILES, check_conll_folder, conll_folder_labels,
+                                        is_conll_folder)
+    from crossner_hf.data.target import _crossner, _normalized, resolve_data_dir, target_name
 
     problems: list[str] = []
     shown = str(source)
@@ -181,7 +181,7 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
 def _check_conll(check: DatasetCheck, folder: Path, problems: list[str], strict: bool) -> None:
     """Sentences, words and entities per split of a CoNLL folder, every malformed line into ``problems``."""
     from crossner_hf.data.conll import read_conll
-    from crossner_hf.data.target import SPLIT_FILES
+    from crossner_hf.data.conll import SPLIT_FILES
 
     types: dict[str, None] = {}  # first-seen order: the tag list conll_folder_labels gives without a labels.json
     for split, name in SPLIT_FILES.items():

@@ -10,7 +10,7 @@ features (``id``, ``tokens``, ``ner_tags`` as a ``ClassLabel``):
   ``--label_column_name``);
 - **tags**: a ``Sequence(ClassLabel)`` keeps its names in id order; string tags give the list
   ``O``, then ``B-``/``I-`` of each entity type in the order the types first appear in train, then validation,
-  then test (the order :func:`crossner_hf.data.target.conll_folder_labels` uses for CoNLL folders), so every run
+  then test (the order :func:`crossner_hf.data.conll.conll_folder_labels` uses for CoNLL folders), so every run
   on the data builds the same head; BIO tags are required (``not BIO: `x_lang` at js/train.jsonl:2; tags are O,
   B-type, I-type``);
 - **cells**: a list, or (a CSV cell) a string holding a JSON list or a Python-literal list as pandas' ``to_csv``

@@ -1,4 +1,5 @@
-"""Reading and validating CoNLL-style NER files (``token<TAB>tag`` per line).
+"""Reading and validating CoNLL-style NER files (``token<TAB>tag`` per line), and a CoNLL folder: its three files
+(:data:`SPLIT_FILES`), the check that they are there and its tag list (:func:`conll_folder_labels`).
 
 Every malformed line raises :class:`ConllFormatError` naming the file, the 1-based line,
 what is wrong and what is allowed; nothing is dropped silently. Accepted on purpose:
@@ -16,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -193,3 +195,52 @@ def write_conll(
         Path(target).write_text(text, encoding="utf-8")
     else:
         target.write(text)
+
+
+# ----------------------------------------------------------------------------- a CoNLL folder
+
+SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
+"""The files of a CoNLL folder, one a split (a CrossNER config's folder is one too)."""
+
+FOLDER_LABELS_FILE = "labels.json"
+"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
+
+
+def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
+    """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
+    path = Path(folder)
+    missing = [f for f in SPLIT_FILES.values() if not (path / f).is_file()]
+    if missing:
+        raise ValueError(f"{flag} {folder}: no {', '.join(missing)} there; pass a folder holding train.txt, dev.txt "
+                         "and test.txt in CoNLL format (word<TAB>tag lines, a blank line between sentences).")
+    return path
+
+
+def conll_folder_labels(folder: str | Path) -> list[str]:
+    """The tag list of a user's CoNLL folder: its ``labels.json`` if there is one, else ``O`` and then
+    ``B-``/``I-`` of each entity type in the order the types first appear in train, dev, test.
+
+    Deterministic, so every run on the folder (and every seed) builds the same head.
+    """
+    path = check_conll_folder(folder)
+    given = path / FOLDER_LABELS_FILE
+    if given.is_file():
+        labels = json.loads(given.read_text(encoding="utf-8"))
+        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
+            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
+                             "\"I-person\"].")
+        return labels
+    types: dict[str, None] = {}
+    for file in SPLIT_FILES.values():
+        for sentence in read_conll(path / file, None, strict=False, warn_repairs=False):  # types only
+            for tag in sentence["ner_tags"]:
+                if tag != "O":
+                    types.setdefault(tag[2:], None)
+    return ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]
+
+
+def is_conll_folder(source: str | Path) -> bool:
+    """True when ``source`` is a folder holding any of ``train.txt``, ``dev.txt``, ``test.txt`` (then all three
+    are required, see :func:`check_conll_folder`)."""
+    path = Path(source)
+    return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())

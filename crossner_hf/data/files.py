@@ -1,4 +1,5 @@
-"""A local folder of JSON Lines / CSV / Parquet files as splits, each malformed line named ``file:line``.
+"""A local folder of JSON Lines / CSV / Parquet files as splits, each malformed line named ``file:line``; and any
+source's splits (:func:`load_splits`: such a folder, another folder ``load_dataset`` opens, a Hub id).
 
 ``datasets.load_dataset`` reads such a folder, but a truncated JSON line or an unbalanced CSV quote ends there in a
 ``DatasetGenerationError`` traceback with the file and row only in a log line. :func:`read_folder` first finds
@@ -30,6 +31,7 @@ import bisect
 import csv
 import json
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,3 +287,67 @@ def _load(builder: str, files: Mapping[str, list[Path]], shown_root: str) -> dic
         if quiet and not was_disabled:
             enable_progress_bars()
     return dict(loaded)
+
+
+# ----------------------------------------------------------------------------- any source's splits
+
+SPLIT_ALIASES = {"train": ("train",), "validation": ("validation", "dev", "valid"), "test": ("test",)}
+"""A split's names in a source: ``dev`` and ``valid`` are its validation split too."""
+
+
+def load_splits(source: str | Path, problems: list[str] | None = None
+                ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
+    """``(splits, places, files)``: the train / validation / test of ``source`` (``dev`` and ``valid`` accepted for
+    validation), where each row sits (:class:`Places`) and the files of each split.
+
+    ``source`` is a local folder of JSON Lines / CSV / Parquet files (read by :func:`read_folder`: every malformed
+    line one line naming ``file:line``), another folder ``load_dataset`` opens, or a Hub id. A name that is neither
+    an existing path nor reachable on the Hub is one line saying both. ``problems``: as :func:`read_folder` takes it.
+    """
+    from datasets import load_dataset
+    from datasets.exceptions import DatasetGenerationError
+
+    from crossner_hf.encoders import hub_offline
+
+    path = Path(str(source)).expanduser()
+    looks_like_repo = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(source)) is not None and not str(source).startswith(".")
+    if not path.exists() and (not looks_like_repo or hub_offline(datasets_too=True)):
+        why = ("and as a Hub dataset id it was not looked up (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set)"
+               if looks_like_repo else "and it cannot be a Hub dataset id")
+        raise FileNotFoundError(f"--dataset_dir {source}: no such folder or file ({path.resolve()}), {why}; pass a "
+                                "CrossNER domain, a CoNLL folder, or a folder of train/validation/test files "
+                                "(JSON Lines, CSV, Parquet).")
+    read = read_folder(path, str(source), problems) if path.is_dir() else None
+    if read is not None:
+        loaded, places, files = read
+    else:
+        try:
+            loaded = load_dataset(str(path) if path.exists() else str(source))
+        except (FileNotFoundError, ConnectionError, ValueError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            where = "the folder" if path.exists() else "no such local folder, and the Hub"
+            raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset "
+                                    f"({first[:200]}).") from None
+        except DatasetGenerationError as err:  # a broken file of a folder read as it is: one line, not 90
+            cause = err.__cause__ or err.__context__ or err
+            raise ValueError(f"--dataset_dir {source}: could not be read ({' '.join(str(cause).split())[:200]})."
+                             ) from None
+        places, files = {}, {}
+    splits = {}
+    for split, aliases in SPLIT_ALIASES.items():
+        found = next((a for a in aliases if a in loaded), None)
+        if found is None:
+            if problems is not None and any(a in files for a in aliases):
+                continue  # its files were unreadable: said in problems
+            message = (f"--dataset_dir {source}: it gives the splits {list(loaded)}; a {split} split is needed (a "
+                       f"file or split named {' or '.join(aliases)}).")
+            if problems is None:
+                raise ValueError(message)
+            problems.append(message)
+            continue
+        splits[split] = loaded[found]
+        if found in places:
+            places[split] = places.pop(found)
+        if found in files:
+            files[split] = files.pop(found)
+    return splits, places, files

@@ -1,4 +1,6 @@
-"""The one labeled-data loader, :func:`load_target`, and where the CrossNER files come from.
+"""The one labeled-data loader, :func:`load_target`, where the CrossNER files come from, every seeded draw of the
+data (a few-shot training set: :func:`few_shot_target`; a corpus share: :func:`share`), and the data flags every
+command that reads labeled data takes (:class:`LabeledDataArguments`).
 
 The raw files are found, in order: an explicit ``data_dir`` argument, the environment
 variable ``CROSSNER_DATA_DIR``, or a download of the upstream files pinned to commit
@@ -20,21 +22,23 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
+import random
 import re
 import shutil
 import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
 from crossner_hf.data.columns import features_for  # noqa: F401 - re-exported: the one home is columns
-from crossner_hf.data.conll import read_conll
+from crossner_hf.data.files import SPLIT_ALIASES, load_splits
+from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder, read_conll
 from crossner_hf.encoders import hub_offline
 from crossner_hf.data.labels import CONFIGS, labels_for
 
@@ -44,7 +48,6 @@ DATA_DIR_ENV = "CROSSNER_DATA_DIR"
 CACHE_ENV = "CROSSNER_HF_CACHE"
 UPSTREAM_COMMIT = "2e7ba2a"
 UPSTREAM_URL = "https://raw.githubusercontent.com/zliucr/CrossNER/{commit}/ner_data/{path}"
-SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
 DOWNLOAD_TIMEOUT_S = 2.0
 
 SHA256: dict[str, str] = {
@@ -236,42 +239,6 @@ def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
 
 # ----------------------------------------------------------------------------- any CoNLL folder
 
-FOLDER_LABELS_FILE = "labels.json"
-"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
-
-
-def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
-    """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
-    path = Path(folder)
-    missing = [f for f in SPLIT_FILES.values() if not (path / f).is_file()]
-    if missing:
-        raise ValueError(f"{flag} {folder}: no {', '.join(missing)} there; pass a folder holding train.txt, dev.txt "
-                         "and test.txt in CoNLL format (word<TAB>tag lines, a blank line between sentences).")
-    return path
-
-
-def conll_folder_labels(folder: str | Path) -> list[str]:
-    """The tag list of a user's CoNLL folder: its ``labels.json`` if there is one, else ``O`` and then
-    ``B-``/``I-`` of each entity type in the order the types first appear in train, dev, test.
-
-    Deterministic, so every run on the folder (and every seed) builds the same head.
-    """
-    path = check_conll_folder(folder)
-    given = path / FOLDER_LABELS_FILE
-    if given.is_file():
-        labels = json.loads(given.read_text(encoding="utf-8"))
-        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
-            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
-                             "\"I-person\"].")
-        return labels
-    types: dict[str, None] = {}
-    for file in SPLIT_FILES.values():
-        for sentence in read_conll(path / file, None, strict=False, warn_repairs=False):  # types only
-            for tag in sentence["ner_tags"]:
-                if tag != "O":
-                    types.setdefault(tag[2:], None)
-    return ["O", *(f"{prefix}-{kind}" for kind in types for prefix in ("B", "I"))]
-
 
 def load_conll_folder(folder: str | Path, *, strict: bool = True):
     """A thin wrapper kept for 0.1 code: ``load_target(folder, strict=strict).dataset`` for a user's CoNLL folder
@@ -285,16 +252,6 @@ def _conll_folder(folder: str | Path, strict: bool):
 
 
 # ----------------------------------------------------------------------------- any token-classification dataset
-
-SPLIT_ALIASES = {"train": ("train",), "validation": ("validation", "dev", "valid"), "test": ("test",)}
-
-
-def is_conll_folder(source: str | Path) -> bool:
-    """True when ``source`` is a folder holding any of ``train.txt``, ``dev.txt``, ``test.txt`` (then all three
-    are required, see :func:`check_conll_folder`)."""
-    path = Path(source)
-    return path.is_dir() and any((path / f).is_file() for f in SPLIT_FILES.values())
-
 
 GENERIC_FOLDER_NAMES = frozenset({
     "data", "dataset", "datasets", "corpus", "files", "input", "inputs", "ner", "labeled", "labelled", "annotations",
@@ -345,71 +302,11 @@ def _card_pretty_name(card: Path) -> str | None:
     return " ".join(str(name).split())[:80] or None if name else None
 
 
-def _load_splits(source: str | Path, problems: list[str] | None = None
-                 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, list[str]]]:
-    """``(splits, places, files)``: the train / validation / test of ``source`` (``dev`` and ``valid`` accepted for
-    validation), where each row sits (:class:`crossner_hf.data.files.Places`) and the files of each split.
-
-    ``source`` is a local folder of JSON Lines / CSV / Parquet files (read by :func:`crossner_hf.data.files.
-    read_folder`: every malformed line one line naming ``file:line``), another folder ``load_dataset`` opens, or
-    a Hub id. A name that is neither an existing path nor reachable on the Hub is one line saying both.
-    ``problems``: as :func:`crossner_hf.data.files.read_folder` takes it.
-    """
-    from datasets import load_dataset
-    from datasets.exceptions import DatasetGenerationError
-
-    from crossner_hf.data.files import read_folder
-    from crossner_hf.encoders import hub_offline
-
-    path = Path(str(source)).expanduser()
-    looks_like_repo = re.fullmatch(r"[\w.-]+(/[\w.-]+)?", str(source)) is not None and not str(source).startswith(".")
-    if not path.exists() and (not looks_like_repo or hub_offline(datasets_too=True)):
-        why = ("and as a Hub dataset id it was not looked up (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set)"
-               if looks_like_repo else "and it cannot be a Hub dataset id")
-        raise FileNotFoundError(f"--dataset_dir {source}: no such folder or file ({path.resolve()}), {why}; pass a "
-                                "CrossNER domain, a CoNLL folder, or a folder of train/validation/test files "
-                                "(JSON Lines, CSV, Parquet).")
-    read = read_folder(path, str(source), problems) if path.is_dir() else None
-    if read is not None:
-        loaded, places, files = read
-    else:
-        try:
-            loaded = load_dataset(str(path) if path.exists() else str(source))
-        except (FileNotFoundError, ConnectionError, ValueError) as err:
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            where = "the folder" if path.exists() else "no such local folder, and the Hub"
-            raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset "
-                                    f"({first[:200]}).") from None
-        except DatasetGenerationError as err:  # a broken file of a folder read as it is: one line, not 90
-            cause = err.__cause__ or err.__context__ or err
-            raise ValueError(f"--dataset_dir {source}: could not be read ({' '.join(str(cause).split())[:200]})."
-                             ) from None
-        places, files = {}, {}
-    splits = {}
-    for split, aliases in SPLIT_ALIASES.items():
-        found = next((a for a in aliases if a in loaded), None)
-        if found is None:
-            if problems is not None and any(a in files for a in aliases):
-                continue  # its files were unreadable: said in problems
-            message = (f"--dataset_dir {source}: it gives the splits {list(loaded)}; a {split} split is needed (a "
-                       f"file or split named {' or '.join(aliases)}).")
-            if problems is None:
-                raise ValueError(message)
-            problems.append(message)
-            continue
-        splits[split] = loaded[found]
-        if found in places:
-            places[split] = places.pop(found)
-        if found in files:
-            files[split] = files.pop(found)
-    return splits, places, files
-
-
 def _normalized(source: str | Path, text_column: str | None, label_column: str | None, strict: bool,
                 problems: list[str] | None = None):
     from crossner_hf.data.columns import normalize_splits
 
-    splits, places, _ = _load_splits(source, problems)
+    splits, places, _ = load_splits(source, problems)
     return normalize_splits(splits, source=str(source), text_column=text_column, label_column=label_column,
                             strict=strict, places=places, problems=problems)
 
@@ -532,3 +429,125 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     local = Path(str(source)).expanduser().exists()
     return TargetData(name or target_name(source), labels, dataset, None if local else str(source),
                       (text_column, label_column))
+
+
+# ----------------------------------------------------------------------------- every seeded draw
+# The one home of the data's seeded draws, each the rule its workflow has always used, so a seed keeps drawing the
+# sentences it drew before (tests/test_target.py pins the indices): draw_rows, n rows of a Dataset (shuffle(seed),
+# the first n: numpy's default_rng(seed).permutation), is every few-shot training set (few_shot_target; fine-tuning's
+# few_shot / few_shot_fraction, the RNN recipes' few_shot) and every source subsample; share, a fraction of a text
+# corpus, is nested (under one seed the 10% corpus is inside the 25% one): a Dataset (DAPT's corpus) drawn by
+# draw_rows in the draw's order, a list (the RNN recipes' LM text) by draw_texts (random.Random(seed)) in its own.
+
+
+def draw_rows(rows: Any, n: int, seed: int) -> Any:
+    """``n`` rows of the ``datasets.Dataset`` ``rows`` drawn with ``seed`` (all of them, shuffled, when ``n`` is
+    larger)."""
+    return rows.shuffle(seed=seed).select(range(min(n, len(rows))))
+
+
+def few_shot_count(size: int, *, few_shot: int | None = None, fraction: float | None = None) -> int | None:
+    """How many training sentences a few-shot setting keeps of ``size``: ``fraction`` of them (at least one)
+    when given, else ``few_shot``; ``None`` (keep all) without either."""
+    if fraction is not None:
+        return max(1, round(fraction * size))
+    return few_shot
+
+
+def few_shot_target(target: TargetData, seed: int, *, few_shot: int | None = None,
+                    fraction: float | None = None) -> TargetData:
+    """``target`` (a :class:`TargetData`) with its train split cut to ``few_shot``
+    sentences, or to ``fraction`` of them, drawn with ``seed`` by :func:`draw_rows`; the same object without
+    either. A count larger than the train split is refused in one line."""
+    from datasets import DatasetDict
+
+    train = target.dataset["train"]
+    keep = few_shot_count(len(train), few_shot=few_shot, fraction=fraction)
+    if keep is None:
+        return target
+    if not 0 < keep <= len(train):
+        raise ValueError(f"--few_shot {keep}: {target.name} train has {len(train)} sentences; give 1 to that many.")
+    data = DatasetDict({**target.dataset, "train": draw_rows(train, keep, seed)})
+    return replace(target, dataset=data)
+
+
+def share(texts: Any, fraction: float, seed: int, flag: str = "--corpus_fraction") -> Any:
+    """``fraction`` of ``texts`` drawn with ``seed`` (the two draws: this section's comment); ``texts``
+    itself at 1. ``flag`` names the setting in the one-line error for a share outside (0, 1].
+
+    >>> share(list(range(8)), 0.5, seed=3, flag="--target_text_fraction")
+    [1, 3, 4, 6]
+    """
+    if not 0 < fraction <= 1:
+        raise ValueError(f"{flag} {fraction}: give a share in (0, 1], e.g. 0.25.")
+    if fraction == 1:
+        return texts
+    keep = max(1, round(fraction * len(texts)))
+    if hasattr(texts, "shuffle"):  # a datasets.Dataset: DAPT's corpus
+        logger.info("%s %g: %d of the corpus's %d texts", flag, fraction, keep, len(texts))
+        return draw_rows(texts, keep, seed)
+    return draw_texts(texts, keep, seed)
+
+
+def draw_texts(texts: list, n: int, seed: int) -> list:
+    """``n`` of the list ``texts`` drawn with ``random.Random(seed)``, kept in their order (all of them when ``n``
+    is their number or more); the first ``n`` of one permutation, so the draws of one seed are nested."""
+    if n >= len(texts):
+        return texts
+    chosen = sorted(random.Random(seed).sample(range(len(texts)), len(texts))[:n])
+    return [texts[i] for i in chosen]
+
+
+# ----------------------------------------------------------------------------- the data flags
+# Every command that reads labeled data takes these flags (crossner_hf.commands), declared here once beside the
+# loader they feed, so a source opens, fails and is named the same way whatever the command.
+
+SPLITS = ("train", "validation", "test")
+
+DOMAIN_HELP = "A CrossNER config, or give --dataset_dir."
+DATASET_DIR_HELP = "Your data: a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id (docs/own_domain.md)."
+
+
+@dataclass
+class LabeledDataArguments:
+    """Where the labeled data is and how to read it: the one declaration of the data flags."""
+
+    domain: str | None = field(default=None, metadata={"help": DOMAIN_HELP, "choices": list(CONFIGS)})
+    dataset_dir: str | None = field(default=None, metadata={"help": DATASET_DIR_HELP})
+    text_column_name: str | None = field(default=None, metadata={"help": TEXT_COLUMN_HELP})
+    label_column_name: str | None = field(default=None, metadata={"help": LABEL_COLUMN_HELP})
+    strict: bool = field(default=True, metadata={"help": STRICT_HELP})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
+    data_name: str | None = field(default=None, metadata={
+        "help": "Your data's name in tables and cards (default: its card's pretty_name, else its folder's)."})
+
+    def __post_init__(self):
+        parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
+        if parent is not None:
+            parent()
+
+    def target_source(self, default: str | None = None) -> str | Path | None:
+        """``--dataset_dir`` when given, else ``--domain``, else ``default``
+        (:func:`target_source`'s one rule)."""
+        domain = self.domain or default
+        if not self.dataset_dir and domain is None:
+            return None
+        return target_source(self.dataset_dir, str(domain))
+
+    def load_target(self, default: str | None = None) -> TargetData:
+        """The :class:`TargetData` the flags name, through :func:`load_target`; one line naming both flags when
+        neither is given."""
+        source = self.target_source(default)
+        if source is None:
+            raise ValueError("name the data: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
+                             f"Parquet files, a Hub id) or --domain (a CrossNER config: {', '.join(CONFIGS)}).")
+        return load_target(source, data_dir=self.data_dir, strict=self.strict, text_column=self.text_column_name,
+                           label_column=self.label_column_name, name=self.data_name)
+
+
+@dataclass
+class SplitDataArguments(LabeledDataArguments):
+    """:class:`LabeledDataArguments` plus the split a command tags or scores (``predict``)."""
+
+    split: str = field(default="test", metadata={"help": "The split to score.", "choices": list(SPLITS)})

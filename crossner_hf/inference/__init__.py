@@ -7,7 +7,9 @@ kind), ``onnx_runtime`` (exported folders). Imports ``data`` and ``modeling``.""
 
 from __future__ import annotations
 
-from crossner_hf._lazy import lazy_attributes
+import importlib
+from typing import Any
+
 from crossner_hf.inference import rnn_tagger  # noqa: F401 - a Tagger kind registers itself when defined
 
 _LAZY = {
@@ -24,4 +26,13 @@ _LAZY = {
 }
 """Names ``crossner_hf.inference`` had when it was one module (kept so old imports work)."""
 
-__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
+
+def __getattr__(name: str) -> Any:
+    """A lazy name's object, imported from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(_LAZY)

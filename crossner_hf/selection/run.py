@@ -267,7 +267,7 @@ def split_tags(folder: str | Path, target: Any, split: str, *,
 def _recorded_tags(folder: Path, split: str, tokens: Sequence[Sequence[str]]) -> list[list[str]] | None:
     """The tags the run in ``folder`` recorded for ``split``: its model is its kept seed's (``best_seed``, or its
     one seed), so that seed's predictions are the model's."""
-    from crossner_hf.evaluation.predictions import PREDICTIONS, read_predictions
+    from crossner_hf.results import PREDICTIONS, read_predictions
 
     try:
         result = WorkflowResult.read(folder)

@@ -36,7 +36,7 @@ from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
 from crossner_hf.outputs import default_output_dir
-from crossner_hf.training.workflow import claimed_run, finish_output, resume_point
+from crossner_hf.training.schedules import claimed_run, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -142,8 +142,8 @@ def _corpus_dataset(corpus: Any, num_proc: int | None):
 
 
 def _share(texts, fraction: float, seed: int):
-    """``fraction`` of the corpus drawn with ``seed``, nested (:func:`crossner_hf.data.sampling.share`)."""
-    from crossner_hf.data.sampling import share
+    """``fraction`` of the corpus drawn with ``seed``, nested (:func:`crossner_hf.data.target.share`)."""
+    from crossner_hf.data.target import share
 
     return share(texts, fraction, seed, "--corpus_fraction")
 

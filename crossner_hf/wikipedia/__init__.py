@@ -22,7 +22,8 @@ Names are imported lazily, so ``import crossner_hf.wikipedia`` stays cheap.
 
 from __future__ import annotations
 
-from crossner_hf._lazy import lazy_attributes
+import importlib
+from typing import Any
 
 
 _LAZY = {
@@ -56,4 +57,13 @@ _LAZY = {
 
 __all__ = sorted(_LAZY)
 
-__getattr__, __dir__ = lazy_attributes(__name__, {name: f".{module}" for name, module in _LAZY.items()}, globals())
+
+def __getattr__(name: str) -> Any:
+    """A lazy name's object, imported from its module on first use (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

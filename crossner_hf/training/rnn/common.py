@@ -15,7 +15,7 @@ import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.workflow import finish_output
+from crossner_hf.training.schedules import finish_output
 from crossner_hf.training.rnn.loop import Example, evaluate
 
 
@@ -187,7 +187,7 @@ def runner_call(runner: str, model: Any, target: Any, config: Any, config_class:
 
     from crossner_hf.data.target import TargetData
     from crossner_hf.outputs import default_output_dir
-    from crossner_hf.training.workflow import model_folder
+    from crossner_hf.encoders import model_folder
 
     if not isinstance(target, TargetData) or not (config is None or isinstance(config, config_class)):
         raise TypeError(f"{runner}(model, target, config): give a TargetData (load_target(...)) and a "

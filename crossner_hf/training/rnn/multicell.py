@@ -24,8 +24,7 @@ from typing import Any
 import torch
 
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
-from crossner_hf.data.target import TargetData
-from crossner_hf.data.sampling import draw_rows
+from crossner_hf.data.target import TargetData, draw_rows
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
 from crossner_hf.outputs import held_output_dir

@@ -5,7 +5,7 @@ source only, FINETUNE, SELF-TRAIN, DANN) and CDLM (supervised or zero-shot).
 target, CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take what they start from (``None`` or a
 word vectors file) and the data as arguments (a :class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as
 ``source``, loaded from ``$CROSSNER_DATA_DIR`` when not given) and return an :class:`RNNResult`, the shape of
-every runner (:mod:`crossner_hf.training.workflow`). The configs hold only the recipe's settings; the commands
+every runner (:mod:`crossner_hf.training.schedules`). The configs hold only the recipe's settings; the commands
 ``crossner-hf bilstm-crf`` and ``crossner-hf cdlm`` add the data flags and translate them
 (:mod:`crossner_hf.commands.bilstm_crf`, :mod:`crossner_hf.commands.cdlm`).
 
@@ -27,8 +27,7 @@ import torch
 
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.labels import SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for
-from crossner_hf.data.sampling import draw_rows, draw_texts, few_shot_target, share
-from crossner_hf.data.target import TargetData, load_target
+from crossner_hf.data.target import TargetData, draw_rows, draw_texts, few_shot_target, load_target, share
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
@@ -99,7 +98,7 @@ class RNNTaggerConfig(WorkflowConfig):
 
     def training_target(self, target: TargetData) -> TargetData:
         """``target`` with its train split cut to ``few_shot`` sentences drawn with ``seed`` (unchanged without):
-        :func:`crossner_hf.data.sampling.few_shot_target`, the one home of draws."""
+        :func:`crossner_hf.data.target.few_shot_target`, the one home of draws."""
         return few_shot_target(target, self.seed, few_shot=self.few_shot)
 
     def _fill(self, defaults: dict[str, Any]) -> None:
@@ -469,12 +468,12 @@ def _finetune_from_source(args: BiLSTMCRFTrainingConfig, target: TargetData, sou
 
 
 def _share(texts: list, fraction: float, seed: int, flag: str) -> list:
-    """``fraction`` of ``texts`` drawn with ``seed``: :func:`crossner_hf.data.sampling.share`, the one home of draws."""
+    """``fraction`` of ``texts`` drawn with ``seed``: :func:`crossner_hf.data.target.share`, the one home of draws."""
     return share(texts, fraction, seed, flag)
 
 
 def _draw(texts: list, n: int, seed: int) -> list:
-    """``n`` of ``texts`` drawn with ``seed``, in their order: :func:`crossner_hf.data.sampling.draw_texts`."""
+    """``n`` of ``texts`` drawn with ``seed``, in their order: :func:`crossner_hf.data.target.draw_texts`."""
     return draw_texts(texts, n, seed)
 
 
