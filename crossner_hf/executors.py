@@ -386,6 +386,8 @@ def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask
         # worker), also on a cluster this call joined, which outlives this driver and would run them on
         for ref in waiting:
             ray.cancel(ref, force=True)
+        # until the workers are gone: none writes a cell's marker after the driver has cleaned them
+        ray.wait(waiting, num_returns=len(waiting), timeout=60)
         raise
     return state
 

@@ -541,8 +541,11 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
     started = cell.folder(out) / "started"
     real_wait = ray.wait
 
+    marker = {}
+
     def ctrl_c_once_the_cell_runs(*args, **kwargs):
         _wait_for(lambda: started.is_file() and (cell.folder(out) / ".running").is_file(), "the Ray cell to start")
+        marker.update(json.loads((cell.folder(out) / ".running").read_text()))
         raise KeyboardInterrupt
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -551,7 +554,8 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
         with pytest.raises(GridInterrupted):
             run_grid([cell], out, ExecutorOptions(executor="ray"))
         monkeypatch.setattr(ray, "wait", real_wait)
-        cell_pid = json.loads((cell.folder(out) / ".running").read_text())["cell_pid"]
+        assert not (cell.folder(out) / ".running").exists()  # the interrupted grid's cells are not running
+        cell_pid = marker["cell_pid"]
         try:
             _wait_for(lambda: not _alive(cell_pid), "the Ray cell's process to stop", 120)
         finally:
@@ -572,15 +576,17 @@ def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
     out = tmp_path / "grid"
     cell = _cell("held", probe, "hold")
     marker = cell.folder(out) / ".running"
+    owner = {}
 
     def ctrl_c_once_the_cell_runs(*args, **kwargs):
         _wait_for(lambda: (cell.folder(out) / "started").is_file() and marker.is_file(), "the job's cell to start")
+        owner.update(json.loads(marker.read_text()))
         raise KeyboardInterrupt
 
     monkeypatch.setattr(executors, "_job_result", ctrl_c_once_the_cell_runs)
     with pytest.raises(GridInterrupted):
         run_grid([cell], out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
-    cell_pid = json.loads(marker.read_text())["cell_pid"]
+    cell_pid = owner["cell_pid"]
     try:
         _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
     finally:

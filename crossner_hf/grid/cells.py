@@ -243,7 +243,7 @@ def cell_status(cell: Cell, out: str | Path) -> str:
     if cell.result_path(out).is_file():
         return "done"
     if (folder / ".failed").is_file():
-        return "failed"
+        return "waiting" if _stopped_by_ctrl_c(folder / ".failed", Path(out)) else "failed"
     if (folder / ".running").is_file() and _still_running(folder / ".running"):
         return "running"
     if any(not Path(p).exists() for p in cell.inputs):
@@ -296,6 +296,20 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
     if old.command != cell.command:
         diffs.insert(0, f"command {old.command} (now {cell.command})")
     return ", ".join(diffs) or None
+
+
+INTERRUPTED = ".interrupted"
+"""In OUT after Ctrl-C on its grid (removed when the next run starts)."""
+
+
+def _stopped_by_ctrl_c(failed: Path, out: Path) -> bool:
+    """Whether a cell marked killed by a signal was stopped by Ctrl-C on its grid: a Ray worker may see its cell
+    killed, and mark it, in the moment before the cancel ends the worker itself (on any host)."""
+    try:
+        interrupted = (out / INTERRUPTED).stat().st_mtime
+        return failed.stat().st_mtime >= interrupted - 10 and failed.read_text().startswith("killed by")
+    except OSError:
+        return False
 
 
 def _still_running(marker: Path) -> bool:

@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from crossner_hf.grid.cells import (Cell, cell_status, changed_settings, critical_path_order, redact_flags,
+from crossner_hf.grid.cells import (INTERRUPTED, Cell, cell_status, changed_settings, critical_path_order, redact_flags,
                                     topological)
 from crossner_hf.grid.costs import cell_seconds
 from crossner_hf.grid.warm import Zygote, die_with_parent
@@ -170,8 +170,13 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         (folder / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                                      "cell_pid": proc.pid,
                                                      "slurm_job": os.environ.get("SLURM_JOB_ID")}))
+        cancelled = False
         try:
-            returncode = proc.wait()
+            try:
+                returncode = proc.wait()
+            except KeyboardInterrupt:  # a Ray task cancelled gently: stop the cell in order, not mark it failed
+                cancelled = True
+                returncode = _stop(proc)
         finally:
             with _LIVE_GUARD:
                 _LIVE.pop(proc.pid, None)
@@ -180,7 +185,8 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
         if not keep_checkpoints:
             one_copy(folder)
         return "done"
-    if returncode < 0 and -returncode in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL) and _stopping.is_set():
+    if returncode < 0 and -returncode in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL) and \
+            (_stopping.is_set() or cancelled):
         return "waiting"  # stopped by Ctrl-C on the grid: not a failure, the rerun continues it
     text = _log_tail(log_path, start)
     lines = [row.split("\r")[-1] for row in text.splitlines() if row.strip()]
@@ -237,11 +243,18 @@ def stop_cells(grace_seconds: float = 10.0) -> None:
         _signal_group(proc, signal.SIGTERM)
     deadline = time.monotonic() + grace_seconds
     for proc in procs:
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            proc.wait()
+        _stop(proc, max(0.0, deadline - time.monotonic()), signalled=True)
+
+
+def _stop(proc: Any, grace_seconds: float = 10.0, *, signalled: bool = False) -> int:
+    """SIGTERM to the cell's process group (unless ``signalled`` already), SIGKILL after the grace; its exit code."""
+    if not signalled:
+        _signal_group(proc, signal.SIGTERM)
+    try:
+        return proc.wait(timeout=grace_seconds)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        return proc.wait()
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -320,6 +333,7 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
         at_once = plan_packing(cells, options).workers if options.executor == "local" else len(cells)
         progress = Progress(cells, out, at_once)
         _clear_leftover_markers(cells, out)
+        (out / INTERRUPTED).unlink(missing_ok=True)
         global _ZYGOTE
         _ZYGOTE = _warm_zygote(cells, out, options)
         try:
@@ -328,14 +342,11 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
                              progress=progress)
         except KeyboardInterrupt:
             stop_cells()
-            for cell in cells:  # the stopped cells are not running any more: their reruns continue them
-                marker = cell.folder(out) / ".running"
-                if marker.is_file():
-                    try:
-                        if json.loads(marker.read_text()).get("pid") == os.getpid():
-                            marker.unlink(missing_ok=True)
-                    except (OSError, ValueError):
-                        marker.unlink(missing_ok=True)
+            # the stopped cells are not running any more (local ones stopped above, Ray tasks cancelled with their
+            # workers, whose markers name the worker's pid, not this one): their reruns continue them. A Ray worker
+            # may see its cell killed before it dies itself and mark it failed: stopped by Ctrl-C is not a failure
+            _clear_leftover_markers(cells, out)
+            (out / INTERRUPTED).touch()  # when: a cell marked killed since then was stopped by this Ctrl-C
             raise GridInterrupted() from None
         finally:
             progress.close()
@@ -372,6 +383,6 @@ def _clear_leftover_markers(cells: list[Cell], out: Path) -> None:
         except (OSError, ValueError):
             owner = {}
         if not owner.get("slurm_job"):
-            logger.info("cell %s: the run that marked it running (%s, pid %s) is gone", cell.name,
-                        owner.get("host", "?"), owner.get("cell_pid", "?"))
+            logger.debug("cell %s: no longer running (marked by %s, pid %s)", cell.name, owner.get("host", "?"),
+                         owner.get("cell_pid", "?"))
             marker.unlink(missing_ok=True)
