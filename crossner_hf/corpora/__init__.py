@@ -23,8 +23,9 @@ or ``transformers`` until they are used.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from crossner_hf._lazy import lazy_attribute, lazy_dir
 
 
 _LAZY = {
@@ -53,11 +54,9 @@ __all__ = sorted(_LAZY)
 
 
 def __getattr__(name: str) -> Any:
-    """A lazy name's object, imported from its module on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """A lazy name's object, imported from its module on first use."""
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return lazy_dir(_LAZY, globals())

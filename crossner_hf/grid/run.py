@@ -359,14 +359,14 @@ def _warm_zygote(cells: list[Cell], out: Path, options: ExecutorOptions) -> Zygo
     """The zygote the local cells are forked from (:mod:`crossner_hf.grid.warm`), when a cell is left to run and the
     machine has no GPU; started now so that its imports overlap the grid's own start."""
     from crossner_hf.executors import local_gpus, task_environment
-    from crossner_hf.grid import warm
+    from crossner_hf.grid.warm import start
 
     if options.executor != "local":
         return None
     left = [cell for cell in cells if cell_status(cell, out) != "done"]
     if not left:
         return None
-    return warm.start(task_environment(os.environ), left, local_gpus())
+    return start(task_environment(os.environ), left, local_gpus())
 
 
 def _clear_leftover_markers(cells: list[Cell], out: Path) -> None:

@@ -7,8 +7,9 @@ kind), ``onnx_runtime`` (exported folders). Imports ``data`` and ``modeling``.""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from crossner_hf._lazy import lazy_attribute, lazy_dir
 
 from crossner_hf.inference import rnn_tagger  # noqa: F401 - a Tagger kind registers itself when defined
 
@@ -21,18 +22,15 @@ _LAZY = {
     "Span": "crossner_hf.inference.predict",
     "split_input": "crossner_hf.inference.predict",
     "decode_entities": "crossner_hf.inference.predict",
-    "tag_texts": "crossner_hf.inference.predict",
     "entities_from_tags": "crossner_hf.inference.predict",
 }
 """Names ``crossner_hf.inference`` had when it was one module (kept so old imports work)."""
 
 
 def __getattr__(name: str) -> Any:
-    """A lazy name's object, imported from its module on first use (PEP 562)."""
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """A lazy name's object, imported from its module on first use."""
+    return lazy_attribute(__name__, _LAZY, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(_LAZY)
+    return lazy_dir(_LAZY)
