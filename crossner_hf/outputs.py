@@ -15,6 +15,8 @@
 - :func:`check_ours`: a non-empty folder that crossner_hf did not make (none of :data:`OWN_MARKERS`) is refused in
   one line unless the user passes ``--overwrite_output_dir``; of a previous run's outputs only the plain names its
   manifest lists are removed (:func:`plain_names`: ``../x`` removes nothing).
+- :func:`replace_folder`: a finished folder takes a folder's place in one step (Linux swaps the two names at once;
+  elsewhere two renames), so a reader sees the old folder or the new one, never none.
 - :func:`default_output_dir`: the one folder rule of every runner and command given no ``--output_dir``,
   ``outputs/<data name>-<workflow or schedule>``.
 - :func:`portable` / :func:`scrub_paths`: what is published (``results.json``, every card) names files by their
@@ -68,6 +70,44 @@ def atomic_output(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+_RENAME_EXCHANGE = 2  # renameat2's flag (Linux 3.15+): both names swap in one step
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system or
+    the file system cannot, so the caller falls back to two renames."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):  # not glibc 2.28+ / not Linux
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    logger.debug("renameat2(RENAME_EXCHANGE) %s <-> %s: %s", a, b, os.strerror(ctypes.get_errno()))
+    return False
+
+
+def replace_folder(new: str | Path, target: str | Path) -> None:
+    """``new`` (a finished folder on the same file system) becomes ``target``; the folder that was there is removed.
+    Where the system swaps two names in one step (Linux), ``target`` is never missing, not even for a moment."""
+    new, target = Path(new), Path(target)
+    if target.is_dir() and not target.is_symlink() and _exchange(new, target):
+        shutil.rmtree(new, ignore_errors=True)  # the old folder, now under the new one's former name
+        return
+    if target.exists():
+        old = Path(tempfile.mkdtemp(dir=new.parent, prefix=f".{target.name}.old-"))
+        os.replace(target, old / target.name)
+        os.replace(new, target)
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    os.replace(new, target)
 
 
 def default_output_dir(data_name: str | Path | None, workflow: str) -> str:
@@ -209,9 +249,9 @@ def staged_outputs(folder: str | Path, *, overwrite: bool = False, flag: str = "
                 os.chmod(path, (0o777 & ~_umask()) if path.is_dir() else file_mode)
             target = folder / entry.name
             if entry.is_dir() and target.exists():
-                old = Path(tempfile.mkdtemp(dir=stage, prefix=".old-"))
-                os.replace(target, old / entry.name)  # the old folder leaves with the staging folder
-            os.replace(entry, target)
+                replace_folder(entry, target)  # the old folder leaves with the staging folder
+            else:
+                os.replace(entry, target)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
 

@@ -159,3 +159,43 @@ def test_our_folders_and_transient_entries_pass_the_ownership_check(tmp_path):
     with pytest.raises(FileExistsError, match="notes.txt"):
         check_ours(tmp_path / "user")
     check_ours(tmp_path / "user", overwrite=True)
+
+
+def test_a_folder_is_replaced_in_one_step_where_the_system_can(tmp_path, monkeypatch):
+    """``replace_folder``: on Linux the two names swap at once (the target is never missing: the old folder's inode
+    is seen under the new folder's former name before it goes); elsewhere, or on a file system that cannot, two
+    renames give the same result."""
+    import sys
+
+    from crossner_hf import outputs
+
+    def folders():
+        new, target = tmp_path / ".new", tmp_path / "best"
+        for folder, text in ((new, "new"), (target, "old")):
+            folder.mkdir(exist_ok=True)
+            (folder / "weights").write_text(text)
+        return new, target
+
+    new, target = folders()
+    old_inode = target.stat().st_ino
+    swapped = []
+    real = outputs._exchange
+
+    def seen(a, b):
+        done = real(a, b)
+        swapped.append(done and a.stat().st_ino == old_inode and (b / "weights").read_text() == "new")
+        return done
+
+    monkeypatch.setattr(outputs, "_exchange", seen)
+    outputs.replace_folder(new, target)
+    assert (target / "weights").read_text() == "new" and not new.exists()
+    if sys.platform.startswith("linux"):
+        assert swapped == [True]  # one step: the old folder took the new one's name
+    monkeypatch.setattr(outputs, "_exchange", lambda a, b: False)  # the fallback
+    new, target = folders()
+    outputs.replace_folder(new, target)
+    assert (target / "weights").read_text() == "new" and not new.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best"]  # nothing left beside it
+    new.mkdir()
+    outputs.replace_folder(new, tmp_path / "fresh")  # no folder there yet: a plain rename
+    assert (tmp_path / "fresh").is_dir() and not new.exists()

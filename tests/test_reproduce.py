@@ -129,6 +129,39 @@ def test_table2_plan_counts_and_paper_settings(tmp_path, capsys):
         "paper/crossner_direct", "paper/crossner_pretrain_finetune", "paper/crossner_joint"}
 
 
+def test_status_beside_a_live_run_leaves_the_runs_files_to_it(tmp_path):
+    """``--status`` while another run holds OUT: the table so far goes to ``OUT/.status``, never over the files the
+    run writes itself (its final table could be overwritten by an older snapshot); with no run, into OUT."""
+    import threading
+
+    from crossner_hf.grid import grid_lock
+    from crossner_hf.reproduce.run import STATUS_DIR, run_experiment
+
+    out = tmp_path / "t2"
+    grid = plan("crossner-table2", "cpu", out, domains=["politics"])
+    holding, release = threading.Event(), threading.Event()
+
+    def live_run():
+        with grid_lock(out):
+            (out / "table.md").write_text("the run's own table")
+            holding.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=live_run)
+    thread.start()
+    try:
+        assert holding.wait(60)
+        snapshot = run_experiment(grid, out, run=False)
+        assert snapshot.table == out / STATUS_DIR / "table.md" and "| row |" in snapshot.table.read_text()
+        assert (out / "table.md").read_text() == "the run's own table" and not (out / "plan.json").exists()
+    finally:
+        release.set()
+        thread.join()
+    refreshed = run_experiment(grid, out, run=False)  # no run holds it now
+    assert refreshed.table == out / "table.md" and "| row |" in refreshed.table.read_text()
+    assert (out / "plan.json").is_file()
+
+
 def test_figure_plans_are_the_papers_figures(tmp_path):
     from crossner_hf.reproduce.papers import paper_data
 

@@ -11,10 +11,13 @@ from pathlib import Path
 
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.experiments import Plan
-from crossner_hf.grid import grid_lock, grid_status, run_grid, topological
+from crossner_hf.grid import grid_lock, grid_lock_if_free, grid_status, run_grid, topological
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
+
+STATUS_DIR = ".status"
+"""Where ``--status`` beside a live run writes the table so far (the run writes ``OUT/table.md`` itself)."""
 
 
 def dry_run_text(cells, out) -> str:
@@ -84,9 +87,15 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
         require("matplotlib", "plots")  # the figure is drawn at the end: say so now, not after the runs
         if grid.experiment == "nerbert-fig3":
             require("sklearn", "plots")  # the plot-entities cells need it
-    if not run:  # --status: reads what is done (while a run may hold the folder), writes the plan and the table
-        _write_plan(grid, out)
-        return _tables(grid, out)
+    if not run:  # --status: reads what is done; writes the plan and the table only when no run holds the folder
+        with grid_lock_if_free(out) as ours:
+            if ours:
+                _write_plan(grid, out)
+                return _tables(grid, out)
+            # a live run writes OUT's table itself, last: a snapshot taken now must not overwrite its final one
+            logger.info("a run holds %s: the table so far is in %s (the run writes %s when it ends)", out,
+                        out / STATUS_DIR, out / "table.md")
+            return _tables(grid, out, dest=out / STATUS_DIR)
     with grid_lock(out):  # one run per folder, from the plan to the table
         _write_plan(grid, out)
         from crossner_hf.reproduce.budgets import default_model
@@ -108,10 +117,13 @@ def _write_plan(grid: Plan, out: Path) -> None:
                                    "cells": [c.to_dict() for c in grid.cells]}, indent=2))
 
 
-def _tables(grid: Plan, out: Path) -> ExperimentResult:
+def _tables(grid: Plan, out: Path, dest: Path | None = None) -> ExperimentResult:
+    """The table (and figure) from what is done, into ``out`` (``dest``: a snapshot's folder, and no figure)."""
+    if dest is not None:
+        dest.mkdir(exist_ok=True)
     md, csv_path = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model,
-                                notes=grid.notes, unplanned=grid.unplanned)
-    figure = write_figure(grid.experiment, grid.cells, out, model=grid.model)
+                                notes=grid.notes, unplanned=grid.unplanned, dest=dest)
+    figure = write_figure(grid.experiment, grid.cells, out, model=grid.model) if dest is None else None
     if figure is not None:
         logger.info("figure: %s", figure)
     return ExperimentResult(out, grid_status(grid.cells, out), md, csv_path, figure)

@@ -287,8 +287,10 @@ def build_table(experiment: str, cells: Sequence[Cell], out: str | Path,
 
 
 def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, scale: str, model: str,
-                 notes: Sequence[str] = (), unplanned: Sequence[tuple[str, str]] = ()) -> tuple[Path, Path]:
-    """``OUT/table.md`` (ours | paper per column, one line per row) and ``OUT/table.csv``; returns both."""
+                 notes: Sequence[str] = (), unplanned: Sequence[tuple[str, str]] = (),
+                 dest: str | Path | None = None) -> tuple[Path, Path]:
+    """``OUT/table.md`` (ours | paper per column, one line per row) and ``OUT/table.csv``, or the two in ``dest``
+    (a folder; the cells are read from ``out`` all the same); returns both."""
     from crossner_hf.outputs import atomic_output
 
     out = Path(out)
@@ -325,7 +327,8 @@ def write_tables(experiment: str, cells: Sequence[Cell], out: str | Path, *, sca
         lines += ["", "The paper's rows not run here:", ""] + [f"- {row}: {reason}" for row, reason in unplanned]
     if notes:
         lines += ["", "What this scale cuts against the paper:", ""] + [f"- {n}" for n in notes]
-    md, csv_path = out / "table.md", out / "table.csv"
+    folder = Path(dest) if dest is not None else out
+    md, csv_path = folder / "table.md", folder / "table.csv"
     with atomic_output(md) as tmp:
         tmp.write_text("\n".join(lines) + "\n")
     buffer = io.StringIO()

@@ -33,7 +33,7 @@ from crossner_hf.selection.choice import (
 from crossner_hf.selection.config import BUDGET_TEXT, AdaptConfig
 from crossner_hf.selection.evidence import attach_paper_gains, card_section, markdown_table, write_evidence
 from crossner_hf.executors import ExecutorOptions
-from crossner_hf.outputs import scrub_paths
+from crossner_hf.outputs import replace_folder, scrub_paths
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
 from crossner_hf.grid.cells import failed_line
 from crossner_hf.results import WorkflowResult, read_results, shared_record
@@ -310,9 +310,7 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
             shutil.rmtree(leftover, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=".best-", dir=out))
     shutil.copytree(row.models[index], staging / "model", ignore=shutil.ignore_patterns(*COPY_IGNORE))
-    if best.exists():
-        best.rename(staging / "old")
-    (staging / "model").rename(best)
+    replace_folder(staging / "model", best)  # one step where the system can: best/ is never missing
     shutil.rmtree(staging, ignore_errors=True)
     # the cell's folder, not best/: its seed folders (where the predictions are) are not copied
     dev, test = (compute_ner_metrics(*split_tags(row.models[index], target, split))["overall_f1"]
