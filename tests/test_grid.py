@@ -638,3 +638,22 @@ def test_a_running_marker_of_another_host_is_a_leftover_once_the_folder_is_ours(
     assert grid_status([ray_cell, slurm_cell], out) == {"ray": "running", "slurm": "running"}  # read-only: trusted
     # no squeue here: the Slurm job cannot be asked, so its marker is trusted and its cell left alone
     assert run_grid([ray_cell, slurm_cell], out, ExecutorOptions(workers=1)) == {"ray": "done", "slurm": "running"}
+
+
+def test_on_a_cluster_the_progress_counts_the_cells_that_run_and_prices_by_them(tmp_path, probe, caplog):
+    """On Ray every submitted cell reads "running" to the executor: the progress line counts those whose process
+    marked its folder, and the ETA divides the cells left by the most seen running at once, not by all cells."""
+    import logging
+    import socket
+
+    from crossner_hf.grid.run import Progress
+
+    out = tmp_path / "grid"
+    cells = [_cell(f"c{i}", probe, minutes=10) for i in range(4)]
+    for cell in cells[:2]:  # two run; the other two wait for the cluster's room
+        cell.folder(out).mkdir(parents=True)
+        (cell.folder(out) / ".running").write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid()}))
+    progress = Progress(cells, out, None)
+    with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
+        progress({c.name: "running" for c in cells})
+    assert caplog.records[-1].getMessage() == "cells: 0 done, 2 running, 2 left of 4; ETA ~20 min"

@@ -294,10 +294,12 @@ class Progress:
     left, priced at their estimates scaled by how the finished cells' measured seconds compared with theirs, over
     the cells running at once."""
 
-    def __init__(self, cells: list[Cell], out: Path, at_once: int):
+    def __init__(self, cells: list[Cell], out: Path, at_once: int | None):
         self.cells = {c.name: c for c in cells}
         self.out = out
-        self.at_once = max(1, at_once)
+        # None (Ray, Slurm: the cluster decides): the most cells seen running at once so far
+        self.at_once = max(1, at_once) if at_once is not None else None
+        self.most_running = 1
         self.last: tuple | None = None
         self.bar = None
         if sys.stderr.isatty():
@@ -307,7 +309,10 @@ class Progress:
 
     def __call__(self, state: Mapping[str, str]) -> None:
         done = [n for n, s in state.items() if s == "done"]
-        running = [n for n, s in state.items() if s == "running"]
+        # on Ray every submitted cell reads "running" to the executor: there the cells that run are those whose
+        # process marked its folder (the others wait for the cluster's room)
+        running = [n for n, s in state.items() if s == "running"
+                   and (self.at_once is not None or cell_status(self.cells[n], self.out) == "running")]
         ended = sum(1 for s in state.values() if s not in ("running", "waiting"))
         left = [n for n in self.cells
                 if state.get(n) not in ("done", "failed", "changed", "blocked", "missing input", "oom")]
@@ -322,7 +327,8 @@ class Progress:
                 measured += seconds
                 estimated += 60 * self.cells[name].minutes
         scale = measured / estimated if estimated else 1.0
-        eta = scale * sum(60 * self.cells[n].minutes for n in left) / self.at_once
+        self.most_running = max(self.most_running, len(running))
+        eta = scale * sum(60 * self.cells[n].minutes for n in left) / (self.at_once or self.most_running)
         logger.info("cells: %d done, %d running, %d left of %d; ETA ~%s", len(done), len(running),
                     len(left) - len(running), len(self.cells), _duration(eta) if left else "0 min")
         if self.bar is not None:
@@ -352,7 +358,7 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
     out = Path(out)
     with grid_lock(out):
         _stopping.clear()
-        at_once = plan_packing(cells, options).workers if options.executor == "local" else len(cells)
+        at_once = plan_packing(cells, options).workers if options.executor == "local" else None
         progress = Progress(cells, out, at_once)
         _clear_leftover_markers(cells, out)
         (out / INTERRUPTED).unlink(missing_ok=True)
