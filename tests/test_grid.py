@@ -21,6 +21,8 @@ import pytest
 from crossner_hf.executors import ExecutorOptions, plan_packing, task_environment
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
 
+ROOT = Path(__file__).resolve().parents[1]
+
 PROBE = textwrap.dedent('''
     import json, os, sys, time
     from pathlib import Path
@@ -622,6 +624,81 @@ def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_p
         zygote.close()
     assert zygote._proc.poll() is not None  # the zygote is gone with the grid
     assert not os.path.exists(zygote.path)
+
+
+HOLD_WARM = '''"""Holds a warm cell whose command is `hold-here` (tests/test_grid.py): the zygote imports crossner_hf.cli
+through this hook, and the cells it forks inherit the patched main."""
+import threading
+from importlib.abc import MetaPathFinder
+from importlib.machinery import PathFinder
+import sys
+
+
+class _Hold(MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name != "crossner_hf.cli":
+            return None
+        spec = PathFinder.find_spec(name, path)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            real = module.main
+
+            def main(argv=None):
+                if argv and argv[0] == "hold-here":
+                    threading.Event().wait()  # until the test's kill
+                return real(argv)
+
+            module.main = main
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, _Hold())
+'''
+
+DRIVER = """import json, sys
+from pathlib import Path
+from crossner_hf.executors import task_environment
+from crossner_hf.grid.warm import Zygote
+import os
+zygote = Zygote(task_environment(os.environ, threads=1))
+with open(sys.argv[1] + ".log", "w") as log:
+    cell = zygote.launch([sys.executable, "-m", "crossner_hf.cli", "hold-here"], task_environment(os.environ, threads=1),
+                         log.fileno())
+Path(sys.argv[1]).write_text(json.dumps({"zygote": zygote._proc.pid, "cell": cell.pid}))
+cell.wait()
+"""
+
+
+def test_a_warm_cell_dies_with_a_killed_grid(tmp_path):
+    """docs/grid.md's claim for warm cells: the grid SIGKILLed (no clean-up runs), its zygote dies with it and the
+    cell forked from the zygote dies with that (parent-death signals, Linux)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("parent-death signals are Linux's")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOLD_WARM)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    pids = tmp_path / "pids.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)])}
+    driver = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), str(pids)], env=env,
+                              start_new_session=True)
+    try:
+        _wait_for(lambda: pids.is_file() or driver.poll() is not None, "the warm cell to start", 300)
+        assert driver.poll() is None, (tmp_path / "pids.json.log").read_text() if pids.is_file() else "driver ended"
+        started = json.loads(pids.read_text())
+        assert _alive(started["zygote"]) and _alive(started["cell"])
+        os.kill(driver.pid, signal.SIGKILL)  # a kill -9 of the grid: nothing of ours runs after it
+        driver.wait()
+        _wait_for(lambda: not _alive(started["zygote"]) and not _alive(started["cell"]),
+                  "the zygote and its cell to die with the grid", 60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
 
 
 def test_a_running_marker_of_another_host_is_a_leftover_once_the_folder_is_ours(tmp_path, probe):
