@@ -211,9 +211,10 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     from datasets import Dataset
     from safetensors.torch import load_file
 
-    from crossner_hf.grid import read_score
+    from crossner_hf.grid import grid_status, read_score
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
     from crossner_hf.reproduce.experiments import plan
+    from crossner_hf.reproduce.tables import build_table
 
     # 60 sentences: an epoch of several steps, longer than the smoke budget of 2 steps, which therefore
     # checkpoints every step (dapt.checkpoint_within_budget; at epochs' ends, its only checkpoint was its last)
@@ -234,6 +235,8 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     step = _kill_after_first_checkpoint(args(out), _env(tmp_path, crossner_data_dir, hold=True),
                                         "checkpoint-*/checkpoint_complete.json", dapt.folder(out))
     assert step == 1 and not (dapt.folder(out) / dapt.result_file).exists()
+    # a killed grid is not shown as running: its cell's .running marker names processes that are gone
+    assert grid_status([dapt, finetune], out) == {dapt.name: "waiting", finetune.name: "waiting"}
     _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
     _finish(uninterrupted)
     _, rerun = _runs(dapt.folder(out) / "log.txt")
@@ -244,3 +247,16 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     a, b = (load_file(dapt.folder(folder) / "model.safetensors") for folder in (full, out))
     assert a.keys() == b.keys() and all(a[k].equal(b[k]) for k in a)
     assert read_score(finetune, out) == read_score(finetune, full) is not None
+    # the table's numbers are the cells' results.json numbers, beside the paper's
+    records = {(r["row"], r["column"]): r for r in build_table("crossner-table2", [dapt, finetune], out)}
+    results = json.loads((finetune.folder(out) / "results.json").read_text())
+    ours = records[(DAPT_ROW, "politics")]["ours"]
+    assert ours == f"{100 * results['test']['overall_f1']:.2f}" and records[(DAPT_ROW, "politics")]["paper"] == "72.05"
+    assert f"| {DAPT_ROW} | {ours} / " in (out / "table.md").read_text()
+    assert f"{DAPT_ROW},politics," in (out / "table.csv").read_text()
+    assert records[(DAPT_ROW, "average")]["ours"] == "incomplete (1/5 columns)"  # one domain of five: no average
+    # the same command once more: every cell is done, none runs again
+    finished = {cell.name: (cell.folder(out) / cell.result_file).stat().st_mtime_ns for cell in (dapt, finetune)}
+    _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
+    assert finished == {cell.name: (cell.folder(out) / cell.result_file).stat().st_mtime_ns for cell in (dapt, finetune)}
+    assert [(cell.folder(out) / "log.txt").read_text().count("\n$ ") for cell in (dapt, finetune)] == [1, 0]

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -254,47 +252,6 @@ def test_cpu_cuts_name_only_what_the_plan_runs(tmp_path):
     assert "the paper's five (003:138)" in notes("nerbert-table2") and "the paper's five" in notes("nerbert-fig2")
     assert "seeds:" not in notes("nerbert-fig3") and "word vectors" not in notes("nerbert-table2")
     assert plan("crossner-table2", "paper", tmp_path, domains=["politics"]).notes == ()
-
-
-def test_local_grid_killed_mid_way_resumes_without_rerunning(tmp_path, crossner_data_dir, corpora, tiny_bert_dir):
-    out = tmp_path / "grid"
-    # a DAPT cell and the fine-tuning that waits for it: the kill falls between them
-    args = ["crossner-table2", "--scale", "smoke", "--domains", "politics", "--rows", DAPT_ROW,
-            "--model", tiny_bert_dir, "--corpora", corpora, "--output_dir", out]
-    grid = plan("crossner-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir, corpora=str(corpora),
-                rows=[DAPT_ROW])
-    first = grid.cells[0]
-    assert len(grid.cells) == 2 and grid.cells[1].deps == (first.name,)
-    proc = _reproduce(args, tmp_path, crossner_data_dir)
-    deadline = time.monotonic() + 600
-    result = first.folder(out) / first.result_file
-    while not result.is_file():  # the condition, not a sleep: the first cell finished
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the first cell never finished"
-        time.sleep(0.2)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    finished = result.stat().st_mtime_ns
-    after_kill = grid_status(grid.cells, out)
-    # a killed run is not shown as running: its .running marker names a process that is gone
-    assert after_kill[first.name] == "done" and set(list(after_kill.values())[1:]) == {"waiting"}, after_kill
-    proc = _reproduce(args, tmp_path, crossner_data_dir)
-    stdout, stderr = proc.communicate(timeout=600)
-    assert proc.returncode == 0, stderr[-3000:]
-    assert result.stat().st_mtime_ns == finished  # the finished cell was not run again
-    assert (first.folder(out) / "log.txt").read_text().count("$ ") == 1
-    assert set(grid_status(grid.cells, out).values()) == {"done"}
-    # the table's numbers are the cells' results.json numbers
-    records = {(r["row"], r["column"]): r for r in build_table("crossner-table2", grid.cells, out, grid.unplanned)}
-    for cell in grid.cells:
-        if cell.score:
-            results = json.loads((cell.folder(out) / "results.json").read_text())
-            assert records[(cell.row, "politics")]["ours"] == f"{100 * results['test']['overall_f1']:.2f}"
-            assert f"| {cell.row} | {records[(cell.row, 'politics')]['ours']} / " in (out / "table.md").read_text()
-            # one domain of five: no average is claimed
-            assert records[(cell.row, "average")]["ours"] == "incomplete (1/5 columns)"
-    assert records[(DAPT_ROW, "politics")]["paper"] == "72.05"
-    assert f"{DAPT_ROW},politics," in (out / "table.csv").read_text()
 
 
 def test_failed_cell_is_reported_and_the_rest_go_on(tmp_path, crossner_data_dir, tiny_bert_dir):
