@@ -338,30 +338,12 @@ def test_slurm_jobs_carry_resources_and_afterok_dependencies(tmp_path, monkeypat
     assert "#SBATCH --dependency=afterok:11" in second and "#SBATCH --kill-on-invalid-dep=yes" in second
 
 
-@pytest.mark.slow  # a grid of real runs (about 30 s on a quiet machine)
-def test_nerbert_table2_pretrains_once_and_finetunes_from_it(tmp_path, crossner_data_dir, sample_corpus, tiny_bert_dir,
-                                                            monkeypatch):
-    from crossner_hf.executors import ExecutorOptions
-    from crossner_hf.grid import run_grid
-
-    for name, value in _env(tmp_path, crossner_data_dir).items():
-        monkeypatch.setenv(name, value)
-    out = tmp_path / "grid"
-    grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
-                nerbert_corpus=str(sample_corpus), rows=["direct / NER-BERT"])
-    assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1"]
-    assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
-    results = json.loads((grid.cells[1].folder(out) / "results.json").read_text())
-    assert results["model"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
-    full = plan("nerbert-table2", "cpu", out, domains=["politics"])
-    assert {c.row for c in full.cells if c.score} == {f"{s} / {e}" for e in ("BERT", "NER-BERT", "NER-BERT 4types",
-                                                                          "NER-BERT 212types")
-                                                      for s in ("direct", "pretrain-finetune")}
-    assert grid_status(full.cells, out)["nerbert-4types"] == "missing input"
-
-
-@pytest.mark.slow  # two real fine-tuning runs (about 20 s on a quiet machine)
-def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_data_dir, tiny_bert_dir, monkeypatch):
+@pytest.mark.slow  # one grid: a NER-BERT pre-training and two fine-tunings from it (about 30 s on a quiet machine)
+def test_nerbert_table2_pretrains_once_and_finetunes_from_it_on_any_conll_folder(tmp_path, crossner_data_dir,
+                                                                                sample_corpus, tiny_bert_dir,
+                                                                                monkeypatch):
+    """nerbert-table2: the NER-BERT encoder is pre-trained once and every column fine-tunes from it, a CrossNER
+    domain and a CoNLL folder of the user's (its own tag names) alike."""
     from crossner_hf.executors import ExecutorOptions
     from crossner_hf.grid import run_grid
     from crossner_hf.testing import make_renamed_conll_folder
@@ -371,17 +353,24 @@ def test_nerbert_table2_takes_any_conll_folder_as_a_column(tmp_path, crossner_da
     folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "speeches", {"person": "speaker"})
     out = tmp_path / "grid"
     grid = plan("nerbert-table2", "smoke", out, domains=["politics"], model=tiny_bert_dir,
-                datasets=[str(folder)], rows=["direct / BERT"])
-    assert [c.name for c in grid.cells] == ["politics/encoder-direct/seed-1", "speeches/encoder-direct/seed-1"]
-    assert grid.cells[1].flags()[grid.cells[1].flags().index("--dataset_dir") + 1] == str(folder)
+                nerbert_corpus=str(sample_corpus), datasets=[str(folder)], rows=["direct / NER-BERT"])
+    assert [c.name for c in grid.cells] == ["nerbert-all", "politics/ner-bert-all-direct/seed-1",
+                                            "speeches/ner-bert-all-direct/seed-1"]
+    assert grid.cells[2].flags()[grid.cells[2].flags().index("--dataset_dir") + 1] == str(folder)
     assert set(run_grid(grid.cells, out, ExecutorOptions()).values()) == {"done"}
     records = {r["column"]: r["ours"] for r in build_table("nerbert-table2", grid.cells, out)
-               if r["row"] == "direct / BERT"}
+               if r["row"] == "direct / NER-BERT"}
     assert records["average"] == "incomplete (1/11 columns)"  # averaged only when every column is there
-    for cell in grid.cells:
+    for cell in grid.cells[1:]:
         results = json.loads((cell.folder(out) / "results.json").read_text())
+        assert results["model"] == grid.cells[0].folder(out).name  # the NER-BERT cell (by name: published)
         assert records[cell.column] == f"{100 * results['test']['overall_f1']:.2f}"
-    assert "B-speaker" in json.loads((grid.cells[1].folder(out) / "results.json").read_text())["labels"]
+    assert "B-speaker" in json.loads((grid.cells[2].folder(out) / "results.json").read_text())["labels"]
+    full = plan("nerbert-table2", "cpu", out, domains=["politics"])
+    assert {c.row for c in full.cells if c.score} == {f"{s} / {e}" for e in ("BERT", "NER-BERT", "NER-BERT 4types",
+                                                                          "NER-BERT 212types")
+                                                      for s in ("direct", "pretrain-finetune")}
+    assert grid_status(full.cells, out)["nerbert-4types"] == "missing input"
     # a folder that is not there is a missing input, shown as such; other experiments refuse --datasets
     gone = plan("nerbert-fig2", "smoke", tmp_path / "g2", domains=["politics"], model=tiny_bert_dir,
                 datasets=[str(tmp_path / "nowhere")], nerbert_corpus=str(tmp_path / "c"))
