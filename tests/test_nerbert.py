@@ -11,6 +11,8 @@ import json
 import logging
 import math
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -284,6 +286,48 @@ def test_pretraining_on_the_corpus_the_wikipedia_builder_made(sample_corpus, tmp
                              eval_steps=1, save_steps=1))
     assert four["corpus"]["categories"] == ["ENTITY", "location", "organisation", "person"]
     assert four["best_validation"]["n_gold_entities"] == b_tags  # the same entities, coarser types
+
+
+@pytest.mark.slow
+def test_two_cpu_processes_with_accelerate(base_model, corpus_dir, tmp_path):
+    """``accelerate launch`` with two CPU processes: the effective batch counts both processes."""
+    import os
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
+           "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+           str(ROOT / "trainer_recipes" / "nerbert.py"), "--model_name_or_path", base_model,
+           "--dataset_name", str(corpus_dir), "--effective_batch_size", "8", "--per_device_train_batch_size", "2",
+           "--num_train_epochs", "2", "--eval_steps", "4", "--save_steps", "4", "--learning_rate", "5e-3",
+           "--use_cpu", "true", "--disable_tqdm", "true", "--dataloader_pin_memory", "false", "--seed", "7",
+           # 7 validation sentences in batches of 2: the processes get unequal shards, padded by accelerate
+           "--validation_subsample", "7", "--per_device_eval_batch_size", "2", "--output_dir", str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    res = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert res.returncode == 0, f"STDOUT:\n{res.stdout[-3000:]}\nSTDERR:\n{res.stderr[-6000:]}"
+    saved = json.loads((out / "results.json").read_text())
+    # 2 per device x 2 processes x 2 accumulation = 8 sentences per step: 32 / 8 = 4 steps per epoch
+    assert saved["world_size"] == 2 and saved["gradient_accumulation_steps"] == 2
+    assert saved["effective_batch_size"] == 8 and saved["global_step"] == 8
+    assert [h["step"] for h in saved["validation_history"]] == [4, 8]
+    # validation is sharded over both processes and gathered back in order, padding dropped: the
+    # recorded best F1 is what seqeval gives for the saved (best) model on the same 7 sentences
+    from datasets import load_dataset
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    from crossner_hf.inference.predict import predict_tags
+    from crossner_hf.evaluation.metrics import compute_ner_metrics
+
+    validation = load_dataset(str(corpus_dir), "all")["validation"].shuffle(seed=7).select(range(7))
+    names = validation.features["ner_tags"].feature.names
+    model = AutoModelForTokenClassification.from_pretrained(out)
+    pred = predict_tags(model, AutoTokenizer.from_pretrained(out), validation["tokens"], decoding="argmax")
+    ref = compute_ner_metrics([[names[i] for i in tags] for tags in validation["ner_tags"]], pred)
+    best = saved["best_validation"]
+    assert saved["corpus"]["validation_sentences"] == 7
+    assert best["n_gold_entities"] == ref["n_gold_entities"] and best["n_pred_entities"] == ref["n_pred_entities"]
+    assert math.isclose(best["f1"], ref["overall_f1"], abs_tol=1e-9)
+    assert (out / "model.safetensors").is_file() and (out / "README.md").is_file()
 
 
 def test_resume_from_mid_run_checkpoint_matches_uninterrupted(nerbert_run, base_model, corpus_dir, tmp_path):
