@@ -189,6 +189,47 @@ def _wait_for(condition, what: str, seconds: float = 300):
         time.sleep(0.1)
 
 
+def _sigint_state(pid: int) -> str:
+    """How process ``pid`` takes SIGINT: "blocked", "ignored" or "delivered" (Linux's /proc masks), for the failure
+    messages of the Ctrl-C tests."""
+    try:
+        fields = dict(line.split(":\t", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                      if ":\t" in line)
+    except OSError:
+        return "gone"
+    bit = 1 << (signal.SIGINT - 1)
+    return "blocked" if int(fields["SigBlk"], 16) & bit else "ignored" if int(fields["SigIgn"], 16) & bit else \
+        "delivered"
+
+
+def _parent_sigint(pid: int) -> str:
+    import psutil
+
+    try:
+        return _sigint_state(psutil.Process(pid).ppid())
+    except psutil.NoSuchProcess:
+        return "gone"
+
+
+def _as_from_a_terminal() -> None:
+    """In a child before it starts: SIGINT delivered and default, as a process started from a terminal has it. A
+    test worker's own mask and dispositions are inherited otherwise, and a library (Ray blocks SIGINT in the
+    processes it starts, a shell ignores it in background jobs) may have changed them: Ctrl-C would not arrive."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def sigint_as_from_a_terminal():
+    """This test process takes SIGINT as a terminal's process does while the test runs (so do the processes it starts,
+    which inherit a blocked or ignored SIGINT); restored after."""
+    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
 GRID_SCRIPT = textwrap.dedent('''
     import sys
     from crossner_hf.cli import run_command
@@ -213,7 +254,8 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
     script = tmp_path / "grid.py"
     script.write_text(GRID_SCRIPT)
     out = tmp_path / "grid"
-    first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_as_from_a_terminal)
     held = out / "cells" / "held"
     _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
     second = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
@@ -227,8 +269,12 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
             pass
 
     cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
+    assert _sigint_state(first.pid) == "delivered"  # Ctrl-C can reach it
     first.send_signal(signal.SIGINT)
-    _, err = first.communicate(timeout=300)
+    try:
+        _, err = first.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the grid did not end after Ctrl-C (its SIGINT: {_sigint_state(first.pid)})") from None
     assert first.returncode == 130
     assert err.strip().splitlines()[-1] == ("grid: interrupted: finished cells are kept; rerun the same command to "
                                             "resume")
@@ -568,7 +614,7 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
     assert grid_status([cell], out) == {"held": "waiting"}
 
 
-def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
+def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch, sigint_as_from_a_terminal):
     """Through submitit's local executor: Ctrl-C while the driver waits for a cell's job cancels the job, and the
     cell's process ends with it (no job runs on outside the folder's lock)."""
     pytest.importorskip("submitit")
@@ -590,7 +636,11 @@ def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch):
         run_grid([cell], out, ExecutorOptions(executor="slurm", slurm_cluster="local"))
     cell_pid = owner["cell_pid"]
     try:
-        _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
+        try:
+            _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
+        except AssertionError as err:
+            raise AssertionError(f"{err} (its SIGINT: {_sigint_state(cell_pid)}, its parent's: "
+                                 f"{_parent_sigint(cell_pid)})") from None
     finally:
         if _alive(cell_pid):
             os.kill(cell_pid, signal.SIGKILL)
