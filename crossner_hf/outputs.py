@@ -249,7 +249,7 @@ def staged_outputs(folder: str | Path, *, overwrite: bool = False, flag: str = "
                 os.chmod(path, (0o777 & ~_umask()) if path.is_dir() else file_mode)
             target = folder / entry.name
             if entry.is_dir() and target.exists():
-                replace_folder(entry, target)  # the old folder leaves with the staging folder
+                replace_folder(entry, target)  # in one step where the system can; the old folder is removed
             else:
                 os.replace(entry, target)
     finally:

@@ -22,5 +22,5 @@ from crossner_hf.grid.cells import (
 )
 from crossner_hf.grid.run import GridInterrupted, grid_lock, grid_lock_if_free, run_cell, run_grid
 
-__all__ = ["STATUSES", "Cell", "GridInterrupted", "cell_status", "grid_lock", "grid_lock_if_free", "grid_status", "read_counts",
-           "read_score", "render_flags", "run_cell", "run_grid", "status_table", "topological"]
+__all__ = ["STATUSES", "Cell", "GridInterrupted", "cell_status", "grid_lock", "grid_lock_if_free", "grid_status",
+           "read_counts", "read_score", "render_flags", "run_cell", "run_grid", "status_table", "topological"]

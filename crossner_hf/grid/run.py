@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,21 +109,15 @@ def grid_lock_if_free(out: str | Path) -> Iterator[bool]:
     """For a reader that also writes what it derives (``--status``): ``out``'s grid lock, held for the block, when
     no run holds it (yields True); else nothing is held (False), and the reader leaves ``out``'s files to that run."""
     out = Path(out)
-    try:
-        held = grid_lock(out)
-        held.__enter__()
-    except ValueError:
-        if not (out / GRID_LOCK).exists():  # not a grid's folder (a user's own files): grid_lock's one-line refusal
-            raise
-        yield False  # a live run holds it
-        return
-    try:
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(grid_lock(out))
+        except ValueError:
+            if not (out / GRID_LOCK).exists():  # not a grid's folder (a user's own files): grid_lock's refusal
+                raise
+            yield False  # a live run holds it
+            return
         yield True
-    except BaseException:
-        if not held.__exit__(*sys.exc_info()):
-            raise
-    else:
-        held.__exit__(None, None, None)
 
 
 def _holder(out: Path) -> str:
