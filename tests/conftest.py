@@ -58,6 +58,27 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: rank(item) if groups[item] is None else first[groups[item]])
 
 
+_FROZEN = [0]  # how many modules were loaded at the last gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Once a test has loaded many new modules (torch, transformers, ray ...), move what is alive into the garbage
+    collector's permanent generation (``gc.freeze``).
+
+    The ``Trainer`` runs a full collection at each training's end (accelerate's ``free_memory``); in a test worker
+    that has imported the libraries of the whole suite it walked millions of objects, half a second each time, for
+    each of the suite's trainings. A fresh ``crossner-hf`` process, what users run, holds far fewer. Modules live as
+    long as the worker does, so nothing collectable is kept by freezing them."""
+    import gc
+    import sys
+
+    if len(sys.modules) > _FROZEN[0] + 200:
+        gc.collect()
+        gc.freeze()
+        _FROZEN[0] = len(sys.modules)
+
+
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
     if not SHARED.is_dir():
@@ -73,13 +94,16 @@ def crossner_data_dir(shared_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_bert_dir(tmp_path_factory, crossner_data_dir: Path) -> str:
-    """A random 2-layer, 32-hidden BERT with a WordPiece vocab of politics words."""
+    """A random 2-layer, 32-hidden BERT with a WordPiece vocab of the politics words (every split's: a word left out
+    would be cut into characters, and dev / test sentences twice as many tokens make every evaluation of the suite
+    slower for nothing)."""
     from crossner_hf.testing import make_tiny_bert
 
     words: set[str] = set()
-    for line in (crossner_data_dir / "politics" / "train.txt").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            words.add(line.split("\t")[0].lower())
+    for split in ("train", "dev", "test"):
+        for line in (crossner_data_dir / "politics" / f"{split}.txt").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                words.add(line.split("\t")[0].lower())
     return make_tiny_bert(tmp_path_factory.mktemp("tiny_bert"), sorted(words))
 
 

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from crossner_hf.modeling.decoding import bio_viterbi, decode
+from crossner_hf.modeling.decoding import bio_viterbi, decode, viterbi_batch
 
 
 def _valid(tags: list[str]) -> bool:
@@ -32,6 +32,28 @@ def test_viterbi_equals_brute_force(seed):
         key=lambda seq: sum(scores[t, i] for t, i in enumerate(seq)),
     )
     assert bio_viterbi(scores, NAMES) == list(best)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_the_batched_viterbi_gives_each_sentences_own_path(ties):
+    """decode's Viterbi runs many sentences at once, in chunks, longest first: every path is bio_viterbi's, ties
+    included (scores rounded to one decimal tie often), for sentences of every length in any order, empty ones too,
+    and a chunk boundary between sentences of equal length."""
+    from crossner_hf.data.labels import LABELS
+
+    names = LABELS["politics"]
+    rng = np.random.default_rng(7)
+    sentences = []
+    for _ in range(150):
+        n = int(rng.choice([0, 1, 2, 3, 7, 7, 20, 41]))
+        s = np.log(rng.dirichlet(np.ones(len(names)) * 0.3, size=n))
+        sentences.append(np.round(s, 1) if ties else s)
+    expected = [bio_viterbi(s, names) for s in sentences]
+    assert viterbi_batch(sentences, names, chunk=16) == expected
+    assert decode(sentences, names, "bio-viterbi") == expected
+    assert viterbi_batch([], names) == []
+    with pytest.raises(ValueError, match="shape"):
+        viterbi_batch([np.zeros((2, 3))], names)
 
 
 def test_fixes_orphans_and_type_changes():

@@ -43,6 +43,7 @@ import logging
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -201,6 +202,14 @@ def _owners(
     content token; a window edge at the sentence's start or end is no edge. Ties go to
     the earlier window.
     """
+    if len(windows) == 1:  # most sentences: every word's place is its first sub-word in the one window
+        row = windows[0]
+        first_pos: dict[int, int] = {}
+        for pos, w in enumerate(word_ids_per_window[row]):
+            if w is not None and w >= 0 and w not in first_pos:
+                first_pos[w] = pos
+        if len(first_pos) == n_words and all(w in first_pos for w in range(n_words)):
+            return [(row, first_pos[w]) for w in range(n_words)]
     best: list[tuple[float, int, int] | None] = [None] * n_words
     for row in windows:
         wids = word_ids_per_window[row]
@@ -364,6 +373,7 @@ def tokenize_dataset(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, **kwa
     The original columns are removed (windows add rows); keyword arguments go to
     :func:`tokenize_and_align`.
     """
+    key = _fingerprint(dataset, tokenizer, kwargs)
     return dataset.map(
         _map_batch,
         batched=True,
@@ -371,7 +381,33 @@ def tokenize_dataset(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, **kwa
         remove_columns=dataset.column_names,
         fn_kwargs={"tokenizer": tokenizer, "options": kwargs},
         desc="Tokenizing",
+        new_fingerprint=None if key is None else f"{key}-windows",
     )
+
+
+_SOURCE: list[str] = []
+
+
+def _fingerprint(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, options: Mapping[str, Any]) -> str | None:
+    """The key of a split tokenized by this module: the split's own fingerprint, everything of the tokenizer that
+    :func:`tokenize_and_align` reads, the options and this module's source (a changed rule is a new key); ``None``
+    for a tokenizer without a ``tokenizers`` backend (``datasets`` then fingerprints it as usual).
+
+    ``datasets`` would fingerprint each step by pickling its arguments: the whole tokenizer for the map (a BERT
+    vocabulary is hundreds of thousands of objects), the gold tags and index lists for the columns added after it.
+    That took about a tenth of a short training run's time; this key is one hash of the backend's JSON, and names
+    the steps' results exactly as well, so ``datasets``' cache files are still reused for the same inputs.
+    """
+    backend, fingerprint = getattr(tokenizer, "backend_tokenizer", None), getattr(dataset, "_fingerprint", None)
+    if backend is None or fingerprint is None:
+        return None
+    from datasets.fingerprint import Hasher
+
+    if not _SOURCE:
+        _SOURCE.append(Hasher.hash(Path(__file__).read_bytes()))
+    return Hasher.hash([_SOURCE[0], fingerprint, type(tokenizer).__name__, backend.to_str(),
+                        tokenizer.model_max_length, tokenizer.all_special_ids, list(tokenizer.model_input_names),
+                        tokenizer.padding_side, sorted((k, repr(v)) for k, v in options.items())])
 
 
 def prepare_split(
@@ -394,21 +430,23 @@ def prepare_split(
     import numpy as np
 
     label_names = dataset.features["ner_tags"].feature.names
-    rows = tokenize_dataset(
-        dataset, tokenizer, max_length=max_length, stride=stride,
-        label_all_subwords=label_all_subwords, label_names=label_names,
-    )
+    options = {"max_length": max_length, "stride": stride, "label_all_subwords": label_all_subwords,
+               "label_names": label_names}
+    rows = tokenize_dataset(dataset, tokenizer, **options)
+    # each step's result follows from the tokenized split's key: named by it, not by hashing the columns' values
+    key = _fingerprint(dataset, tokenizer, options)
+    steps = {} if key is None else {name: {"new_fingerprint": f"{key}-{name}"} for name in ("tags", "length", "order")}
     example = np.asarray(rows["example_index"], dtype=np.int64)
     tags = _rows(dataset["ner_tags"])
-    rows = rows.add_column("word_tags", [tags[i] for i in example.tolist()])
+    rows = rows.add_column("word_tags", [tags[i] for i in example.tolist()], **steps.get("tags", {}))
     lengths = np.fromiter((len(ids) for ids in rows["input_ids"]), dtype=np.int64, count=len(rows))
-    rows = rows.add_column("length", lengths.tolist())
+    rows = rows.add_column("length", lengths.tolist(), **steps.get("length", {}))
     if for_eval and len(rows):
         longest = np.zeros(int(example.max()) + 1, dtype=np.int64)
         np.maximum.at(longest, example, lengths)
         window = np.asarray(rows["window_index"], dtype=np.int64)
         # lexsort: the last key is the primary one
-        rows = rows.select(np.lexsort((window, example, -longest[example])).tolist())
+        rows = rows.select(np.lexsort((window, example, -longest[example])).tolist(), **steps.get("order", {}))
     return rows
 
 
