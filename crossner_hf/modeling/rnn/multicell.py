@@ -238,11 +238,13 @@ class MultiCellForTokenClassification(RNNTaggerPreTrainedModel):
         if todo:
             was = self.feature_encoder.training
             self.feature_encoder.eval()  # fixed features: no dropout in a frozen encoder
-            inputs = {k: v.to(device) for k, v in self.encoder_inputs(todo).items()}
-            feats = self.encode_features(**inputs).float().cpu()
+            # one sentence at a time: in a padded batch a sentence's features move in the last bits with the batch's
+            # longest sentence (attention kernels tile by length), so a run resumed with an empty cache computed
+            # other features than the uninterrupted run and its losses parted at the 8th digit
+            for k in todo:
+                inputs = {name: v.to(device) for name, v in self.encoder_inputs([k]).items()}
+                cache[k] = self.encode_features(**inputs).float().cpu()[0, : len(k)]
             self.feature_encoder.train(was)
-            for k, f in zip(todo, feats):
-                cache[k] = f[: len(k)]
         out = torch.zeros(len(keys), max(len(k) for k in keys), self.feature_encoder.config.hidden_size)
         for b, k in enumerate(keys):
             out[b, : len(k)] = cache[k]
