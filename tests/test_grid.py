@@ -611,7 +611,11 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
                 os.kill(cell_pid, signal.SIGKILL)
     finally:
         ray.shutdown()
-    assert grid_status([cell], out) == {"held": "waiting"}
+    failed = cell.folder(out) / ".failed"
+    interrupted = out / ".interrupted"
+    assert grid_status([cell], out) == {"held": "waiting"}, (  # what the worker wrote, and when, if it says failed
+        f".failed {failed.read_text().strip()!r} at {failed.stat().st_mtime:.3f}, .interrupted at "
+        f"{interrupted.stat().st_mtime if interrupted.exists() else None}" if failed.exists() else "no .failed")
 
 
 def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch, sigint_as_from_a_terminal):
