@@ -1,5 +1,6 @@
-"""The route of a ``train`` run through the package: the ``crossner_hf`` modules entered, in order, from the command to
-the ``Trainer`` and back to the written card (issue 55's measure of the main hallway).
+"""The route of a ``train`` run through the package: the ``crossner_hf`` modules entered, in order, from the command
+(``commands/train.py:main``, given its parsed flags) to the ``Trainer`` and back to the written card (issue 55's measure
+of the main hallway).
 
 A ``sys.setprofile`` hook records each call from one ``crossner_hf`` module into another (the command's own entry
 counts as the first). Calls made by a library (the ``Trainer`` calling our callbacks, ``datasets`` calling our map
@@ -26,9 +27,24 @@ LIBRARIES = ("transformers.", "datasets.", "accelerate.", "torch.", "evaluate.",
 step of our hallway."""
 
 
-def trace_route(argv: list[str]) -> list[str]:
-    """The ``crossner_hf`` modules entered, in order, while ``crossner-hf ARGV`` runs in this process."""
-    from crossner_hf.cli import main
+def trace_route(argv: list[str], calls: list[str] | None = None) -> list[str]:
+    """The ``crossner_hf`` modules entered, in order, while the ``train`` command runs ``crossner-hf ARGV`` in this
+    process (each entry's ``caller.function -> callee.function`` appended to ``calls`` when given).
+
+    The route starts where the issue's reading starts, at the command (``commands/train.py:main``) with its parsed
+    arguments: the flags are parsed first, by the command's own parser, outside the trace."""
+    import logging
+
+    from crossner_hf.commands.train import main as train_main
+    from crossner_hf.commands.train import make_parser
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if argv[0] != "train":
+        raise SystemExit(f"this script traces the train command, not {argv[0]!r}")
+    (args,) = make_parser().parse_args_and_config(argv[1:])
+
+    def main(_argv: list[str]) -> int:
+        return train_main(args)
 
     route: list[str] = []
 
@@ -56,6 +72,8 @@ def trace_route(argv: list[str]) -> list[str]:
             return
         if caller != callee and (not route or route[-1] != callee):
             route.append(callee)
+            if calls is not None:
+                calls.append(f"{caller}.{frame.f_back.f_code.co_name} -> {callee}.{frame.f_code.co_name}")
 
     sys.setprofile(hook)
     try:
@@ -72,15 +90,22 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max_entries", type=int, default=None, help="Exit 1 when a module is entered more often.")
     parser.add_argument("--max_modules", type=int, default=None, help="Exit 1 when more modules are entered.")
+    parser.add_argument("--calls", action="store_true", help="Also print each entry as caller.function -> "
+                        "callee.function.")
     args = parser.parse_args()
     from crossner_hf.testing import make_tiny_bert
 
     with tempfile.TemporaryDirectory() as tmp:
         model = make_tiny_bert(str(Path(tmp) / "tiny"))
+        calls: list[str] = []
         route = trace_route(["train", "--domain", "politics", "--model_name_or_path", str(model), "--max_steps", "2",
                              "--per_device_train_batch_size", "4", "--few_shot", "8", "--use_cpu", "true",
-                             "--disable_tqdm", "true", "--output_dir", str(Path(tmp) / "run")])
+                             "--disable_tqdm", "true", "--output_dir", str(Path(tmp) / "run")], calls)
     entries = Counter(route)
+    if args.calls:
+        print("entries:")
+        for n, call in enumerate(calls, 1):
+            print(f"  {n:3d}  {call.replace('crossner_hf.', '')}")
     print("route:", " -> ".join(m.removeprefix("crossner_hf.") for m in route))
     print("\nentries per module:")
     for module, n in entries.most_common():

@@ -31,7 +31,7 @@ from pathlib import Path
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from crossner_hf.modeling.decoding import DECODINGS
+from crossner_hf.modeling.heads import DECODINGS
 from crossner_hf.arguments import make_command_parser, set_torch_threads
 from crossner_hf.data.target import SplitDataArguments
 

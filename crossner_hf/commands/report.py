@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.modeling.decoding import DECODINGS
+from crossner_hf.modeling.heads import DECODINGS
 from crossner_hf.arguments import make_command_parser, set_torch_threads
 from crossner_hf.data.target import SplitDataArguments
 

@@ -23,8 +23,8 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from crossner_hf.data.labels import continues
+from crossner_hf.modeling.heads import check_decoding
 
-DECODINGS = ("bio-viterbi", "argmax")
 _FORBIDDEN = -1e9
 
 
@@ -70,13 +70,6 @@ def bio_viterbi(
     for t in range(len(scores) - 1, 0, -1):
         path.append(int(back[t, path[-1]]))
     return path[::-1]
-
-
-def check_decoding(decoding: str, where: str = "decoding") -> str:
-    """``decoding`` if it is one of :data:`DECODINGS`, else a ``ValueError`` saying what to choose (the one check)."""
-    if decoding not in DECODINGS:
-        raise ValueError(f"{where}={decoding!r}: choose one of {', '.join(DECODINGS)}.")
-    return decoding
 
 
 def decode(

@@ -26,15 +26,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.modeling.decoding import check_decoding
-
 logger = logging.getLogger(__name__)
 
 PROVENANCE_ATTRIBUTE = "crossner_provenance"
 """``config.json`` key of the provenance record."""
 
+DECODINGS = ("bio-viterbi", "argmax")
+"""The decodings a model may carry (:mod:`crossner_hf.modeling.decoding` implements them)."""
+
 DEFAULT_DECODING = "argmax"
 """Decoding of models that record none (any other token-classification model): what ``pipeline`` does."""
+
+
+def check_decoding(decoding: str, where: str = "decoding") -> str:
+    """``decoding`` if it is one of :data:`DECODINGS`, else a ``ValueError`` saying what to choose (the one check)."""
+    if decoding not in DECODINGS:
+        raise ValueError(f"{where}={decoding!r}: choose one of {', '.join(DECODINGS)}.")
+    return decoding
 
 HEAD_PREFIXES = ("classifier.", "score.")
 """Parameter-name prefixes of a token-classification head (BERT-like ``classifier``, others ``score``)."""
@@ -76,12 +84,14 @@ def record_decoding(model_or_config: Any, decoding: str) -> None:
     _write(config, record)
 
 
-def record_head(model_or_config: Any, trained_by: str, **details: Any) -> None:
-    """Record which recipe trained the current tagging head (``train``, ``nerbert``, ...)."""
+def record_head(model_or_config: Any, trained_by: str, **details: Any) -> dict[str, Any]:
+    """Record which recipe trained the current tagging head (``train``, ``nerbert``, ...); returns the model's whole
+    record (a copy), which a run hands to its card rather than the card reading it back."""
     config = getattr(model_or_config, "config", model_or_config)
     record = read_provenance(config)
     record["head"] = {"trained_by": trained_by, **details}
     _write(config, record)
+    return copy.deepcopy(record)
 
 
 def record_pretraining(model_or_config: Any, step: Mapping[str, Any]) -> None:

@@ -95,28 +95,32 @@ LOCAL_MODEL = "_local_model"
 prints none of it."""
 
 
-def base_model_card_data(name_or_path: str) -> dict[str, Any]:
+def base_model_card_data(name_or_path: str, pretraining: Sequence[Mapping[str, Any]] | None = None
+                         ) -> dict[str, Any]:
     """What a card can say about a base model: ``hub_id`` (or None), ``license`` and its pre-training.
 
-    ``pretraining`` is the chain of crossner_hf pre-training steps (DAPT, NER-BERT) the base's
-    provenance record holds (:func:`crossner_hf.modeling.heads.read_provenance`; ``[]`` for any other
-    encoder). A NER-BERT output that was pushed is its own base (``hub_id`` = its repo).
+    ``pretraining`` is the chain of crossner_hf pre-training steps (DAPT, NER-BERT): as given (the run that trained
+    the model passes it), else the one the base's provenance record holds
+    (:func:`crossner_hf.modeling.heads.read_provenance`; ``[]`` for any other encoder). A NER-BERT output that was
+    pushed is its own base (``hub_id`` = its repo).
     """
+    given = None if pretraining is None else [dict(step) for step in pretraining]
     packaged = getattr(name_or_path, "packaged", None)  # a ResolvedModel: the run resolved it once already
     if packaged or name_or_path.replace("_", "-").lower() == OFFLINE_ENCODER:
         return {"hub_id": OFFLINE_ENCODER_HUB_ID, "license": KNOWN_LICENSES[OFFLINE_ENCODER_HUB_ID],
-                "pretraining": []}
+                "pretraining": given or []}
     folder = Path(name_or_path).expanduser()
     if not folder.is_dir():
         hub_id = name_or_path if _REPO_ID.match(name_or_path) else None
-        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": []}
+        return {"hub_id": hub_id, "license": KNOWN_LICENSES.get(name_or_path), "pretraining": given or []}
     if packaged is None:  # not resolved by the run: is it the packaged encoder given by its folder?
         try:
             if folder.resolve() == Path(resolve_model_path(OFFLINE_ENCODER)).resolve():
-                return base_model_card_data(OFFLINE_ENCODER)
+                return base_model_card_data(OFFLINE_ENCODER, given)
         except ValueError:
             pass
-    info: dict[str, Any] = {"hub_id": None, "license": None, "pretraining": read_provenance(folder)["pretraining"]}
+    info: dict[str, Any] = {"hub_id": None, "license": None,
+                            "pretraining": given if given is not None else read_provenance(folder)["pretraining"]}
     if (folder / "README.md").is_file():
         from huggingface_hub import ModelCard
 
@@ -211,8 +215,9 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
     config = results["config"]
     domain, decoding = results["dataset"]["name"], results["decoding"]
     other = next(d for d in results["test_mean"] if d != decoding)
-    base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"])
-    if not base["pretraining"]:  # the results name the base portably (a folder's name): the model carries its chain
+    chain = results.get("pretraining")  # the run passes the kept model's chain; older results hold none
+    base = base_model_card_data(results.get(LOCAL_MODEL) or results["model"], chain)
+    if chain is None and not base["pretraining"]:  # the results name the base portably: the model carries its chain
         base["pretraining"] = read_provenance(folder)["pretraining"]
     best = next(r for r in results["per_seed"] if r["seed"] == results["best_seed"])
     name = f"crossner-{domain}-{results['schedule']}"

@@ -416,10 +416,10 @@ def run_seed(
     test_metrics = trainer.evaluate(test, eval_examples=target["test"], metric_key_prefix="test")
     test_seconds = time.perf_counter() - test_started
     best_step = checkpoint_step(trainer.state.best_model_checkpoint)
-    record_head(trainer.model, "train", domain=inputs.target.name, schedule=args.schedule)
     record_output_labels(trainer.model, schema if excluded else None)  # every predictor masks the rest
     # the saved model carries the decoding its scores used, so every predictor reproduces them
     record_decoding(trainer.model, args.decoding)
+    provenance = record_head(trainer.model, "train", domain=inputs.target.name, schedule=args.schedule)
     trainer.save_model(str(seed_dir))  # its modes are made the usual ones with the run's outputs (finish_output)
     result = {
         "seed": seed,
@@ -439,6 +439,7 @@ def run_seed(
         "dev_history": [e[f"eval_{args.metric_for_best_model}"] for e in trainer.state.log_history
                         if f"eval_{args.metric_for_best_model}" in e],
         "log_history": trainer.state.log_history,
+        "pretraining": provenance["pretraining"],  # the encoder's chain (DAPT, NER-BERT), for the card
     }
     if args.process_index == 0:
         # the tags this scoring pass gave, beside its figures: adapt's bootstrap and shipped figures read them
@@ -482,8 +483,11 @@ def summarize(config: FinetuneConfig, per_seed: list[dict[str, Any]], inputs: _I
         "test_mean": means,
         "best_seed": per_seed[best]["seed"],
         "world_size": config.world_size,
-        "per_seed": [{k: v for k, v in r.items() if k != "log_history"} for r in per_seed],
+        "per_seed": [{k: v for k, v in r.items() if k not in ("log_history", "pretraining")} for r in per_seed],
         "config": {k: v for k, v in config.to_dict().items() if not k.startswith("_")},
+        # the kept model's pre-training chain (oldest first; [] for a plain encoder), which its card describes (a
+        # seed finished by an older version recorded none: None, and the card reads the saved model's record)
+        "pretraining": per_seed[best].get("pretraining"),
     }
 
 

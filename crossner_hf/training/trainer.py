@@ -25,7 +25,6 @@ import torch
 from torch.utils.data import Sampler
 from transformers import Trainer
 
-from crossner_hf.modeling.decoding import check_decoding
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.inference.predict import decode_tags, log_probabilities
 from crossner_hf.modeling.heads import HEAD_PREFIXES
@@ -94,7 +93,7 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
         self, *args, eval_examples=None, head_learning_rate: float | None = None,
         decoding: str = "bio-viterbi", excluded_labels: Sequence[str] = (), **kwargs,
     ):
-        check_decoding(decoding)
+        # decoding: FinetuneConfig checked it (a value given here directly is checked at the first evaluation)
         # labels of the head that predictions must not use (the source's extra types under joint /
         # pretrain-finetune): evaluation masks them as every predictor of the saved model will
         self.excluded_labels = tuple(excluded_labels)

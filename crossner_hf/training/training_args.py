@@ -30,7 +30,7 @@ from typing import Any
 from transformers import TrainingArguments
 
 from crossner_hf.arguments import WorkflowConfig
-from crossner_hf.modeling.decoding import DECODINGS, check_decoding
+from crossner_hf.modeling.heads import DECODINGS, check_decoding
 
 logger = logging.getLogger(__name__)
 
@@ -194,9 +194,12 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
                                  "or a share of the train split).")
             if not 0 < self.few_shot_fraction <= 1:
                 raise ValueError(f"--few_shot_fraction {self.few_shot_fraction}: must be in (0, 1], e.g. 0.1.")
-        from crossner_hf.data.labels import parse_label_map
+        if not self.source_label_map:  # none given ("" and {} are none): nothing to parse
+            self.source_label_map = None
+        else:
+            from crossner_hf.data.labels import parse_label_map
 
-        self.source_label_map = parse_label_map(self.source_label_map)
+            self.source_label_map = parse_label_map(self.source_label_map)
         if self.schedule == "direct" and self.source_label_map:
             logger.warning("--source_label_map is ignored with --schedule direct (no source data).")
         if self.early_stopping_patience < 0:
