@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the parsed-CrossNER cache of the whole run (.ci/test makes one too): never the user's ~/.cache, and the splits are
+# parsed once a run, not once a test (its keys hold the files' bytes, so a test's own edited copy gets its own entry)
+os.environ.setdefault("CROSSNER_HF_CACHE", tempfile.mkdtemp(prefix="crossner-hf-test-cache-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("CROSSNER_SHARED_DIR", ROOT.parent / "shared"))
@@ -68,8 +72,9 @@ def pytest_runtest_teardown(item, nextitem):
 
     The ``Trainer`` runs a full collection at each training's end (accelerate's ``free_memory``); in a test worker
     that has imported the libraries of the whole suite it walked millions of objects, half a second each time, for
-    each of the suite's trainings. A fresh ``crossner-hf`` process, what users run, holds far fewer. Modules live as
-    long as the worker does, so nothing collectable is kept by freezing them."""
+    each of the suite's trainings. A fresh ``crossner-hf`` process, what users run, holds far fewer. What is frozen
+    is never collected: modules live as long as the worker anyway; a module-scoped fixture's objects alive at that
+    moment stay until the worker exits."""
     import gc
     import sys
 

@@ -171,7 +171,6 @@ def test_bilstm_crf_loss_decreases_on_politics(tmp_path, crossner_data_dir, monk
     from crossner_hf.training.rnn import loop as training
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     losses = []
     real = training.run_loop
 
@@ -207,7 +206,6 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
         path.write_text("\n".join(f"{l.split(chr(9))[0]}\tB-politician" if l.strip() else l for l in lines) + "\n")
     runs = []
     for i, data in enumerate((crossner_data_dir, scrambled)):
-        monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / f"cache{i}"))
         args = _small(CDLMArguments, tmp_path / f"r{i}", data, mode="zero-shot", num_train_epochs=2,
                       max_steps_per_epoch=5, source_subsample=60, lm_negatives=10)
         runs.append(run_cdlm(args))
@@ -222,7 +220,6 @@ def test_zero_shot_never_reads_target_labels(tmp_path, crossner_data_dir, monkey
 def test_cdlm_supervised_resume_matches_uninterrupted(tmp_path, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     kw = dict(max_steps_per_epoch=4, source_subsample=60, lm_negatives=10, early_stopping_patience=0)
     full = run_cdlm(_small(CDLMArguments, tmp_path / "full", crossner_data_dir, num_train_epochs=3, **kw))
     run_cdlm(_small(CDLMArguments, tmp_path / "part", crossner_data_dir, num_train_epochs=2, **kw))
@@ -296,7 +293,6 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     assert (crossner.word_dim, crossner.hidden_size, crossner.num_layers, crossner.initial_optimizer,
             crossner.learning_rate, crossner.loss_reduction, crossner.oversample_factor, crossner.batch_size,
             crossner.early_stopping_patience) == (300, 256, 2, "adam", 1e-3, "mean", 10, 7, 8)
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     args = BiLSTMCRFArguments(architecture="crossner", domain="politics", schedule="joint", word_dim=12, hidden_size=8,
                               char_ngram_dim=6, output_dir=str(tmp_path / "out"), data_dir=str(crossner_data_dir),
                               source_subsample=40, max_steps=7, use_cpu=True, seed=1)
@@ -334,7 +330,6 @@ def test_max_steps_caps_the_total_and_loss_weights_follow_the_lm_text(tmp_path, 
     assert CDLMArguments(loss_weights=[1, 2, 3, 4], target_text=["x.txt"]).loss_weights == [1, 2, 3, 4]
     zs = CDLMArguments(mode="zero-shot", batch_size=16, initial_optimizer="sgd")  # explicit values win
     assert (zs.batch_size, zs.initial_optimizer, zs.max_grad_norm) == (16, "sgd", 0.0)
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     res = run_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, max_steps=5, num_train_epochs=5,
                             source_subsample=60, lm_negatives=10, early_stopping_patience=0))
     assert len(res["history"]) == 3 and res["steps"] == 5  # 60 sentences / batch 30: 2 + 2 + the 1 left
@@ -345,7 +340,6 @@ def test_rnn_loop_refuses_several_processes(tmp_path, crossner_data_dir, monkeyp
 
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(accelerate.Accelerator, "num_processes", property(lambda self: 2))
     with pytest.raises(ValueError, match="run in one process"):
         run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=1))
@@ -361,7 +355,6 @@ def test_predict_reproduces_the_rnn_test_score(kind, tmp_path, crossner_data_dir
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
     from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     if kind == "bilstm-crf":
         run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target", max_steps=12))
     else:
@@ -421,7 +414,6 @@ def test_cdlm_variants_train_the_streams_of_their_table_row(variant, streams, tm
     from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
     from crossner_hf.training.rnn.recipes import CDLM_VARIANTS
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     calls = []
     real = CDLMForTokenClassification.forward
 
@@ -462,7 +454,6 @@ def test_stm_source_and_finetune_schedules(tmp_path, crossner_data_dir, monkeypa
     from crossner_hf.modeling.rnn.bilstm_crf import BiLSTMCRFForTokenClassification
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     common = dict(num_train_epochs=1, max_steps_per_epoch=3, source_subsample=40, early_stopping_patience=0)
     out = tmp_path / "ft"
     result = run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="pretrain-finetune",
@@ -484,7 +475,6 @@ def test_rnn_recipes_take_any_dataset_folder(tmp_path, crossner_data_dir, monkey
     from crossner_hf.testing import make_renamed_conll_folder
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     folder = make_renamed_conll_folder(crossner_data_dir / "politics", tmp_path / "mydata", {"politician": "statesman"})
     result = run_bilstm_crf(_small(BiLSTMCRFArguments, tmp_path, crossner_data_dir, schedule="target",
                                      dataset_dir=str(folder), num_train_epochs=1, max_steps_per_epoch=2))
@@ -499,7 +489,6 @@ def test_zero_shot_baselines_never_read_target_labels(schedule, tmp_path, crossn
     from crossner_hf.training.rnn import adaptation
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     gold = {tuple(t): tags for t, tags in _politics_train(crossner_data_dir)}
     seen = []
     real_tensors = adaptation.tensors

@@ -104,12 +104,12 @@ def viterbi_batch(word_scores: Sequence[np.ndarray], label_names: Sequence[str],
                   ) -> list[list[int]]:
     """:func:`bio_viterbi` of every sentence, the same paths to the last tie, many sentences at a time.
 
-    Sentences are taken longest first in chunks (``chunk`` sentences, default: 256, fewer where :data:`BACK_POINTERS`
-    would be exceeded), so the sentences still running at each word form a prefix of the chunk and one numpy step advances them
-    all: the per-sentence loop spent most of an evaluation in Python (a thousand sentences: about a second). Each
-    sentence sees exactly the additions, maxima and argmaxes :func:`bio_viterbi` does, so the paths (ties included:
-    the first maximum wins) are identical; memory is one chunk's back-pointers (``chunk x longest x labels``
-    int32).
+    Sentences are taken longest first in chunks (``chunk`` sentences; default 256, fewer where
+    :data:`BACK_POINTERS` would be exceeded), so the sentences still running at each word form a prefix of the chunk
+    and one numpy step advances them all: the per-sentence loop spent most of an evaluation in Python (a thousand
+    sentences: about a second). Each sentence sees exactly the additions, maxima and argmaxes :func:`bio_viterbi`
+    does, so the paths (ties included: the first maximum wins) are identical; memory is one chunk's back-pointers
+    (``chunk x longest x labels`` int32).
     """
     n = len(label_names)
     start, trans = allowed_transitions(label_names)

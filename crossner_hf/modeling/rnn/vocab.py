@@ -13,6 +13,7 @@ The vocabulary is saved as ``vocab.json`` next to the model (``save``/``load``).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -26,6 +27,7 @@ VOCAB_FILE = "vocab.json"
 _DIGITS = re.compile(r"\d")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # every token of every batch is looked up: most are frequent words
 def normalize(word: str) -> str:
     return _DIGITS.sub("0", word)
 
@@ -46,15 +48,17 @@ class WordCharVocab:
     def build(
         cls, ner_sentences: Iterable[Sequence[str]], lm_sentences: Iterable[Sequence[str]] = (), min_count: int = 2
     ) -> WordCharVocab:
-        ner_counts, lm_counts = Counter(), Counter()
-        chars: Counter = Counter()
+        # each distinct word is normalised (and its characters read) once: a corpus repeats its words many times
+        raw_ner, raw_lm = Counter(), Counter()
         for sent in ner_sentences:
-            for w in sent:
-                ner_counts[normalize(w)] += 1
-                chars.update(w)
+            raw_ner.update(sent)
         for sent in lm_sentences:
-            for w in sent:
-                lm_counts[normalize(w)] += 1
+            raw_lm.update(sent)
+        ner_counts, lm_counts = Counter(), Counter()
+        chars: set[str] = set()
+        for raw, counts in ((raw_ner, ner_counts), (raw_lm, lm_counts)):
+            for w, n in raw.items():
+                counts[normalize(w)] += n
                 chars.update(w)
         total = ner_counts + lm_counts
         keep = [w for w in total if w in ner_counts or lm_counts[w] > min_count]
