@@ -97,7 +97,6 @@ def test_coach_trains_resumes_identically_and_predicts_its_recorded_score(tmp_pa
     from crossner_hf.cli import main
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     coach = BiLSTMCRFArguments(architecture="coach")
     assert (coach.word_dim, coach.hidden_size, coach.num_layers, coach.initial_optimizer, coach.learning_rate,
             coach.batch_size, coach.oversample_factor, coach.early_stopping_patience) == (300, 256, 2, "adam", 1e-4,

@@ -82,7 +82,6 @@ def drawn(monkeypatch):
 @pytest.fixture()
 def env(monkeypatch, tmp_path, crossner_data_dir):
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
 
 
 def _cell(table, gold, pred):

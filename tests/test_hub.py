@@ -89,7 +89,6 @@ def test_training_run_pushes_its_finished_folder(fake_hub, tmp_path, tiny_bert_d
 
     # the training in this process (fake_hub points it at the server): the push after it is what is tested here,
     # and the `push` command and the loading below still run as processes of their own
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     code = cli_main(["train", "--model", tiny_bert_dir, "--domain", "ai", "--few_shot", "8", "--max_steps", "2",
                      "--per_device_train_batch_size", "4", "--use_cpu", "true", "--disable_tqdm", "true",

@@ -366,7 +366,6 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
     assert not any("checkpoint-" in name for name in arrived)
 
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     caplog.set_level(logging.WARNING, logger="crossner_hf.training.nerbert")
     out = tmp_path / "politics"
     run_train(TrainArguments(

@@ -20,7 +20,6 @@ def test_dann_classifier_reads_the_source_raw_text(tmp_path, crossner_data_dir, 
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments, run_bilstm_crf
     from crossner_hf.training.rnn import adaptation
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     reuters = [f"Reuters wire number {i} reports shares rose ." for i in range(12)]
     (tmp_path / "reuters.txt").write_text("\n".join(reuters) + "\n")
     seen: list[str] = []
@@ -50,7 +49,6 @@ def test_cdlm_few_shot_keeps_the_whole_training_text_for_the_target_lm(tmp_path,
     from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
     from crossner_hf.training.rnn import recipes
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     sizes = {}
 
     class Recording(recipes.Stream):
@@ -68,7 +66,6 @@ def test_cdlm_few_shot_keeps_the_whole_training_text_for_the_target_lm(tmp_path,
 def test_cdlm_equal_text_fraction_draws_as_many_source_as_target_sentences(tmp_path, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.cdlm import CDLMArguments, run_cdlm
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     # 60 CoNLL-2003 sentences against 200 politics ones: half of the smaller, 30, from each
     result = run_cdlm(_small(CDLMArguments, tmp_path, crossner_data_dir, mode="zero-shot", equal_text_fraction=0.5,
                              max_steps=1, source_subsample=60, lm_negatives=5))
@@ -141,7 +138,6 @@ def test_a_reproduce_rnn_cell_starts_from_the_given_word_vectors(tmp_path, cross
     from crossner_hf.reproduce.vectors import RNNVectors
     from crossner_hf.training.rnn import common
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     glove = tmp_path / "glove.6B.100d.txt"
     glove.write_text("".join(f"{word} {' '.join([f'{0.25 + i / 100:g}'] * 100)}\n"
                              for i, word in enumerate(("election", "party", "parliament"))))

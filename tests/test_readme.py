@@ -150,7 +150,10 @@ def test_readme_commands_run(part, tmp_path, tiny_bert_dir, crossner_data_dir, f
     # the commands run as printed after the README's own export, not with what CI exported
     inherited = {k: v for k, v in os.environ.items() if k not in ("CROSSNER_DATA_DIR", "NLTK_DATA")}
     env = {**inherited, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "OMP_NUM_THREADS": "1", "CROSSNER_HF_CACHE": str(tmp_path / "cache"), "HF_HOME": str(tmp_path / "hf")}
+           "OMP_NUM_THREADS": "1", "HF_HOME": str(tmp_path / "hf"),
+           # the run's parsed-CrossNER cache (tests/conftest.py): keyed by the files' bytes, so sharing it changes
+           # nothing the commands do, and the parts do not parse every domain again
+           "CROSSNER_HF_CACHE": os.environ.get("CROSSNER_HF_CACHE", str(tmp_path / "cache"))}
     ran = 0
     runner, exported = None, False
     exports = [c for c in readme_commands() if c.startswith("export ")]

@@ -201,7 +201,6 @@ def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir, m
         eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2)).results
     from crossner_hf.cli import main
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     assert main(["report", "--model", str(out), "--compare", str(out), "--domain", "politics", "--data_dir",
                  str(crossner_data_dir), "--n_boot", "100", "--output", str(tmp_path / "r.html")]) == 0
     html = (tmp_path / "r.html").read_text()

@@ -43,7 +43,6 @@ def test_a_planted_checkpoint_payload_is_refused_and_never_runs(tmp_path, crossn
     from crossner_hf.training.rnn.loop import load_checkpoint
     from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "run"
     run_bilstm_crf(_bilstm(out, crossner_data_dir, num_train_epochs=1))
     state = out / "checkpoint" / "state.pt"
@@ -68,7 +67,6 @@ def test_a_kill_during_the_checkpoint_save_keeps_the_previous_one(tmp_path, cros
     from crossner_hf.training.rnn import loop
     from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     full = run_bilstm_crf(_bilstm(tmp_path / "full", crossner_data_dir))
     real_save, saves = torch.save, []
 
@@ -136,7 +134,6 @@ def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path
     from crossner_hf.commands.train import TrainArguments, run_train
     from crossner_hf.training.checkpoints import COMPLETE
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
 
     def args(out, **kw):  # the shared uninterrupted run's settings: its results are what a resume must give
         return TrainArguments(output_dir=str(out), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
@@ -237,7 +234,6 @@ def test_a_kill_between_the_moves_never_leaves_old_results_beside_new_weights(tm
 
 def test_a_resume_with_other_settings_is_refused_naming_the_flags(tiny_bert_dir, tmp_path, crossner_data_dir,
                                                                   monkeypatch, capsys):
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     base = ["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
             str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--per_device_train_batch_size", "4",
             "--output_dir", str(tmp_path / "run"), "--use_cpu", "true", "--disable_tqdm", "true", "--seeds", "1"]
@@ -288,7 +284,6 @@ def test_published_results_carry_no_local_path(tiny_bert_dir, tmp_path, crossner
     from crossner_hf.publishing.hub import RUN_IGNORE_PATTERNS
     from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     home = str(tmp_path)
     assert cli_main(["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
                      str(crossner_data_dir), "--few_shot", "8", "--max_steps", "2", "--per_device_train_batch_size",
@@ -413,7 +408,6 @@ def test_a_real_full_tmpfs(tiny_bert_dir, tmp_path, crossner_data_dir):
 def test_rnn_resume_checks_identity_but_may_extend_the_budget(tmp_path, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.bilstm_crf import run_bilstm_crf
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=1))
     with pytest.raises(ValueError, match=r"--learning_rate 0.001 \(now 0.01\)"):
         run_bilstm_crf(_bilstm(tmp_path / "run", crossner_data_dir, num_train_epochs=2, learning_rate=1e-2,
@@ -432,7 +426,6 @@ def test_rnn_runners_hold_the_lock_until_their_outputs_are_written(tmp_path, cro
     from crossner_hf.commands.bilstm_crf import run_bilstm_crf
     from crossner_hf.training.rnn import common
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     out, held = tmp_path / "run", []
     real = common.finish_output
 
@@ -463,7 +456,6 @@ def test_crossner_downloads_are_atomic_and_rechecked_by_hash(tmp_path, crossner_
 
     from crossner_hf.data import target as target_module
 
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("CROSSNER_DATA_DIR", raising=False)
     monkeypatch.setattr(target_module, "hub_offline", lambda **kw: False)
     fetched = []
@@ -506,7 +498,6 @@ def test_crossner_downloads_are_atomic_and_rechecked_by_hash(tmp_path, crossner_
 def test_train_refuses_a_users_folder_in_one_line(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch, capsys):
     """Issue 55: `train` into a folder holding the user's files stops before any training, in one line naming the
     flag that would write there; the files are as they were (no lock, no mark, no settings added)."""
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     mine = tmp_path / "mine"
     (mine / "data" / "mine").mkdir(parents=True)
     (mine / "data" / "mine" / "rows.csv").write_text("text,label\n")

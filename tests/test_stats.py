@@ -34,7 +34,6 @@ def test_vocabulary_overlap_is_iou():
 
 
 def test_stats_command(tmp_path, crossner_data_dir, monkeypatch, capsys):
-    monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path / "cache"))
     assert main(["stats", "--data_dir", str(crossner_data_dir), "--configs", "politics", "music",
                  "--output_dir", str(tmp_path / "st")]) == 0
     out = capsys.readouterr().out
