@@ -195,6 +195,8 @@ class MultiCellForTokenClassification(RNNTaggerPreTrainedModel):
         self.set_index_buffers()
         self.feature_tokenizer = None
         self.feature_cache: dict[tuple[str, ...], torch.Tensor] | None = None  # set by a recipe with a frozen encoder
+        # every sentence a run will use, set with the cache: scored all at once, in one fixed order, at the first step
+        self.feature_sentences: list[tuple[str, ...]] | None = None
         self.post_init()
 
     def set_index_buffers(self) -> None:
@@ -234,16 +236,23 @@ class MultiCellForTokenClassification(RNNTaggerPreTrainedModel):
     def _frozen_features(self, sentences, device) -> torch.Tensor:
         keys = [tuple(s) for s in sentences]
         cache = self.feature_cache if self.feature_cache is not None else {}
-        todo = [k for k in dict.fromkeys(keys) if k not in cache]
-        if todo:
+        # In a padded batch a sentence's features move in the last bits with the batch's other sentences (attention
+        # kernels tile by length): scored as the batches came, a run resumed with an empty cache computed other
+        # features than the uninterrupted run, and its losses parted at the 8th digit. So every sentence the run
+        # uses is scored at its first step in one order fixed by the sentences alone (words, then text: the same
+        # batches in any run on the same data), and a sentence outside that set alone, in a batch of its own.
+        planned, self.feature_sentences = self.feature_sentences or [], None
+        batches = [planned[i:i + 64] for i in range(0, len(planned), 64)]
+        known = set(planned)
+        batches += [[k] for k in dict.fromkeys(keys) if k not in cache and k not in known]
+        batches = [[k for k in batch if k not in cache] for batch in batches]
+        if any(batches):
             was = self.feature_encoder.training
             self.feature_encoder.eval()  # fixed features: no dropout in a frozen encoder
-            # one sentence at a time: in a padded batch a sentence's features move in the last bits with the batch's
-            # longest sentence (attention kernels tile by length), so a run resumed with an empty cache computed
-            # other features than the uninterrupted run and its losses parted at the 8th digit
-            for k in todo:
-                inputs = {name: v.to(device) for name, v in self.encoder_inputs([k]).items()}
-                cache[k] = self.encode_features(**inputs).float().cpu()[0, : len(k)]
+            for batch in filter(None, batches):
+                inputs = {name: v.to(device) for name, v in self.encoder_inputs(batch).items()}
+                for k, f in zip(batch, self.encode_features(**inputs).float().cpu()):
+                    cache[k] = f[: len(k)]
             self.feature_encoder.train(was)
         out = torch.zeros(len(keys), max(len(k) for k in keys), self.feature_encoder.config.hidden_size)
         for b, k in enumerate(keys):

@@ -154,6 +154,9 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
     target_stream = Stream(target_ner, args.batch_size, args.seed)
     streams = {"alternating": Alternating([target_stream, Stream(source_ner, args.batch_size, args.seed + 1)])}
     dev, test = examples_of(target["validation"]), examples_of(target["test"])
+    if model.feature_cache is not None:  # a frozen encoder: every sentence of the run scored once, in a fixed order
+        model.feature_sentences = sorted({tuple(e.tokens) for e in source_ner + target_ner + dev + test},
+                                         key=lambda k: (len(k), k))
     out = Path(args.output_dir)
     data = {"dataset": target_data.record(), **inputs.record()}
     state = run_loop(model=model, vocab=vocab, streams=streams, step_losses=multicell_step(vocab),
