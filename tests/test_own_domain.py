@@ -164,6 +164,8 @@ def test_own_domain_whole_flow_in_python_and_the_cli_with_the_same_figures(mydat
     assert not card.data.datasets and "crossner" not in card.data.tags
     assert card.data.eval_results[0].dataset_name == "mydata"
     assert "masked-LM pre-training (DAPT)" in card.text  # the card says the encoder was adapted
+    # results.json names the kept model's pre-training chain (what the card was written from); none for a plain encoder
+    assert [step["kind"] for step in from_dapt.results["pretraining"]] == ["dapt"] and result.results["pretraining"] == []
     arrived = fake_hub.files("user/mydata-ner")
     assert arrived["model.safetensors"] == (from_dapt.output_dir / "model.safetensors").read_bytes()
     assert not any(name.startswith(("seed-", ".base-model")) for name in arrived)

@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from bisect import bisect_left, bisect_right
@@ -385,7 +386,12 @@ def tokenize_dataset(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, **kwa
     )
 
 
-_SOURCE: list[str] = []
+@functools.lru_cache(maxsize=1)
+def _source_hash() -> str:
+    """This module's source, hashed once a process: a changed tokenisation rule is a new cache key."""
+    from datasets.fingerprint import Hasher
+
+    return Hasher.hash(Path(__file__).read_bytes())
 
 
 def _fingerprint(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, options: Mapping[str, Any]) -> str | None:
@@ -403,9 +409,7 @@ def _fingerprint(dataset: Dataset, tokenizer: PreTrainedTokenizerBase, options: 
         return None
     from datasets.fingerprint import Hasher
 
-    if not _SOURCE:
-        _SOURCE.append(Hasher.hash(Path(__file__).read_bytes()))
-    return Hasher.hash([_SOURCE[0], fingerprint, type(tokenizer).__name__, backend.to_str(),
+    return Hasher.hash([_source_hash(), fingerprint, type(tokenizer).__name__, backend.to_str(),
                         tokenizer.model_max_length, tokenizer.all_special_ids, list(tokenizer.model_input_names),
                         tokenizer.padding_side, sorted((k, repr(v)) for k, v in options.items())])
 
