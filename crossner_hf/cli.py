@@ -14,7 +14,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from crossner_hf.extras import MissingExtraError
 
@@ -199,10 +199,64 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def shim_exit(make_parser: Any, main: Any) -> None:
+def shim_exit(make_parser: Any, main: Any) -> NoReturn:
     """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command run as ``crossner-hf`` runs it."""
-    sys.exit(run_command(make_parser, main))
+    exit_process(_code_of(lambda: run_command(make_parser, main)))
+
+
+def run() -> NoReturn:
+    """The ``crossner-hf`` program (the console script and ``python -m crossner_hf.cli``): :func:`main`, then
+    :func:`exit_process`."""
+    exit_process(_code_of(main))
+
+
+def _code_of(command: Any) -> int:
+    """``command()``'s exit code, a ``SystemExit`` (argparse's usage error, ``--help``) read as the interpreter reads
+    it: None is 0, a number itself, anything else printed to stderr and 1. Other exceptions propagate, so an
+    unexpected failure still ends in the interpreter's traceback and exit code 1."""
+    try:
+        code = command()
+    except SystemExit as exit_:
+        code = exit_.code
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+            return 1
+    return 0 if code is None else int(code)
+
+
+def exit_process(code: int) -> NoReturn:
+    """End a command's process with ``code`` as the interpreter's exit would, less the teardown of its modules.
+
+    A command process holds torch, transformers and datasets: some 4,000 modules whose teardown at exit took about
+    2 s of CPU here (more than a short command's own work; a grid's cells and ``accelerate launch``'s workers pay it
+    each). What a normal exit does that anybody can observe is done, in the interpreter's order (``Py_FinalizeEx``):
+    non-daemon threads are joined (and ``concurrent.futures`` pools shut down), then the ``atexit`` handlers run
+    (logging's flush, ``weakref.finalize`` callbacks such as ``TemporaryDirectory``'s cleanup, multiprocessing's
+    and Ray's shutdown), then the standard streams are flushed; only then ``os._exit``. Files this library writes
+    are closed where they are written (``with``), so nothing waits on the teardown's garbage collection. Library
+    code never calls this: only the program's end (:func:`run`, :func:`shim_exit`)."""
+    import atexit
+    import os
+    import threading
+
+    # CPython's own first step of finalisation (private, and the only way to run threading's exit hooks, which
+    # stop concurrent.futures' idle workers before the join); a Python without it joins the threads itself
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None and threading.current_thread() is threading.main_thread():
+        shutdown()
+    else:
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread() and not thread.daemon:
+                thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`crossner-hf ... | head`) or a closed stream: nothing to add
+            code = code or 120  # what the interpreter returns when it cannot flush stdout at exit
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

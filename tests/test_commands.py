@@ -197,3 +197,37 @@ def test_a_missing_extra_is_one_line_naming_the_pip_command(tmp_path):
     res = _run([sys.executable, "-c", code])
     assert res.returncode == 2, res.stderr[-2000:]
     assert res.stderr.strip().count("\n") == 0 and 'pip install "crossner_hf[wikipedia]"' in res.stderr
+
+
+def test_a_command_process_ends_as_the_interpreter_would_less_the_teardown(tmp_path):
+    """``exit_process`` (the end of ``crossner-hf`` and the shims) skips only the modules' teardown: the exit code,
+    non-daemon threads, idle ``concurrent.futures`` workers, ``atexit`` handlers, ``weakref.finalize`` cleanups and
+    unflushed output all come out as from ``sys.exit``."""
+    script = tmp_path / "ends.py"
+    script.write_text(f"""
+import atexit, concurrent.futures, sys, tempfile, threading, time
+from pathlib import Path
+from crossner_hf.cli import exit_process
+
+out = Path({str(tmp_path)!r})
+atexit.register(lambda: (out / "atexit").write_text("ran"))
+temporary = tempfile.TemporaryDirectory(dir=out)  # removed by its weakref.finalize at exit
+(out / "temporary").write_text(temporary.name)
+pool = concurrent.futures.ThreadPoolExecutor(1)
+pool.submit(int).result()  # an idle worker, never shut down: the exit must not wait on it forever
+def late():
+    time.sleep(0.5)  # still working when exit_process is called: it must be joined, not killed
+    (out / "thread").write_text("finished")
+threading.Thread(target=late).start()
+sys.stdout.write("no newline, still buffered")
+exit_process(3)
+""")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=ENV)
+    assert res.returncode == 3, res.stderr
+    assert res.stdout == "no newline, still buffered"
+    assert (tmp_path / "atexit").read_text() == "ran" and (tmp_path / "thread").read_text() == "finished"
+    assert not Path((tmp_path / "temporary").read_text()).exists()
+    # the program's own ends: a usage error is argparse's exit 2, --help 0, through the console script's `run`
+    usage = _run([sys.executable, "-m", "crossner_hf.cli", "nonsense"])
+    assert usage.returncode == 2 and "unknown command 'nonsense'" in usage.stderr
+    assert _run([sys.executable, "-m", "crossner_hf.cli", "--help"]).returncode == 0

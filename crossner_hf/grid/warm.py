@@ -230,7 +230,9 @@ def _serve(path: str) -> tuple[dict[str, Any], int] | None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake the loop through the wakeup descriptor
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    # the zygote holds nothing to flush or clean up (its temporary folder is the grid's to remove): ending without
+    # the interpreter's teardown of its ~4,000 modules spares the grid about 2 s of waiting in close()
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     selector = selectors.DefaultSelector()
     selector.register(server, selectors.EVENT_READ)
     selector.register(wake_r, selectors.EVENT_READ)
@@ -320,5 +322,5 @@ def _run_cell(job: Mapping[str, Any], log_fd: int) -> int:
 
 if __name__ == "__main__":
     served = _serve(sys.argv[1])
-    if served is not None:  # a forked cell: exit through the interpreter's own shutdown, as a cold process does
-        sys.exit(_run_cell(*served))
+    if served is not None:  # a forked cell ends as a cold process does: crossner_hf.cli.run exits it (an exception
+        sys.exit(_run_cell(*served))  # ends it through the interpreter's traceback and exit code 1)
