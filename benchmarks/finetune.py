@@ -36,10 +36,10 @@ def _train_throughput(sampling: str, epochs: float, model_path: str) -> float:
     from crossner_hf.data.labels import labels_for
     from crossner_hf.training.schedules import prepare_split
     from crossner_hf.training.trainer import CrossNERTrainer
-    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.training.training_args import FinetuneConfig
 
     with tempfile.TemporaryDirectory() as out:
-        args = TrainArguments(
+        args = FinetuneConfig(
             output_dir=out, num_train_epochs=epochs, eval_strategy="no", save_strategy="no",
             load_best_model_at_end=False, train_sampling_strategy=sampling, use_cpu=True,
             disable_tqdm=True, per_device_train_batch_size=8, seed=555, logging_strategy="no",

@@ -43,10 +43,10 @@ def trace_route(argv: list[str], calls: list[str] | None = None) -> list[str]:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if argv[0] != "train":
         raise SystemExit(f"this script traces the train command, not {argv[0]!r}")
-    (args,) = make_parser().parse_args_and_config(argv[1:])
+    parsed = make_parser().parse_args_and_config(argv[1:])  # (TrainArguments, FinetuneConfig)
 
     def main(_argv: list[str]) -> int:
-        return train_main(args)
+        return train_main(*parsed)
 
     route: list[str] = []
 

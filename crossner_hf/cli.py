@@ -115,8 +115,8 @@ def run_command(
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     parser = parser if parser is not None else make_parser()
     try:
-        (args,) = parser.parse_args_and_config(argv)
-        result = main(args)
+        # one object per dataclass of the parser: train's are its inputs and its FinetuneConfig
+        result = main(*parser.parse_args_and_config(argv))
     except KeyboardInterrupt as err:  # Ctrl-C: one line, the shell's 130 (a grid says what it kept)
         if debug:
             raise
@@ -200,8 +200,10 @@ def one_line(err: BaseException) -> str:
 
 
 def shim_exit(make_parser: Any, main: Any) -> NoReturn:
-    """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command run as ``crossner-hf`` runs it."""
-    exit_process(_code_of(lambda: run_command(make_parser, main)))
+    """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command run as ``crossner-hf`` runs it.
+    It ends with ``sys.exit``, not :func:`exit_process`: a file is also run inside a host interpreter that must
+    live on (a notebook's ``%run``, ``runpy`` in a test)."""
+    sys.exit(run_command(make_parser, main))
 
 
 def run() -> NoReturn:
@@ -225,20 +227,22 @@ def _code_of(command: Any) -> int:
 
 
 def exit_process(code: int) -> NoReturn:
-    """End a command's process with ``code`` as the interpreter's exit would, less the teardown of its modules.
+    """End the ``crossner-hf`` process with ``code`` as the interpreter's exit would, less the teardown of its modules.
 
     A command process holds torch, transformers and datasets: some 4,000 modules whose teardown at exit took about
-    2 s of CPU here (more than a short command's own work; a grid's cells and ``accelerate launch``'s workers pay it
-    each). What a normal exit does that anybody can observe is done, in the interpreter's order (``Py_FinalizeEx``):
-    non-daemon threads are joined (and ``concurrent.futures`` pools shut down), then the ``atexit`` handlers run
-    (logging's flush, ``weakref.finalize`` callbacks such as ``TemporaryDirectory``'s cleanup, multiprocessing's
-    and Ray's shutdown), then the standard streams are flushed; only then ``os._exit``. Files this library writes
-    are closed where they are written (``with``), so nothing waits on the teardown's garbage collection. Library
-    code never calls this: only the program's end (:func:`run`, :func:`shim_exit`)."""
+    2 s of CPU here (more than a short command's own work; a grid's cells pay it each). What a normal exit does that
+    anybody can observe is done, in the interpreter's order (``Py_FinalizeEx``): non-daemon threads are joined (and
+    ``concurrent.futures`` pools shut down), then the ``atexit`` handlers run (logging's flush, ``weakref.finalize``
+    callbacks such as ``TemporaryDirectory``'s cleanup, multiprocessing's and Ray's shutdown), then the standard
+    streams are flushed; only then ``os._exit``. Files this library writes are closed where they are written
+    (``with``), so nothing waits on the teardown's garbage collection. In an interpreter that must live on
+    (interactive, IPython's ``%run -m``) it is ``sys.exit``. Library code never calls this: only :func:`run`."""
     import atexit
     import os
     import threading
 
+    if sys.flags.interactive or hasattr(sys, "ps1") or "IPython" in sys.modules:
+        sys.exit(code)
     # CPython's own first step of finalisation (private, and the only way to run threading's exit hooks, which
     # stop concurrent.futures' idle workers before the join); a Python without it joins the threads itself
     shutdown = getattr(threading, "_shutdown", None)

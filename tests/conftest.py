@@ -187,12 +187,13 @@ def uninterrupted_run(tmp_path_factory, tiny_bert_dir, crossner_data_dir, worker
     from filelock import FileLock
 
     def train(tmp: Path) -> Path:
-        from crossner_hf.commands.train import TrainArguments, run_train
+        from crossner_hf.commands.train import run_train
+        from train_inputs import train_args
 
         saved = os.environ.get("CROSSNER_HF_CACHE")
         os.environ["CROSSNER_HF_CACHE"] = str(tmp / "cache")  # a session fixture: no monkeypatch here
         try:
-            results = run_train(TrainArguments(
+            results = run_train(*train_args(
                 output_dir=str(tmp / "full"), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
                 disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False, **UNINTERRUPTED)).results
         finally:

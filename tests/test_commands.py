@@ -100,14 +100,14 @@ def test_unknown_yaml_key_and_list_flags(tmp_path):
 
     cfg = tmp_path / "run.yaml"
     cfg.write_text("domain: music\nseeds: [1, 2]\n")
-    (args,) = make_parser().parse_args_and_config(["--config", str(cfg), "--output_dir", str(tmp_path)])
-    assert args.domain == "music" and args.seed_list() == [1, 2]
-    (args,) = make_parser().parse_args_and_config(["--seeds", "555", "666", "--output_dir", str(tmp_path),
-                                                   "--domain", "ai"])
-    assert args.seed_list() == [555, 666]
-    (args,) = make_parser().parse_args_and_config(["--seeds", "555,666,777", "--output_dir", str(tmp_path),
-                                                   "--domain", "ai"])
-    assert args.seed_list() == [555, 666, 777]
+    (args, config) = make_parser().parse_args_and_config(["--config", str(cfg), "--output_dir", str(tmp_path)])
+    assert args.domain == "music" and config.seed_list() == [1, 2]
+    (args, config) = make_parser().parse_args_and_config(["--seeds", "555", "666", "--output_dir", str(tmp_path),
+                                                          "--domain", "ai"])
+    assert config.seed_list() == [555, 666]
+    (args, config) = make_parser().parse_args_and_config(["--seeds", "555,666,777", "--output_dir", str(tmp_path),
+                                                          "--domain", "ai"])
+    assert config.seed_list() == [555, 666, 777]
     bad = tmp_path / "bad.yaml"
     bad.write_text("domian: music\n")
     with pytest.raises(ValueError, match="unknown keys \\['domian'\\]"):
@@ -115,11 +115,14 @@ def test_unknown_yaml_key_and_list_flags(tmp_path):
 
 
 def test_default_output_dir_and_ignored_source_flags(tmp_path, caplog):
-    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.commands.train import make_parser
+    from crossner_hf.training.training_args import FinetuneConfig
 
-    assert TrainArguments(domain="music", schedule="joint").output_dir == "outputs/music-joint"
+    # no --output_dir: the config leaves it to the runner, which names it after the data (tests/test_runners.py)
+    (_, config) = make_parser().parse_args_and_config(["--domain", "music", "--schedule", "joint"])
+    assert config.output_dir is None and FinetuneConfig().output_dir is None
     with caplog.at_level("WARNING"):
-        TrainArguments(output_dir=str(tmp_path), domain="ai", schedule="joint", source_max_steps=10)
+        FinetuneConfig(output_dir=str(tmp_path), schedule="joint", source_max_steps=10)
     assert "--source_max_steps 10 is ignored with --schedule joint" in caplog.text
 
 
@@ -200,7 +203,7 @@ def test_a_missing_extra_is_one_line_naming_the_pip_command(tmp_path):
 
 
 def test_a_command_process_ends_as_the_interpreter_would_less_the_teardown(tmp_path):
-    """``exit_process`` (the end of ``crossner-hf`` and the shims) skips only the modules' teardown: the exit code,
+    """``exit_process`` (the end of ``crossner-hf``) skips only the modules' teardown: the exit code,
     non-daemon threads, idle ``concurrent.futures`` workers, ``atexit`` handlers, ``weakref.finalize`` cleanups and
     unflushed output all come out as from ``sys.exit``."""
     script = tmp_path / "ends.py"

@@ -37,8 +37,8 @@ def test_the_minilm_settings_are_a_preset_without_a_domain_and_politics_builds_o
     # the command reads the same values through --config
     from crossner_hf.commands.train import make_parser
 
-    (args,) = make_parser().parse_args_and_config(["--config", "politics_direct_minilm", "--output_dir", "o"])
-    assert args.domain == "politics" and args.learning_rate == 1e-4 and args.per_device_train_batch_size == 8
+    (args, config) = make_parser().parse_args_and_config(["--config", "politics_direct_minilm", "--output_dir", "o"])
+    assert args.domain == "politics" and config.learning_rate == 1e-4 and config.per_device_train_batch_size == 8
 
 
 def test_extends_names_an_existing_preset_and_no_cycle(tmp_path):

@@ -14,7 +14,7 @@ from crossner_hf.data.entities import entity_spans
 from crossner_hf.data.labels import LABELS
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.commands.train import run_train
-from crossner_hf.commands.train import TrainArguments
+from train_inputs import train_args
 
 # one worker runs this file, so the module's trained model (~20 s) is built once, not on both workers
 pytestmark = pytest.mark.xdist_group("inference")
@@ -24,12 +24,12 @@ pytestmark = pytest.mark.xdist_group("inference")
 def trained(tiny_bert_dir, crossner_data_dir, tmp_path_factory):
     """A tiny BERT trained briefly on politics: far from perfect, so the decodings disagree."""
     out = tmp_path_factory.mktemp("trained") / "politics"
-    args = TrainArguments(
+    args = train_args(
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", data_dir=str(crossner_data_dir),
         per_device_train_batch_size=16, num_train_epochs=6, learning_rate=3e-3, disable_tqdm=True,
         use_cpu=True, seed=5, dataloader_pin_memory=False, early_stopping_patience=0,
     )
-    results = run_train(args).results
+    results = run_train(*args).results
     return out, results
 
 

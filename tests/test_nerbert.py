@@ -355,7 +355,7 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
     from huggingface_hub import ModelCard
 
     from crossner_hf.commands.train import run_train
-    from crossner_hf.commands.train import TrainArguments
+    from train_inputs import train_args
 
     nerbert_dir = tmp_path / "nerbert"
     run_nerbert(_args(base_model, corpus_dir, nerbert_dir, max_steps=2, eval_steps=2, save_steps=2,
@@ -368,7 +368,7 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
     caplog.set_level(logging.WARNING, logger="crossner_hf.training.nerbert")
     out = tmp_path / "politics"
-    run_train(TrainArguments(
+    run_train(*train_args(
         output_dir=str(out), model_name_or_path=str(nerbert_dir), domain="politics", schedule="direct",
         few_shot=8, per_device_train_batch_size=4, max_steps=2, use_cpu=True, disable_tqdm=True, seed=3,
         dataloader_pin_memory=False, eval_strategy="no", save_strategy="no", load_best_model_at_end=False,

@@ -280,9 +280,9 @@ def test_presets_load_in_python_as_the_command_reads_them(tmp_path):
     preset = load_preset("paper/crossner_direct")
     assert preset.command == "train" and preset.model == "bert-base-cased" and "domain" not in preset.values
     config = preset.config(FinetuneConfig, output_dir=str(tmp_path))
-    (args,) = make_parser().parse_args_and_config(["--config", "paper/crossner_direct", "--domain", "music",
-                                                   "--output_dir", str(tmp_path)])
-    from_cli = FinetuneConfig.from_arguments(args)
+    (args, from_cli) = make_parser().parse_args_and_config(["--config", "paper/crossner_direct", "--domain",
+                                                            "music", "--output_dir", str(tmp_path)])
+    assert args.domain == "music" and type(from_cli) is FinetuneConfig
     assert from_cli.seed_list() == config.seed_list() == [555, 666, 777]  # the command's flag parser gives strings
     assert {**from_cli.to_dict(), "seeds": None} == {**config.to_dict(), "seeds": None}
     assert load_preset("politics_direct_minilm").command == "train"
@@ -381,11 +381,12 @@ def test_the_train_command_passes_a_target_and_a_config_down_not_its_own_object(
 
     monkeypatch.setattr(schedules, "finetune", fake_finetune)
     monkeypatch.setattr("crossner_hf.encoders.resolve_model_path", lambda name: name)
-    (args,) = train.make_parser().parse_args_and_config(
+    (args, config) = train.make_parser().parse_args_and_config(
         ["--model_name_or_path", "some-encoder", "--dataset_dir", str(mydata), "--output_dir", str(tmp_path),
          "--learning_rate", "3e-4", "--use_cpu", "true"])
-    assert train.run_train(args) == "result"
-    assert type(seen["config"]) is FinetuneConfig and not hasattr(seen["config"], "dataset_dir")
+    assert train.run_train(args, config) == "result"
+    # the parser's own FinetuneConfig goes down as it is: made once, never rebuilt from the command's object
+    assert seen["config"] is config and type(config) is FinetuneConfig and not hasattr(config, "dataset_dir")
     assert isinstance(seen["target"], TargetData) and seen["target"].name == "mydata" and seen["model"] == "some-encoder"
     assert seen["config"].learning_rate == 3e-4 and seen["source"] is None  # direct: no CoNLL-2003 loaded
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import types
 import unicodedata
 from pathlib import Path
 
@@ -200,8 +201,9 @@ def preset_command(path: Path) -> str:
 def resolve(path: Path):
     command = preset_command(path)
     parser = importlib.import_module(f"crossner_hf.commands.{COMMANDS[command]}").make_parser()
-    (args,) = parser.parse_args_and_config([parser.yaml_flag, str(path), *REQUIRED.get(command, [])])
-    return args
+    parsed = parser.parse_args_and_config([parser.yaml_flag, str(path), *REQUIRED.get(command, [])])
+    # one namespace of every flag: train's parser makes its inputs and its FinetuneConfig side by side
+    return types.SimpleNamespace(**{k: v for part in parsed for k, v in vars(part).items()})
 
 
 def _same(a, b) -> bool:

@@ -192,10 +192,10 @@ def test_page_in_headless_chromium(tmp_path):
 
 def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.train import run_train
-    from crossner_hf.commands.train import TrainArguments
+    from train_inputs import train_args
 
     out = tmp_path / "model"
-    run_train(TrainArguments(
+    run_train(*train_args(
         output_dir=str(out), model_name_or_path=tiny_bert_dir, domain="politics", data_dir=str(crossner_data_dir),
         few_shot=16, max_steps=4, per_device_train_batch_size=4, learning_rate=1e-3, use_cpu=True, disable_tqdm=True,
         eval_strategy="steps", save_strategy="steps", eval_steps=2, save_steps=2)).results

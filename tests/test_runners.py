@@ -287,10 +287,9 @@ def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workf
     and NER-BERT) as its card names it."""
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf import dapt, finetune, pretrain_nerbert
+    from crossner_hf import FinetuneConfig, dapt, finetune, pretrain_nerbert
     from crossner_hf.commands.dapt import DAPTArguments
     from crossner_hf.commands.nerbert import NERBERTArguments
-    from crossner_hf.commands.train import TrainArguments
     from crossner_hf.training.rnn.recipes import train_bilstm_crf
 
     for module in ("crossner_hf.training.schedules", "crossner_hf.training.dapt", "crossner_hf.training.nerbert"):
@@ -313,11 +312,13 @@ def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workf
         folders[name] = str(claimed.value)
     assert folders == {"finetune": "outputs/mine-direct", "dapt": "outputs/raw.txt-dapt",
                        "nerbert": "outputs/tagged-all-nerbert", "bilstm-crf": "outputs/mine-bilstm-crf"}
+    # a config without a folder is named by the same rule, after its schedule (train's parser leaves it None)
+    with pytest.raises(_Claimed) as claimed:
+        finetune(tiny_bert_dir, own_types, FinetuneConfig(schedule="joint"), source=own_types)
+    assert str(claimed.value) == "outputs/mine-joint"
     commands = {
-        "train": TrainArguments(domain="music", schedule="joint"),
         "dapt": DAPTArguments(dataset_name="corpora", dataset_config="politics-integrated"),
         "nerbert": NERBERTArguments(dataset_name="nerbert-corpus", dataset_config="all"),
     }
     assert {name: args.output_dir for name, args in commands.items()} == {
-        "train": "outputs/music-joint", "dapt": "outputs/corpora-politics-integrated-dapt",
-        "nerbert": "outputs/nerbert-corpus-all-nerbert"}
+        "dapt": "outputs/corpora-politics-integrated-dapt", "nerbert": "outputs/nerbert-corpus-all-nerbert"}

@@ -131,22 +131,23 @@ class KillOnSave:
 
 def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch,
                                                          caplog, uninterrupted_run):
-    from crossner_hf.commands.train import TrainArguments, run_train
+    from crossner_hf.commands.train import run_train
     from crossner_hf.training.checkpoints import COMPLETE
+    from train_inputs import train_args
 
 
     def args(out, **kw):  # the shared uninterrupted run's settings: its results are what a resume must give
-        return TrainArguments(output_dir=str(out), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
-                              disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False,
-                              **uninterrupted_run["settings"], **kw)
+        return train_args(output_dir=str(out), model_name_or_path=tiny_bert_dir, data_dir=str(crossner_data_dir),
+                          disable_tqdm=True, use_cpu=True, dataloader_pin_memory=False,
+                          **uninterrupted_run["settings"], **kw)
 
     with pytest.raises(KeyboardInterrupt):
-        run_train(args(tmp_path / "killed"), callbacks=[KillOnSave(12)])
+        run_train(*args(tmp_path / "killed"), callbacks=[KillOnSave(12)])
     seed_dir = tmp_path / "killed" / "seed-7"
     assert (seed_dir / "checkpoint-12").is_dir() and not (seed_dir / "checkpoint-12" / COMPLETE).exists()
     complete = [p for p in seed_dir.glob("checkpoint-*") if (p / COMPLETE).is_file()]
     assert complete  # an earlier whole checkpoint (the best one and/or the previous, by save_total_limit)
-    resumed = run_train(args(tmp_path / "killed", resume_from_checkpoint="true")).results
+    resumed = run_train(*args(tmp_path / "killed", resume_from_checkpoint="true")).results
     assert "Skipping" in caplog.text and "checkpoint-12: incomplete" in caplog.text
     a, b = uninterrupted_run["results"], resumed["per_seed"][0]
     assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"] and a["global_step"] == b["global_step"]

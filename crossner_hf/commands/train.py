@@ -35,13 +35,12 @@ from crossner_hf.training.training_args import FinetuneConfig
 
 
 @dataclass
-class TrainArguments(LabeledDataArguments, FinetuneConfig):
-    """The ``train`` command's flags: :class:`FinetuneConfig` plus the model and the data (the data flags every
-    command shares, :class:`~crossner_hf.data.target.LabeledDataArguments`, whose ``load_target`` gives the
-    target), which the command turns into :func:`~crossner_hf.training.schedules.finetune`'s arguments
-    (:func:`run_train`)."""
+class TrainArguments(LabeledDataArguments):
+    """The ``train`` command's model and data flags (the data flags every command shares,
+    :class:`~crossner_hf.data.target.LabeledDataArguments`, whose ``load_target`` gives the target). The settings
+    are a :class:`FinetuneConfig` that the same parser makes beside it, as TRL's scripts parse
+    ``(ScriptArguments, SFTConfig, ModelConfig)``: the config is made once, by the parser, and goes down as it is."""
 
-    # --- what to train: the model and the data (the rest is FinetuneConfig) ----------
     model_name_or_path: str = field(
         default="bert-base-cased",
         metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "
@@ -60,44 +59,41 @@ class TrainArguments(LabeledDataArguments, FinetuneConfig):
         elif self.domain not in DOMAINS:
             raise ValueError(f"--domain {self.domain!r}: choose one of {', '.join(DOMAINS)}, or pass your data as "
                              "--dataset_dir.")
-        if self.output_dir is None:  # the one rule: a card's pretty_name "Literature NER" -> Literature-NER-direct
-            from crossner_hf.outputs import default_output_dir
-
-            self.output_dir = default_output_dir(self.domain, self.schedule)
         super().__post_init__()
 
-    def load_source(self):
-        """CoNLL-2003 from ``--data_dir`` when the schedule trains on it, else ``None``."""
+    def load_source(self, schedule: str):
+        """CoNLL-2003 from ``--data_dir`` when ``schedule`` trains on it, else ``None``."""
         from crossner_hf.data.labels import SOURCE_DOMAIN
         from crossner_hf.data.target import load_target
 
-        return None if self.schedule == "direct" else load_target(SOURCE_DOMAIN, data_dir=self.data_dir)
+        return None if schedule == "direct" else load_target(SOURCE_DOMAIN, data_dir=self.data_dir)
 
 
-def run_train(args: TrainArguments, target: Any = None, callbacks: Any = ()):
-    """What ``train`` does: the flags become ``finetune(model, target, FinetuneConfig, source=)`` (``target``: a
-    ``TargetData`` in place of the one the flags name); nothing below sees the command's object."""
+def run_train(args: TrainArguments, config: FinetuneConfig, target: Any = None, callbacks: Any = ()):
+    """What ``train`` does: ``finetune(model, target, config, source=)`` with the model and data the flags name
+    (``target``: a ``TargetData`` in place of the one they name). Without ``--output_dir`` the runner names the
+    folder (``outputs/<dataset>-<schedule>``, :func:`crossner_hf.outputs.default_output_dir`)."""
     from crossner_hf.encoders import resolve_model
     from crossner_hf.training.schedules import finetune
 
     model = resolve_model(args.model_name_or_path)  # once: a model that cannot be found fails before the data loads
-    return finetune(model, target if target is not None else args.load_target(),
-                    FinetuneConfig.from_arguments(args), source=args.load_source(), callbacks=callbacks)
+    return finetune(model, target if target is not None else args.load_target(), config,
+                    source=args.load_source(config.schedule), callbacks=callbacks)
 
 
 def make_parser(subparsers: Any | None = None):
     return make_command_parser(
-        subparsers, "train", (TrainArguments,), prog="trainer_recipes/finetune.py",
+        subparsers, "train", (TrainArguments, FinetuneConfig), prog="trainer_recipes/finetune.py",
         help="fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)",
         description=__doc__,
     )
 
 
-def main(args: TrainArguments) -> int:
+def main(args: TrainArguments, config: FinetuneConfig) -> int:
     from crossner_hf.results import format_results
 
-    result = run_train(args)
-    if args.process_index == 0:
+    result = run_train(args, config)
+    if config.process_index == 0:
         print(format_results(result.results))
-        print(f"Model, results.json and card in {args.output_dir}")
+        print(f"Model, results.json and card in {result.output_dir}")
     return 0

@@ -523,7 +523,7 @@ class LabeledDataArguments:
         "help": "Your data's name in tables and cards (default: its card's pretty_name, else its folder's)."})
 
     def __post_init__(self):
-        parent = getattr(super(), "__post_init__", None)  # cooperative: train's FinetuneConfig comes after this class
+        parent = getattr(super(), "__post_init__", None)  # cooperative: a config may follow (adapt's)
         if parent is not None:
             parent()
 

@@ -514,16 +514,20 @@ def finetune(
     CrossNER domain, a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id or a ``DatasetDict``).
     ``source``: the source domain of pretrain-finetune and joint (default: CoNLL-2003 from
     ``$CROSSNER_DATA_DIR``). The kept seed's model, ``results.json`` and a card naming ``target`` land in
-    ``config.output_dir``; the scores come back typed. Without ``config``, the settings that suit ``model``
-    (:meth:`FinetuneConfig.for_model`: the measured ``minilm`` preset for the packaged MiniLM, the paper's direct
-    preset otherwise), into ``outputs/<dataset>-direct``.
+    ``config.output_dir`` (when it is None: ``outputs/<dataset>-<schedule>``, the one rule of
+    :func:`~crossner_hf.outputs.default_output_dir`); the scores come back typed. Without ``config``, the settings
+    that suit ``model`` (:meth:`FinetuneConfig.for_model`: the measured ``minilm`` preset for the packaged MiniLM,
+    the paper's direct preset otherwise).
 
     The run's skeleton is this module's: :func:`claimed_run` claims the folder and
     resolves the model once (an object: saved once, so every seed starts from the same weights), each seed trains
     and is scored here (:func:`run_seed`), :func:`finish_output` writes the kept model, results and card once.
     """
     if config is None:
-        config = FinetuneConfig.for_model(model, output_dir=default_output_dir(target.name, "direct"))
+        config = FinetuneConfig.for_model(model)
+    if config.output_dir is None:  # a copy named after the data: the caller's config stays as it was given
+        config = copy.deepcopy(config)
+        config.output_dir = default_output_dir(target.name, config.schedule)
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
     if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged

@@ -137,8 +137,8 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
     # --- TrainingArguments defaults changed for this task ------------------------------
     output_dir: str | None = field(
         default=None,
-        metadata={"help": "Where the best model, results.json, the card and seed-*/ go "
-                  "(the command's default: outputs/<dataset>-<schedule>)."},
+        metadata={"help": "Where the best model, results.json, the card and seed-*/ go (default: "
+                  "outputs/<dataset>-<schedule>, named by finetune after the data it is given)."},
     )
     learning_rate: float = field(default=5e-5, metadata={"help": "Peak learning rate (the paper: 5e-5)."})
     per_device_train_batch_size: int = field(default=16, metadata={"help": "Batch size (the paper: 16)."})
@@ -205,15 +205,15 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
         if self.early_stopping_patience < 0:
             raise ValueError(f"--early_stopping_patience {self.early_stopping_patience}: must be >= 0.")
         self.seed_list()  # validate early
-        if self.output_dir is None:
-            raise ValueError("FinetuneConfig needs output_dir: the folder that receives the kept model, "
-                             "results.json and the card.")
         if self.schedule == "joint" and self.source_max_steps > 0:
             logger.warning("--source_max_steps %d is ignored with --schedule joint (it caps the source stage of "
                            "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)
         if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
             logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
+        named = self.output_dir is not None
         super().__post_init__()
+        if not named:  # TrainingArguments would write into ./trainer_output: the runner names it after the data
+            self.output_dir = None
 
     @classmethod
     def for_model(cls, model: Any, **overrides: Any) -> "FinetuneConfig":
