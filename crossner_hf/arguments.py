@@ -44,12 +44,15 @@ from transformers.hf_argparser import HfArgumentParser
 
 class WorkflowConfig:
     """What every workflow's config shares (``FinetuneConfig``, ``DAPTConfig``, ``NERBERTConfig``, the RNN
-    recipes' configs): a command's arguments extend the config with the model and data flags, and hand down only
-    the config part (:meth:`from_arguments`), so nothing below the command sees them."""
+    recipes' configs, the corpus builders'). ``train``, ``dapt`` and ``nerbert`` parse their config beside their
+    model and data flags (two dataclasses, one parser: TRL's pattern) and hand it down as parsed. The commands whose
+    config is not a ``TrainingArguments`` extend it with their flags and hand down only the config part
+    (:meth:`from_arguments`), so nothing below the command sees the flags."""
 
     @classmethod
     def from_arguments(cls, args: Any) -> Any:
-        """A new ``cls`` with the values of ``args`` (an object that extends it) for ``cls``'s own fields."""
+        """A new ``cls`` with the values of ``args`` (an object that extends it) for ``cls``'s own fields. Not for a
+        ``TrainingArguments`` config: its ``__post_init__`` converts values in place and must not run twice."""
         return cls(**{f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if f.init})
 
 

@@ -188,7 +188,7 @@ def uninterrupted_run(tmp_path_factory, tiny_bert_dir, crossner_data_dir, worker
 
     def train(tmp: Path) -> Path:
         from crossner_hf.commands.train import run_train
-        from train_inputs import train_args
+        from command_inputs import train_args
 
         saved = os.environ.get("CROSSNER_HF_CACHE")
         os.environ["CROSSNER_HF_CACHE"] = str(tmp / "cache")  # a session fixture: no monkeypatch here

@@ -289,12 +289,10 @@ def test_one_raw_text_reader_for_dapt_and_the_rnn_recipes(tmp_path, monkeypatch)
     raw.write_text("the senate voted\n\n  \nlabour won\n", encoding="utf-8")
     rnn = [e.tokens for e in text_examples([str(raw)])]
     by_runner = list(_corpus_dataset(raw, None)["text"])
-    by_command = list(DAPTArguments(model_name_or_path="m", train_file=[str(raw)],
-                                    output_dir=str(tmp_path / "o")).corpus()[0]["text"])
+    by_command = list(DAPTArguments(model_name_or_path="m", train_file=[str(raw)]).corpus()[0]["text"])
     assert by_runner == by_command == ["the senate voted", "labour won"] and rnn == [t.split() for t in by_runner]
     folder = write_hub_dataset_folder({"mine-domain": Dataset.from_dict({"text": ["a b", "c"]})}, tmp_path / "lv")
-    args = DAPTArguments(model_name_or_path="m", dataset_name=str(folder), dataset_config="mine-domain",
-                         output_dir=str(tmp_path / "o2"))
+    args = DAPTArguments(model_name_or_path="m", dataset_name=str(folder), dataset_config="mine-domain")
     assert list(args.corpus()[0]["text"]) == ["a b", "c"] == [" ".join(e.tokens) for e in
                                                             text_examples([f"{folder}:mine-domain"])]
     assert len(read) == 5  # every one of them went through the one reader

@@ -14,7 +14,7 @@ from crossner_hf.data.entities import entity_spans
 from crossner_hf.data.labels import LABELS
 from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.commands.train import run_train
-from train_inputs import train_args
+from command_inputs import train_args
 
 # one worker runs this file, so the module's trained model (~20 s) is built once, not on both workers
 pytestmark = pytest.mark.xdist_group("inference")

@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 from transformers import TrainerCallback
 
+from command_inputs import nerbert_args
 from crossner_hf.commands.nerbert import NERBERTArguments, run_nerbert
 from crossner_hf.evaluation.entity_scores import entity_scores
-from crossner_hf.training.nerbert import accumulation_steps
+from crossner_hf.training.nerbert import NERBERTConfig, accumulation_steps
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = {"person": "person", "city": "location", "country": "location", "river": "location",
@@ -97,7 +98,7 @@ def base_model(tmp_path_factory, crossner_data_dir) -> str:
     return make_tiny_bert(tmp_path_factory.mktemp("nerbert_base"), WORDS + politics)
 
 
-def _args(base_model, corpus_dir, out, **kw) -> NERBERTArguments:
+def _args(base_model, corpus_dir, out, **kw) -> tuple:
     options = dict(
         output_dir=str(out), model_name_or_path=base_model, dataset_name=str(corpus_dir), dataset_config="all",
         effective_batch_size=8, per_device_train_batch_size=4, num_train_epochs=6, learning_rate=5e-3,
@@ -105,13 +106,13 @@ def _args(base_model, corpus_dir, out, **kw) -> NERBERTArguments:
         dataloader_pin_memory=False,
     )
     options.update(kw)
-    return NERBERTArguments(**options)
+    return nerbert_args(**options)
 
 
 @pytest.fixture(scope="module")
 def nerbert_run(base_model, corpus_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("nerbert_run")
-    return out, run_nerbert(_args(base_model, corpus_dir, out))
+    return out, run_nerbert(*_args(base_model, corpus_dir, out))
 
 
 class CountSteps(TrainerCallback):
@@ -180,11 +181,11 @@ def test_effective_batch_and_accumulation_arithmetic(tmp_path):
         accumulation_steps(960, 8, 7)
     with pytest.raises(ValueError, match="--gradient_accumulation_steps 4 contradicts"):
         accumulation_steps(960, 32, 1, given=4)
-    args = NERBERTArguments(output_dir=str(tmp_path), dataset_name="x", per_device_train_batch_size=40, use_cpu=True)
-    assert args.gradient_accumulation_steps == 24 and args.learning_rate == 5e-5
-    assert args.metric_for_best_model == "f1" and args.load_best_model_at_end
+    config = NERBERTConfig(output_dir=str(tmp_path), per_device_train_batch_size=40, use_cpu=True)
+    assert config.gradient_accumulation_steps == 24 and config.learning_rate == 5e-5
+    assert config.metric_for_best_model == "f1" and config.load_best_model_at_end
     with pytest.raises(ValueError, match="needs a tagged corpus"):
-        NERBERTArguments(output_dir=str(tmp_path))
+        NERBERTArguments()
 
 
 # ------------------------------------------------------------------------------- runs
@@ -246,7 +247,7 @@ def test_validation_f1_equals_seqeval_on_the_saved_model(nerbert_run, corpus_dir
 
 
 def test_4types_config_and_custom_columns(base_model, corpus_dir, tmp_path):
-    res = run_nerbert(_args(base_model, corpus_dir, tmp_path / "4types", dataset_config="4types", max_steps=2,
+    res = run_nerbert(*_args(base_model, corpus_dir, tmp_path / "4types", dataset_config="4types", max_steps=2,
                             eval_steps=2, save_steps=2))
     assert res["corpus"]["categories"] == FOUR_TYPES and res["corpus"]["n_labels"] == 9
     config = json.loads((tmp_path / "4types" / "config.json").read_text())
@@ -254,11 +255,11 @@ def test_4types_config_and_custom_columns(base_model, corpus_dir, tmp_path):
     assert config["crossner_provenance"]["pretraining"][-1]["config"] == "4types"
     # any ClassLabel token-classification dataset: own column names, no config name, validation subsample
     other = write_corpus(tmp_path / "other", columns=("words", "tags"), configs=("default",))
-    res = run_nerbert(_args(base_model, other, tmp_path / "other-out", dataset_config="none", tokens_column="words",
+    res = run_nerbert(*_args(base_model, other, tmp_path / "other-out", dataset_config="none", tokens_column="words",
                             tags_column="tags", validation_subsample=5, max_steps=1, eval_steps=1, save_steps=1))
     assert res["corpus"]["validation_sentences"] == 5 and res["corpus"]["validation_sentences_total"] == 8
     with pytest.raises(ValueError, match="no column 'words'"):
-        run_nerbert(_args(base_model, corpus_dir, tmp_path / "bad", tokens_column="words", max_steps=1))
+        run_nerbert(*_args(base_model, corpus_dir, tmp_path / "bad", tokens_column="words", max_steps=1))
 
 
 def test_pretraining_on_the_corpus_the_wikipedia_builder_made(sample_corpus, tmp_path):
@@ -270,7 +271,7 @@ def test_pretraining_on_the_corpus_the_wikipedia_builder_made(sample_corpus, tmp
     corpus = load_dataset(str(sample_corpus), "all")
     names = corpus["train"].features["ner_tags"].feature.names
     base = make_tiny_bert(tmp_path / "base", sorted({w for split in corpus.values() for s in split["tokens"] for w in s}))
-    res = run_nerbert(_args(base, sample_corpus, tmp_path / "all", effective_batch_size=32,
+    res = run_nerbert(*_args(base, sample_corpus, tmp_path / "all", effective_batch_size=32,
                             per_device_train_batch_size=16, max_steps=3, eval_steps=3, save_steps=3))
     assert res["global_step"] == 3 and res["gradient_accumulation_steps"] == 2
     info = res["corpus"]
@@ -282,7 +283,7 @@ def test_pretraining_on_the_corpus_the_wikipedia_builder_made(sample_corpus, tmp
     assert res["best_validation"]["n_gold_entities"] == b_tags > 100
     config = json.loads((tmp_path / "all" / "config.json").read_text())
     assert [config["id2label"][str(i)] for i in range(len(names))] == names
-    four = run_nerbert(_args(base, sample_corpus, tmp_path / "4types", dataset_config="4types", max_steps=1,
+    four = run_nerbert(*_args(base, sample_corpus, tmp_path / "4types", dataset_config="4types", max_steps=1,
                              eval_steps=1, save_steps=1))
     assert four["corpus"]["categories"] == ["ENTITY", "location", "organisation", "person"]
     assert four["best_validation"]["n_gold_entities"] == b_tags  # the same entities, coarser types
@@ -335,11 +336,11 @@ def test_resume_from_mid_run_checkpoint_matches_uninterrupted(nerbert_run, base_
 
     full_dir, full = nerbert_run
     with pytest.raises(KeyboardInterrupt):
-        run_nerbert(_args(base_model, corpus_dir, tmp_path), callbacks=[KillAt(14)])
+        run_nerbert(*_args(base_model, corpus_dir, tmp_path), callbacks=[KillAt(14)])
     steps = sorted(int(p.name.split("-")[1]) for p in tmp_path.glob("checkpoint-*"))
     assert steps[-1] == 12  # mid-epoch 4: the kill at step 14 leaves checkpoint-12 as the latest
     counter = CountSteps()
-    resumed = run_nerbert(_args(base_model, corpus_dir, tmp_path, resume_from_checkpoint="true"), callbacks=[counter])
+    resumed = run_nerbert(*_args(base_model, corpus_dir, tmp_path, resume_from_checkpoint="true"), callbacks=[counter])
     assert counter.steps == 24 - 12  # only the steps after checkpoint-12 ran
     for key in ("best_validation", "validation_history", "global_step", "tokens_seen", "best_checkpoint"):
         expected = full[key] if key != "best_checkpoint" else full[key].replace(str(full_dir), str(tmp_path))
@@ -355,10 +356,10 @@ def test_push_then_finetune_replaces_the_head_and_records_the_base(
     from huggingface_hub import ModelCard
 
     from crossner_hf.commands.train import run_train
-    from train_inputs import train_args
+    from command_inputs import train_args
 
     nerbert_dir = tmp_path / "nerbert"
-    run_nerbert(_args(base_model, corpus_dir, nerbert_dir, max_steps=2, eval_steps=2, save_steps=2,
+    run_nerbert(*_args(base_model, corpus_dir, nerbert_dir, max_steps=2, eval_steps=2, save_steps=2,
                       push_to_hub=True, hub_model_id="user/nerbert-tiny"))
     arrived = fake_hub.files("user/nerbert-tiny")
     assert arrived["model.safetensors"] == (nerbert_dir / "model.safetensors").read_bytes()

@@ -485,9 +485,9 @@ def test_nerbert_pretraining_takes_a_model_a_corpus_and_its_config(tiny_bert_dir
     monkeypatch.setattr(nerbert, "pretrain_nerbert", lambda model, corpus, config, **kw: seen.update(
         model=model, corpus=corpus, config=config) or "result")
     monkeypatch.setattr(nerbert, "load_corpus", lambda name, config, **kw: ("corpus", name, config, kw))
-    (args,) = command.make_parser().parse_args_and_config(
+    (args, parsed) = command.make_parser().parse_args_and_config(
         ["--model_name_or_path", "enc", "--dataset_name", "corp", "--dataset_config", "none", "--tokens_column",
          "words", "--output_dir", str(tmp_path / "o"), "--use_cpu", "true"])
-    assert command.run_nerbert(args) == "result"
-    assert type(seen["config"]) is NERBERTConfig and seen["model"] == "enc"
+    assert command.run_nerbert(args, parsed) == "result"
+    assert seen["config"] is parsed and type(parsed) is NERBERTConfig and seen["model"] == "enc"
     assert seen["corpus"][:3] == ("corpus", "corp", None) and seen["corpus"][3]["tokens_column"] == "words"

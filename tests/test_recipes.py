@@ -109,30 +109,32 @@ def test_dapt_two_cpu_processes_then_finetune(tiny_bert_dir, tmp_path, env, cros
 
 
 def test_dapt_resume_and_masking_choices(tiny_bert_dir, tmp_path, env, crossner_data_dir):
-    from crossner_hf.commands.dapt import DAPTArguments, run_dapt
+    from command_inputs import dapt_args
+    from crossner_hf.commands.dapt import run_dapt
 
     corpus = _corpus(crossner_data_dir, tmp_path / "politics.txt")
     common = dict(model_name_or_path=tiny_bert_dir, train_file=str(corpus), block_size=64,
                   per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True,
                   save_strategy="steps", save_steps=3, masking="whole-word")
-    first = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=3, **common))
+    first = run_dapt(*dapt_args(output_dir=str(tmp_path / "a"), max_steps=3, **common))
     assert first.global_step == 3
     # a resume with other settings would continue this run under another name: refused, naming the flag
     with pytest.raises(ValueError, match=r"--max_steps 3 \(now 6\).*--overwrite_output_dir"):
-        run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true", **common))
-    fresh = run_dapt(DAPTArguments(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true",
-                                   overwrite_output_dir=True, **common))
+        run_dapt(*dapt_args(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true", **common))
+    fresh = run_dapt(*dapt_args(output_dir=str(tmp_path / "a"), max_steps=6, resume_from_checkpoint="true",
+                                overwrite_output_dir=True, **common))
     assert fresh.global_step == 6 and fresh.results["n_examples"] == first.results["n_examples"]
     with pytest.raises(ValueError, match="--masking 'spans'"):
-        DAPTArguments(output_dir=str(tmp_path / "b"), **{**common, "masking": "spans"})
+        dapt_args(output_dir=str(tmp_path / "b"), **{**common, "masking": "spans"})
     with pytest.raises(ValueError, match="exactly one corpus"):
-        DAPTArguments(output_dir=str(tmp_path / "b"), model_name_or_path=tiny_bert_dir)
+        dapt_args(output_dir=str(tmp_path / "b"), model_name_or_path=tiny_bert_dir)
 
 
 def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_dir):
     from crossner_hf.corpora import build_corpus_levels, entity_list_from_conll
     from crossner_hf.data.conll import read_conll
-    from crossner_hf.commands.dapt import DAPTArguments, run_dapt
+    from command_inputs import dapt_args
+    from crossner_hf.commands.dapt import run_dapt
     from crossner_hf.data.labels import LABELS
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
@@ -140,7 +142,7 @@ def test_dapt_from_corpus_level_folder(tiny_bert_dir, tmp_path, crossner_data_di
     levels = build_corpus_levels([" ".join(s["tokens"]) for s in sents], entity_list_from_conll(sents),
                                  domain="politics")
     folder = write_hub_dataset_folder({f"politics-{k}": v for k, v in levels.items()}, tmp_path / "corpora")
-    res = run_dapt(DAPTArguments(
+    res = run_dapt(*dapt_args(
         output_dir=str(tmp_path / "dapt"), model_name_or_path=tiny_bert_dir, dataset_name=str(folder),
         dataset_config="politics-integrated", block_size=64, per_device_train_batch_size=4, max_steps=2,
         use_cpu=True, disable_tqdm=True, masking="token",

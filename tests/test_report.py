@@ -192,7 +192,7 @@ def test_page_in_headless_chromium(tmp_path):
 
 def test_report_command_end_to_end(tmp_path, tiny_bert_dir, crossner_data_dir, monkeypatch):
     from crossner_hf.commands.train import run_train
-    from train_inputs import train_args
+    from command_inputs import train_args
 
     out = tmp_path / "model"
     run_train(*train_args(

@@ -4,6 +4,7 @@ read CoNLL-2003 take a target with its own types as ``finetune`` does."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import typing
@@ -287,9 +288,7 @@ def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workf
     and NER-BERT) as its card names it."""
     from datasets import ClassLabel, Dataset, DatasetDict, Features, List, Value
 
-    from crossner_hf import FinetuneConfig, dapt, finetune, pretrain_nerbert
-    from crossner_hf.commands.dapt import DAPTArguments
-    from crossner_hf.commands.nerbert import NERBERTArguments
+    from crossner_hf import DAPTConfig, FinetuneConfig, dapt, finetune, pretrain_nerbert
     from crossner_hf.training.rnn.recipes import train_bilstm_crf
 
     for module in ("crossner_hf.training.schedules", "crossner_hf.training.dapt", "crossner_hf.training.nerbert"):
@@ -316,9 +315,13 @@ def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workf
     with pytest.raises(_Claimed) as claimed:
         finetune(tiny_bert_dir, own_types, FinetuneConfig(schedule="joint"), source=own_types)
     assert str(claimed.value) == "outputs/mine-joint"
-    commands = {
-        "dapt": DAPTArguments(dataset_name="corpora", dataset_config="politics-integrated"),
-        "nerbert": NERBERTArguments(dataset_name="nerbert-corpus", dataset_config="all"),
-    }
-    assert {name: args.output_dir for name, args in commands.items()} == {
-        "dapt": "outputs/corpora-politics-integrated-dapt", "nerbert": "outputs/nerbert-corpus-all-nerbert"}
+    # the dapt command names its corpus `corpora:politics-integrated`: dapt names the folder after it
+    with pytest.raises(_Claimed) as claimed:
+        dapt(tiny_bert_dir, [Path("texts/raw.txt")], DAPTConfig(), corpus_name="corpora:politics-integrated")
+    assert str(claimed.value) == "outputs/corpora-politics-integrated-dapt"
+    # the commands leave the folder to their runners: a config parsed without --output_dir has none
+    given = {"train": ["--domain", "music"], "dapt": ["--train_file", "raw.txt"], "nerbert": ["--dataset_name", "c"]}
+    for command, flags in given.items():
+        parser = importlib.import_module(f"crossner_hf.commands.{command}").make_parser()
+        (_, config) = parser.parse_args_and_config(flags)
+        assert config.output_dir is None, command

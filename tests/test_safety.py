@@ -133,7 +133,7 @@ def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path
                                                          caplog, uninterrupted_run):
     from crossner_hf.commands.train import run_train
     from crossner_hf.training.checkpoints import COMPLETE
-    from train_inputs import train_args
+    from command_inputs import train_args
 
 
     def args(out, **kw):  # the shared uninterrupted run's settings: its results are what a resume must give

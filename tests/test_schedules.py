@@ -10,7 +10,7 @@ from transformers import TrainerCallback
 
 from crossner_hf.data.labels import LABELS
 from crossner_hf.commands.train import TrainArguments, run_train
-from train_inputs import train_args
+from command_inputs import train_args
 from crossner_hf.training.schedules import source_in_target_space
 
 

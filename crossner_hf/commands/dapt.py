@@ -32,9 +32,10 @@ from crossner_hf.training.dapt import DAPTConfig
 
 
 @dataclass
-class DAPTArguments(DAPTConfig):
-    """The ``dapt`` command's flags: :class:`~crossner_hf.training.dapt.DAPTConfig` plus the model and the corpus,
-    which :func:`run_dapt` turns into :func:`~crossner_hf.training.dapt.dapt`'s arguments."""
+class DAPTArguments:
+    """The ``dapt`` command's model and corpus flags; the settings are a
+    :class:`~crossner_hf.training.dapt.DAPTConfig` the same parser makes beside it (TRL's pattern, as ``train``),
+    handed to :func:`~crossner_hf.training.dapt.dapt` as parsed."""
 
     model_name_or_path: str = field(
         default="bert-base-cased",
@@ -70,11 +71,6 @@ class DAPTArguments(DAPTConfig):
             raise ValueError("DAPT needs exactly one corpus: --train_file FILE or --dataset_name FOLDER_OR_REPO.")
         if self.corpus_level is None and self.dataset_config and "-" in self.dataset_config:
             self.corpus_level = self.dataset_config.split("-", 1)[1]
-        if self.output_dir is None:
-            from crossner_hf.outputs import default_output_dir
-
-            self.output_dir = default_output_dir(self.corpus_name(), "dapt")
-        super().__post_init__()
 
     def corpus_name(self) -> str:
         """The name recorded for the corpus: its files' names or ``repo:config``, no local path."""
@@ -84,42 +80,42 @@ class DAPTArguments(DAPTConfig):
         name = Path(self.dataset_name).resolve().name if local else self.dataset_name
         return f"{name}:{self.dataset_config}"
 
-    def corpus(self) -> tuple[Any, str]:
-        """(the corpus :func:`dapt` reads, :meth:`corpus_name`)."""
+    def corpus(self, num_proc: int | None = None) -> tuple[Any, str]:
+        """(the corpus :func:`dapt` reads, :meth:`corpus_name`); ``num_proc``: processes that read it."""
         from crossner_hf.corpora.text import load_text_corpus
 
         if self.train_file:
-            texts = load_text_corpus(list(self.train_file), num_proc=self.preprocessing_num_workers)
+            texts = load_text_corpus(list(self.train_file), num_proc=num_proc)
         else:  # the one raw-text reader, as dapt's
-            texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True,
-                                     num_proc=self.preprocessing_num_workers)
+            texts = load_text_corpus(self.dataset_name, config=self.dataset_config, dataset=True, num_proc=num_proc)
         return texts, self.corpus_name()
 
 
-def run_dapt(args: DAPTArguments):
-    """What ``dapt`` does: the flags become ``dapt(model, corpus, DAPTConfig)``."""
+def run_dapt(args: DAPTArguments, config: DAPTConfig, callbacks: Any = ()):
+    """What ``dapt`` does: ``dapt(model, corpus, config)`` with the model and corpus the flags name. Without
+    ``--output_dir`` the runner names the folder (``outputs/<corpus name>-dapt``)."""
     from crossner_hf.training.dapt import dapt
 
-    corpus, name = args.corpus()
+    corpus, name = args.corpus(num_proc=config.preprocessing_num_workers)
     evaluation = None
     if args.validation_file:
         from crossner_hf.corpora.text import load_text_corpus
 
         evaluation = load_text_corpus(list(args.validation_file))
-    return dapt(args.model_name_or_path, corpus, DAPTConfig.from_arguments(args), eval_corpus=evaluation,
-                         corpus_name=name, corpus_level=args.corpus_level)
+    return dapt(args.model_name_or_path, corpus, config, eval_corpus=evaluation, corpus_name=name,
+                corpus_level=args.corpus_level, callbacks=callbacks)
 
 
 def make_parser(subparsers: Any | None = None):
     return make_command_parser(
-        subparsers, "dapt", (DAPTArguments,), prog="trainer_recipes/dapt.py",
+        subparsers, "dapt", (DAPTArguments, DAPTConfig), prog="trainer_recipes/dapt.py",
         help="domain-adaptive pre-training: continue masked-LM training on domain text",
         description=__doc__,
     )
 
 
-def main(args: DAPTArguments) -> int:
-    result = run_dapt(args)
-    if args.process_index == 0:
+def main(args: DAPTArguments, config: DAPTConfig) -> int:
+    result = run_dapt(args, config)
+    if config.process_index == 0:
         print(json.dumps(result.results, indent=2))
     return 0

