@@ -148,3 +148,25 @@ def test_no_module_over_600_lines():
     long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}
     assert long == {}, f"split these modules (one job each, at most 600 lines): {long}"
+
+
+def test_a_train_runs_route_enters_at_most_12_modules_each_at_most_3_times(tiny_bert_dir, tmp_path, monkeypatch,
+                                                                             crossner_data_dir):
+    """Issue 55's measure of the main hallway, as ``benchmarks/train_route.py`` prints it: a tiny ``train`` run's
+    route from the command to the written card enters at most 12 ``crossner_hf`` modules, none more than 3 times."""
+    import importlib.util
+    from collections import Counter
+
+    from crossner_hf.data.target import load_target
+
+    spec = importlib.util.spec_from_file_location("train_route", PACKAGE.parent / "benchmarks" / "train_route.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
+    load_target("politics")  # parsed before the trace, as the script does: a second run's route
+    route = script.trace_route(["train", "--domain", "politics", "--model_name_or_path", tiny_bert_dir,
+                                "--max_steps", "2", "--per_device_train_batch_size", "4", "--few_shot", "8",
+                                "--use_cpu", "true", "--disable_tqdm", "true", "--output_dir", str(tmp_path / "run")])
+    entries = Counter(route)
+    assert route[0] == "crossner_hf.commands.train" and (tmp_path / "run" / "README.md").is_file()
+    assert len(entries) <= 12 and max(entries.values()) <= 3, entries.most_common()
