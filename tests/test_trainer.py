@@ -57,6 +57,11 @@ def test_word_level_metrics_score_both_decodings_and_mask_excluded_labels(tiny_m
     assert scores["f1_y"] == 0.0  # the masked type is never predicted
     with pytest.raises(ValueError, match="word_ids and example_index"):
         trainer.word_level_metrics(EvalPrediction(preds, None), features=examples, examples=examples)
+    # a decoding given to the trainer directly (not through FinetuneConfig, which checks it) is refused at the
+    # first evaluation, in one line naming the choices, before any score is made
+    unchecked = _trainer(tiny_model, tmp_path, decoding="greedy")
+    with pytest.raises(ValueError, match="decoding='greedy': choose one of bio-viterbi, argmax"):
+        unchecked.word_level_metrics(EvalPrediction(preds, None), features=features, examples=examples)
     with pytest.raises(ValueError, match="needs eval_examples"):
         trainer.evaluate(features)
 
