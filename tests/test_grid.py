@@ -230,6 +230,35 @@ def sigint_as_from_a_terminal():
     signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
+def test_a_gently_cancelled_ray_task_stops_its_cell_in_order_and_leaves_it_resumable(tmp_path, probe, monkeypatch):
+    """``ray.cancel(force=False)`` raises KeyboardInterrupt in the task while ``run_cell`` waits on its cell: the
+    cell's process group gets SIGTERM and is waited for, and the cell is "waiting" (the rerun continues it), not
+    failed."""
+    from crossner_hf.grid.run import run_cell
+
+    cell = _cell("held", probe, "hold")
+    held = cell.folder(tmp_path / "grid")
+    real_wait = subprocess.Popen.wait
+    interrupted: list[int] = []
+
+    def wait(self, timeout=None):
+        if timeout is None and not interrupted:  # run_cell's wait on the running cell: Ray's cancel arrives
+            _wait_for(lambda: (held / "started").is_file(), "the cell to start")
+            interrupted.append(self.pid)
+            raise KeyboardInterrupt
+        return real_wait(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", wait)
+    try:
+        status = run_cell(cell, tmp_path / "grid")
+    except KeyboardInterrupt:  # escaping it would stop the whole test session, not fail this test
+        pytest.fail("run_cell let the cancel's KeyboardInterrupt out instead of stopping its cell")
+    assert status == "waiting"
+    assert interrupted and not _alive(interrupted[0])  # stopped and reaped, not left running
+    assert not (held / ".failed").exists() and not (held / ".running").exists()
+    assert grid_status([cell], tmp_path / "grid")["held"] == "waiting"
+
+
 GRID_SCRIPT = textwrap.dedent('''
     import sys
     from crossner_hf.cli import run_command
