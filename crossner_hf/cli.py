@@ -241,17 +241,17 @@ def exit_process(code: int) -> NoReturn:
     import os
     import threading
 
-    if sys.flags.interactive or hasattr(sys, "ps1") or "IPython" in sys.modules:
-        sys.exit(code)
-    # CPython's own first step of finalisation (private, and the only way to run threading's exit hooks, which
-    # stop concurrent.futures' idle workers before the join); a Python without it joins the threads itself
+    # CPython's own first step of finalisation, threading._shutdown (private, and the only way to run threading's
+    # exit hooks, which stop concurrent.futures' idle workers before the join), runs on the main thread; anywhere
+    # else (a host interpreter, another Python, another thread) the interpreter's own exit is taken
     shutdown = getattr(threading, "_shutdown", None)
-    if shutdown is not None and threading.current_thread() is threading.main_thread():
+    if sys.flags.interactive or hasattr(sys, "ps1") or "IPython" in sys.modules or shutdown is None \
+            or threading.current_thread() is not threading.main_thread():
+        sys.exit(code)
+    try:
         shutdown()
-    else:
-        for thread in threading.enumerate():
-            if thread is not threading.current_thread() and not thread.daemon:
-                thread.join()
+    except KeyboardInterrupt:  # Ctrl-C while threads finish: the interpreter ignores it there and keeps the code
+        pass
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -259,6 +259,12 @@ def exit_process(code: int) -> NoReturn:
                 stream.flush()
         except (OSError, ValueError):  # a closed pipe (`crossner-hf ... | head`) or a closed stream: nothing to add
             code = code or 120  # what the interpreter returns when it cannot flush stdout at exit
+    try:  # what libc's exit() would flush: a native library's buffered writes to stdout (a cell's log file)
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # no C library to ask (not POSIX): nothing buffered there we could reach
+        pass
     os._exit(code)
 
 

@@ -223,11 +223,15 @@ def late():
     (out / "thread").write_text("finished")
 threading.Thread(target=late).start()
 sys.stdout.write("no newline, still buffered")
+import ctypes
+ctypes.CDLL(None).printf(b" and C's own")  # libc's buffer, which exit() would flush
 exit_process(3)
 """)
-    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=ENV)
+    # buffered for real: PYTHONUNBUFFERED would write the line at once, and the flush would go untested
+    buffered = {k: v for k, v in ENV.items() if k != "PYTHONUNBUFFERED"}
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=buffered)
     assert res.returncode == 3, res.stderr
-    assert res.stdout == "no newline, still buffered"
+    assert res.stdout == "no newline, still buffered and C's own"
     assert (tmp_path / "atexit").read_text() == "ran" and (tmp_path / "thread").read_text() == "finished"
     assert not Path((tmp_path / "temporary").read_text()).exists()
     # the program's own ends: a usage error is argparse's exit 2, --help 0, through the console script's `run`

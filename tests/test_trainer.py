@@ -59,6 +59,12 @@ def test_word_level_metrics_score_both_decodings_and_mask_excluded_labels(tiny_m
         trainer.word_level_metrics(EvalPrediction(preds, None), features=examples, examples=examples)
     # a decoding given to the trainer directly (not through FinetuneConfig, which checks it) is refused at the
     # first evaluation, in one line naming the choices, before any score is made
+    # a config made without output_dir (the runners name it) is refused by the trainer in one line, not deep in
+    # transformers' first save
+    from crossner_hf.training.training_args import FinetuneConfig
+
+    with pytest.raises(ValueError, match="CrossNERTrainer needs args.output_dir"):
+        CrossNERTrainer(model=tiny_model, args=FinetuneConfig(use_cpu=True))
     unchecked = _trainer(tiny_model, tmp_path, decoding="greedy")
     with pytest.raises(ValueError, match="decoding='greedy': choose one of bio-viterbi, argmax"):
         unchecked.word_level_metrics(EvalPrediction(preds, None), features=features, examples=examples)

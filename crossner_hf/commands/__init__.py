@@ -1,9 +1,11 @@
-"""One module per ``crossner-hf`` subcommand, each with ``make_parser()`` and ``main(args)``.
+"""One module per ``crossner-hf`` subcommand, each with ``make_parser()`` and ``main(*parsed)``.
 
 The shape is TRL's (``trl/scripts/*.py``): ``make_parser(subparsers=None)`` returns a
 :class:`~crossner_hf.arguments.CrossNERParser` (:func:`~crossner_hf.arguments.make_command_parser`; added to
-``subparsers`` when given, so the ``crossner-hf`` CLI can list it), and ``main(args)`` runs the command on the parsed
-arguments dataclass (:func:`crossner_hf.cli.run_command`: one-line errors). The runnable files in
+``subparsers`` when given, so the ``crossner-hf`` CLI can list it), and ``main(*parsed)`` runs the command on the
+parsed dataclasses, in the parser's order (:func:`crossner_hf.cli.run_command`: one-line errors): one for most
+commands; for ``train``, ``dapt`` and ``nerbert`` their model and data flags, then their config, as TRL's scripts
+parse a config beside their script arguments. The runnable files in
 ``dataset_scripts/`` and ``trainer_recipes/`` are thin shims over these modules, so a non-editable install has every
 command.
 

@@ -37,6 +37,8 @@ class DAPTArguments:
     :class:`~crossner_hf.training.dapt.DAPTConfig` the same parser makes beside it (TRL's pattern, as ``train``),
     handed to :func:`~crossner_hf.training.dapt.dapt` as parsed."""
 
+    _argument_group_name = "the model and the corpus"  # --help's first group, before DAPTConfig's
+
     model_name_or_path: str = field(
         default="bert-base-cased",
         metadata={"help": f"Masked-LM checkpoint to continue: Hub id, folder, or '{OFFLINE_ENCODER}'."},

@@ -40,6 +40,8 @@ class NERBERTArguments:
     makes beside it (TRL's pattern, as ``train``), handed to :func:`~crossner_hf.training.nerbert.pretrain_nerbert`
     as parsed."""
 
+    _argument_group_name = "the model and the corpus"  # --help's first group, before NERBERTConfig's
+
     # --- corpus ----------------------------------------------------------------------
     dataset_name: str | None = field(
         default=None,

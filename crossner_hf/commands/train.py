@@ -41,6 +41,8 @@ class TrainArguments(LabeledDataArguments):
     are a :class:`FinetuneConfig` that the same parser makes beside it, as TRL's scripts parse
     ``(ScriptArguments, SFTConfig, ModelConfig)``: the config is made once, by the parser, and goes down as it is."""
 
+    _argument_group_name = "the model and the data"  # --help's first group, before FinetuneConfig's
+
     model_name_or_path: str = field(
         default="bert-base-cased",
         metadata={"help": "Encoder to fine-tune: a Hub id, a local folder (e.g. a DAPT output), or "

@@ -98,6 +98,11 @@ class CrossNERTrainer(SequentialEvalMixin, Trainer):
         # pretrain-finetune): evaluation masks them as every predictor of the saved model will
         self.excluded_labels = tuple(excluded_labels)
         kwargs.setdefault("preprocess_logits_for_metrics", _log_softmax)
+        training_args = args[1] if len(args) > 1 else kwargs.get("args")
+        if training_args is not None and getattr(training_args, "output_dir", "") is None:
+            raise ValueError("CrossNERTrainer needs args.output_dir: a config without one leaves it to the runner "
+                             "(finetune names it outputs/<dataset>-<schedule>); give one, e.g. "
+                             "FinetuneConfig(output_dir='out').")
         super().__init__(*args, **kwargs)
         self.eval_examples = eval_examples
         self.decoding = decoding
