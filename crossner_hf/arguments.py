@@ -49,6 +49,17 @@ class WorkflowConfig:
     config is not a ``TrainingArguments`` extend it with their flags and hand down only the config part
     (:meth:`from_arguments`), so nothing below the command sees the flags."""
 
+    def __post_init__(self) -> None:
+        # a config without output_dir leaves the folder to its runner (crossner_hf.outputs.with_output_dir names it
+        # after the data); TrainingArguments' own __post_init__ would make it ./trainer_output
+        parent = getattr(super(), "__post_init__", None)
+        if parent is None:
+            return
+        unnamed = getattr(self, "output_dir", "") is None
+        parent()
+        if unnamed:
+            self.output_dir = None
+
     @classmethod
     def from_arguments(cls, args: Any) -> Any:
         """A new ``cls`` with the values of ``args`` (an object that extends it) for ``cls``'s own fields. Not for a

@@ -312,9 +312,10 @@ def test_every_runner_and_command_given_no_folder_writes_into_outputs_data_workf
     assert folders == {"finetune": "outputs/mine-direct", "dapt": "outputs/raw.txt-dapt",
                        "nerbert": "outputs/tagged-all-nerbert", "bilstm-crf": "outputs/mine-bilstm-crf"}
     # a config without a folder is named by the same rule, after its schedule (train's parser leaves it None)
+    folderless = FinetuneConfig(schedule="joint")
     with pytest.raises(_Claimed) as claimed:
-        finetune(tiny_bert_dir, own_types, FinetuneConfig(schedule="joint"), source=own_types)
-    assert str(claimed.value) == "outputs/mine-joint"
+        finetune(tiny_bert_dir, own_types, folderless, source=own_types)
+    assert str(claimed.value) == "outputs/mine-joint" and folderless.output_dir is None  # named on a copy
     # the dapt command names its corpus `corpora:politics-integrated`: dapt names the folder after it
     with pytest.raises(_Claimed) as claimed:
         dapt(tiny_bert_dir, [Path("texts/raw.txt")], DAPTConfig(), corpus_name="corpora:politics-integrated")

@@ -35,8 +35,7 @@ from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.outputs import default_output_dir
-from crossner_hf.training.schedules import claimed_run, finish_output, resume_point
+from crossner_hf.training.schedules import claimed_run, finish_output, resume_point, with_output_dir
 
 logger = logging.getLogger(__name__)
 
@@ -100,10 +99,7 @@ class DAPTConfig(WorkflowConfig, TrainingArguments):
                              "of the corpus.")
         if not 0 < self.mlm_probability < 1:
             raise ValueError(f"--mlm_probability {self.mlm_probability}: must be in (0, 1).")
-        named = self.output_dir is not None
         super().__post_init__()
-        if not named:  # TrainingArguments would write into ./trainer_output: dapt names it after the corpus
-            self.output_dir = None
 
 
 
@@ -163,9 +159,7 @@ def dapt(model: Any, corpus: Any, config: DAPTConfig | None = None, *, tokenizer
     """
     if config is None:
         config = DAPTConfig()
-    if config.output_dir is None:  # a copy named after the corpus: the caller's config stays as it was given
-        config = copy.deepcopy(config)
-        config.output_dir = default_output_dir(corpus_label(corpus, corpus_name), "dapt")
+    config = with_output_dir(config, corpus_label(corpus, corpus_name), "dapt")
     data = {"corpus": corpus_name or _describe(corpus)}
     if corpus_level is not None:  # recorded only when given, so a run of the 0.2 layout resumes as it was
         data["corpus_level"] = corpus_level

@@ -47,10 +47,9 @@ from crossner_hf.modeling.heads import record_head, record_pretraining, token_cl
 from crossner_hf.evaluation.entity_scores import argmax_logits, iob2_scheme, make_compute_metrics
 from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
-from crossner_hf.outputs import default_output_dir
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.encoders import BASE_MODEL, model_folder, model_name
-from crossner_hf.training.schedules import claimed_run, finish_output, hub_repo_id, resume_point
+from crossner_hf.training.schedules import claimed_run, finish_output, hub_repo_id, resume_point, with_output_dir
 from crossner_hf.training.checkpoints import CompletionMarker
 
 logger = logging.getLogger(__name__)
@@ -151,10 +150,7 @@ class NERBERTConfig(WorkflowConfig, TrainingArguments):
             raise ValueError(f"--validation_subsample {self.validation_subsample}: must be a positive number of sentences.")
         if self.effective_batch_size is not None and self.effective_batch_size < 0:
             raise ValueError(f"--effective_batch_size {self.effective_batch_size}: must be positive (0 turns it off).")
-        named = self.output_dir is not None
         super().__post_init__()
-        if not named:  # TrainingArguments would write into ./trainer_output: the runner names it after the corpus
-            self.output_dir = None
         self.gradient_accumulation_steps = accumulation_steps(
             self.effective_batch_size, self.per_device_train_batch_size, self.world_size,
             self.gradient_accumulation_steps,
@@ -410,9 +406,7 @@ def pretrain_nerbert(model: Any, corpus: Any, config: NERBERTConfig | None = Non
     corpus = as_corpus(corpus)
     if config is None:
         config = NERBERTConfig()
-    if config.output_dir is None:  # a copy named after the corpus: the caller's config stays as it was given
-        config = copy.deepcopy(config)
-        config.output_dir = default_output_dir(corpus.label, "nerbert")
+    config = with_output_dir(config, corpus.label, "nerbert")
     data = {"corpus": corpus.name, "corpus_config": corpus.config, "labels": corpus.label_names}
     with claimed_run(config, model, data, stale=("checkpoint-*", BASE_MODEL), runner="pretrain_nerbert",
                      tokenizer=tokenizer) as run:

@@ -140,6 +140,17 @@ class ClaimedRun(NamedTuple):
     """Whether the run continues the one in its folder (:func:`wants_resume`)."""
 
 
+def with_output_dir(config: Any, data_name: str | Path | None, workflow: str) -> Any:
+    """``config`` when it names its folder, else a copy of it whose ``output_dir`` is
+    :func:`~crossner_hf.outputs.default_output_dir`'s (the caller's config stays as it was given): how every runner
+    names a folderless config's folder, before :func:`claimed_run` claims it."""
+    if config.output_dir is not None:
+        return config
+    named = copy.deepcopy(config)  # deepcopy + setattr: a TrainingArguments' __post_init__ must not run twice
+    named.output_dir = default_output_dir(data_name, workflow)
+    return named
+
+
 @contextmanager
 def claimed_run(config: Any, model: Any, data: Mapping[str, Any], *, stale: tuple[str, ...], runner: str | None = None,
                 tokenizer: Any = None) -> Iterator[ClaimedRun]:
@@ -525,9 +536,7 @@ def finetune(
     """
     if config is None:
         config = FinetuneConfig.for_model(model)
-    if config.output_dir is None:  # a copy named after the data: the caller's config stays as it was given
-        config = copy.deepcopy(config)
-        config.output_dir = default_output_dir(target.name, config.schedule)
+    config = with_output_dir(config, target.name, config.schedule)
     if config.schedule != "direct" and source is None:
         source = load_target(SOURCE_DOMAIN)
     if config.schedule != "direct":  # a wrong map fails before anything trains; without one, a proposed map is logged

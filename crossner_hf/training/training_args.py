@@ -210,10 +210,7 @@ class FinetuneConfig(WorkflowConfig, TrainingArguments):
                            "pretrain-finetune); cap a joint run with --max_steps.", self.source_max_steps)
         if self.schedule == "direct" and (self.source_max_steps > 0 or self.source_subsample is not None):
             logger.warning("--source_max_steps/--source_subsample are ignored with --schedule direct (no source data).")
-        named = self.output_dir is not None
         super().__post_init__()
-        if not named:  # TrainingArguments would write into ./trainer_output: the runner names it after the data
-            self.output_dir = None
 
     @classmethod
     def for_model(cls, model: Any, **overrides: Any) -> "FinetuneConfig":
