@@ -709,37 +709,24 @@ def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_p
     assert not os.path.exists(zygote.path)
 
 
-HOLD_WARM = '''"""Holds a warm cell whose command is `hold-here` (tests/test_grid.py): the zygote imports crossner_hf.cli
-through this hook, and the cells it forks inherit the patched main."""
-import threading
-from importlib.abc import MetaPathFinder
-from importlib.machinery import PathFinder
+HOLD_WARM = '''"""Holds a warm cell whose command is `hold-here` (tests/test_grid.py): the zygote loads this hook, and the
+cells it forks inherit it. A forked cell runs `python -m crossner_hf.cli ARGV` as runpy.run_module (the module's
+code run afresh as __main__, so a patched function of the imported module would not be the one it calls): the hold
+wraps runpy.run_module itself."""
+import runpy
 import sys
+import threading
+
+_run_module = runpy.run_module
 
 
-class _Hold(MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name != "crossner_hf.cli":
-            return None
-        spec = PathFinder.find_spec(name, path)
-        load = spec.loader.exec_module
-
-        def exec_module(module):
-            load(module)
-            real = module.main
-
-            def main(argv=None):
-                if argv and argv[0] == "hold-here":
-                    threading.Event().wait()  # until the test's kill
-                return real(argv)
-
-            module.main = main
-
-        spec.loader.exec_module = exec_module
-        return spec
+def run_module(name, *args, **kwargs):
+    if name == "crossner_hf.cli" and sys.argv[1:] == ["hold-here"]:
+        threading.Event().wait()  # until the test's kill
+    return _run_module(name, *args, **kwargs)
 
 
-sys.meta_path.insert(0, _Hold())
+runpy.run_module = run_module
 '''
 
 DRIVER = """import json, sys
