@@ -259,6 +259,30 @@ def test_a_gently_cancelled_ray_task_stops_its_cell_in_order_and_leaves_it_resum
     assert grid_status([cell], tmp_path / "grid")["held"] == "waiting"
 
 
+def test_a_worker_ended_while_it_marks_its_cell_failed_leaves_no_empty_mark(tmp_path, monkeypatch):
+    """A Ray worker cancelled by Ctrl-C can be ended while it writes its cell's ``.failed``: the mark appears whole
+    or not at all (an empty one read as a failure, not as the interrupted grid's cell)."""
+    from pathlib import Path as PathType
+
+    from crossner_hf.grid.run import run_cell
+
+    cell = _cell("bad", (sys.executable, "-c", "import sys; sys.exit(3)"))
+    real_write = PathType.write_text
+
+    def ended_mid_write(self, *args, **kwargs):
+        if ".failed" in self.name:  # the mark, or the temporary file it is written through
+            real_write(self, "")  # the file opened and truncated, then the worker is gone
+            raise RuntimeError("the worker ended mid-write")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(PathType, "write_text", ended_mid_write)
+    with pytest.raises(RuntimeError, match="mid-write"):
+        run_cell(cell, tmp_path / "grid")
+    monkeypatch.undo()
+    assert not (cell.folder(tmp_path / "grid") / ".failed").exists()
+    assert grid_status([cell], tmp_path / "grid")["bad"] == "waiting"  # the rerun runs it
+
+
 GRID_SCRIPT = textwrap.dedent('''
     import sys
     from crossner_hf.cli import run_command

@@ -216,7 +216,10 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     oom = any(marker in text for marker in OUT_OF_MEMORY)
     if oom:
         last = "ran out of GPU memory (lower its batch size, or run fewer cells a GPU: --cells_per_gpu)"
-    (folder / ".failed").write_text(last + "\n")
+    # whole or not at all: a Ray worker cancelled by Ctrl-C can be ended mid-write, and an empty .failed read as a
+    # failure where its whole line ("killed by SIGTERM") reads as the interrupted grid's (cells._stopped_by_ctrl_c)
+    with atomic_output(folder / ".failed") as staged:
+        staged.write_text(last + "\n")
     logger.warning("cell %s failed: %s (log: %s)", cell.name, last, log_path)
     return "oom" if oom else "failed"
 
