@@ -44,7 +44,7 @@ def test_every_template_is_jinja_and_no_module_pastes_bibtex():
 def test_an_rnn_card_holds_no_absolute_path(tmp_path):
     """Issue 55: a card is published; the word vectors' path, and a path inside a string (an error line), reach it
     as their last part only, from the runner's finish and from the card writer alike."""
-    from crossner_hf.training.schedules import finish_output
+    from crossner_hf.training.runs import finish_output
 
     home = str(tmp_path / "home" / "me")
     results = {"args": {"mode": "supervised", "word_vectors": f"{home}/vectors/glove.txt"},

@@ -38,7 +38,7 @@ def test_a_plain_trainer_checkpoint_is_resumed_never_deleted(tmp_path, caplog):
     plain = _checkpoint(tmp_path, 4, complete=False, ours=False)
     (plain / "trainer_state.json").write_text(json.dumps({"global_step": 4}))
     before = _tree(tmp_path)
-    from crossner_hf.training.schedules import resume_point
+    from crossner_hf.training.runs import resume_point
 
     with caplog.at_level(logging.INFO):  # what --resume_from_checkpoint true does in every runner
         assert resume_point("true", tmp_path) == str(plain)

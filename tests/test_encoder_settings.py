@@ -162,7 +162,8 @@ def test_the_label_map_trains_the_targets_rows_with_the_source(crossner_data_dir
     no person class is added; a wrong name is one line; without a map the match is proposed, not applied."""
     from crossner_hf.data.target import load_target
     from crossner_hf.data.labels import check_label_map
-    from crossner_hf.training.schedules import head_labels, source_in_target_space
+    from crossner_hf.data.source import source_in_target_space
+    from crossner_hf.training.schedules import head_labels
 
     target = _renamed(crossner_data_dir, tmp_path)
     conll = load_target("conll2003", data_dir=crossner_data_dir)

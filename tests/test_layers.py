@@ -144,6 +144,57 @@ def test_every_module_has_a_layer():
     assert flat <= BASE | set(LAYERS), f"top-level names without a layer: {sorted(flat - BASE - set(LAYERS))}"
 
 
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every package module ``start`` imports, directly or through others (lazy imports included)."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+SKELETON = "crossner_hf.training.runs"
+SCHEDULES = "crossner_hf.training.schedules"
+
+
+def _runners_reaching_schedules(graph: dict[str, set[str]]) -> list[str]:
+    runners = [m for m in graph if m in ("crossner_hf.training.dapt", "crossner_hf.training.nerbert")
+               or m.startswith("crossner_hf.training.rnn")]
+    return sorted(m for m in runners if SCHEDULES in _reachable(graph, m))
+
+
+def test_the_run_skeleton_is_a_room_below_the_schedules():
+    """Issue 64: DAPT, NER-BERT and the RNN runners claim, resume and finish a run through the skeleton
+    (``training/runs.py``), never through the fine-tuning schedules, directly, lazily or by way of another module;
+    the schedules stand on the skeleton, and the skeleton on no runner."""
+    graph = import_graph()
+    runners = [m for m in graph if m in ("crossner_hf.training.dapt", "crossner_hf.training.nerbert")
+               or m.startswith("crossner_hf.training.rnn.")]
+    assert len(runners) >= 6 and all(SKELETON in _reachable(graph, m) for m in runners
+                                     if m.rsplit(".", 1)[-1] in ("dapt", "nerbert", "loop", "common"))
+    assert _runners_reaching_schedules(graph) == []
+    assert SKELETON in graph[SCHEDULES]
+    assert not _reachable(graph, SKELETON) & {SCHEDULES, *runners, "crossner_hf.training.trainer"}
+    # the check can fail: DAPT reaching the schedules through a lazy import of another module is found
+    bent = {**graph, "crossner_hf.training.dapt": graph["crossner_hf.training.dapt"] | {"crossner_hf.data.x"},
+            "crossner_hf.data.x": {SCHEDULES}}
+    assert _runners_reaching_schedules(bent) == ["crossner_hf.training.dapt"]
+
+
+def test_importing_the_run_skeleton_loads_neither_torch_nor_transformers():
+    """Claiming and finishing a run needs no Trainer: the skeleton imports the checkpoint callbacks (torch,
+    transformers) only inside :func:`resume_point`, where a checkpoint is looked for."""
+    import subprocess
+    import sys
+
+    code = (f"import sys, {SKELETON}; print(sorted(m for m in ('torch', 'transformers', 'transformers.trainer') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 def test_no_module_over_600_lines():
     long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 600}

@@ -204,7 +204,7 @@ def test_the_runner_takes_the_inputs_and_the_config_only_settings(tmp_path, tiny
 def test_one_meaning_of_resume(tmp_path, value, expected):
     from crossner_hf.training.checkpoints import COMPLETE
     from crossner_hf.training.nerbert import NERBERTConfig, resume_checkpoint
-    from crossner_hf.training.schedules import resume_point, wants_resume
+    from crossner_hf.training.runs import resume_point, wants_resume
 
     for step in (2, 4):
         (tmp_path / f"checkpoint-{step}").mkdir()

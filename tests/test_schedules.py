@@ -11,7 +11,7 @@ from transformers import TrainerCallback
 from crossner_hf.data.labels import LABELS
 from crossner_hf.commands.train import TrainArguments, run_train
 from command_inputs import train_args
-from crossner_hf.training.schedules import source_in_target_space
+from crossner_hf.data.source import source_in_target_space
 
 
 @pytest.fixture(autouse=True)

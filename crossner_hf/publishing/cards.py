@@ -90,7 +90,7 @@ def render_crossner_dataset_card(
 
 
 LOCAL_MODEL = "_local_model"
-"""The key under which :func:`crossner_hf.training.schedules.finish_output` hands a card the base model's local path
+"""The key under which :func:`crossner_hf.training.runs.finish_output` hands a card the base model's local path
 (the portable results name a folder by its last part): the card reads the base's provenance and card there, and
 prints none of it."""
 

@@ -35,7 +35,8 @@ from crossner_hf.outputs import portable
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.training.training_args import checkpoint_within_budget
 from crossner_hf.training.checkpoints import CollatorRNG, CompletionMarker
-from crossner_hf.training.schedules import claimed_run, finish_output, resume_point, with_output_dir
+from crossner_hf.training.progress import progress_callbacks
+from crossner_hf.training.runs import claimed_run, finish_output, resume_point, with_output_dir
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +274,8 @@ def _dapt(model, corpus, config, tokenizer, eval_corpus, corpus_name, corpus_lev
     trainer = Trainer(
         model=model, args=train_args, train_dataset=train, eval_dataset=evaluation,
         data_collator=collator_rng.wrap(collator), processing_class=tokenizer,
-        callbacks=[*callbacks, collator_rng, CompletionMarker()],  # the marker last: a checkpoint counts once whole
+        callbacks=[*callbacks, *progress_callbacks(train_args.output_dir, stage="dapt"), collator_rng,
+                   CompletionMarker()],  # the marker last: a checkpoint counts once whole
     )
     resume = resume_point(config.resume_from_checkpoint, config.output_dir, main=config.process_index == 0)
     collator_rng.restore(resume, config.process_index)  # the Trainer restores every RNG but the collator's

@@ -49,7 +49,7 @@ from crossner_hf.training.trainer import SequentialEvalMixin, checkpoint_step
 
 from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.encoders import BASE_MODEL, model_folder, model_name
-from crossner_hf.training.schedules import claimed_run, finish_output, hub_repo_id, resume_point, with_output_dir
+from crossner_hf.training.runs import claimed_run, finish_output, hub_repo_id, resume_point, with_output_dir
 from crossner_hf.training.checkpoints import CompletionMarker
 
 logger = logging.getLogger(__name__)
@@ -362,7 +362,7 @@ def build_trainer(model: Any, corpus: NERBERTCorpus, args: NERBERTConfig, callba
 
 
 def resume_checkpoint(args: NERBERTConfig) -> str | None:
-    """``--resume_from_checkpoint``: the one meaning of resume (:func:`crossner_hf.training.schedules.resume_point`:
+    """``--resume_from_checkpoint``: the one meaning of resume (:func:`crossner_hf.training.runs.resume_point`:
     false, true for the latest complete checkpoint in ``output_dir``, or a checkpoint folder)."""
     return resume_point(args.resume_from_checkpoint, args.output_dir, main=args.process_index == 0)
 

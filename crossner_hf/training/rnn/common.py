@@ -15,7 +15,7 @@ import torch
 
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_word_vectors
 from crossner_hf.results import WorkflowResult, shared_record
-from crossner_hf.training.schedules import finish_output
+from crossner_hf.training.runs import finish_output
 from crossner_hf.training.rnn.loop import Example, evaluate
 
 

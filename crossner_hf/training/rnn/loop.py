@@ -41,7 +41,7 @@ from crossner_hf.evaluation.metrics import compute_ner_metrics
 from crossner_hf.inference.rnn_tagger import RNNTagger
 from crossner_hf.modeling.rnn.cdlm import LM, NER, SOURCE, TARGET
 from crossner_hf.modeling.rnn.vocab import WordCharVocab
-from crossner_hf.training.schedules import wants_resume
+from crossner_hf.training.runs import wants_resume
 
 logger = logging.getLogger(__name__)
 

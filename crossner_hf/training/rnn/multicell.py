@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from crossner_hf.data.labels import SOURCE_DOMAIN, labels_for
+from crossner_hf.data.source import source_domain
 from crossner_hf.data.target import TargetData, draw_rows
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET
 from crossner_hf.modeling.rnn.multicell import MultiCellConfig, MultiCellForTokenClassification, attach_feature_encoder
@@ -31,7 +32,7 @@ from crossner_hf.outputs import held_output_dir
 from crossner_hf.training.rnn.loop import Example, Stream, evaluate, make_optimizer_factory, run_loop, tensors
 from crossner_hf.training.rnn.common import PretrainedInputs, RNNResult, examples_of, finish_run, held_out_words, \
     runner_call, vocab_and_vectors
-from crossner_hf.training.rnn.recipes import RNNTaggerConfig, _source
+from crossner_hf.training.rnn.recipes import RNNTaggerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -143,7 +144,7 @@ def _train_multicell(target_data: TargetData, args: MultiCellTrainingConfig, giv
     torch.manual_seed(args.seed)
     target_data = args.training_target(target_data)
     target, labels = target_data.dataset, target_data.labels
-    source = _source(given_source).dataset
+    source = source_domain(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = draw_rows(src_train, args.source_subsample, args.seed)  # the one home of draws

@@ -5,7 +5,7 @@ source only, FINETUNE, SELF-TRAIN, DANN) and CDLM (supervised or zero-shot).
 target, CDLMTrainingConfig(...), source=, source_text=, target_text=)`` take what they start from (``None`` or a
 word vectors file) and the data as arguments (a :class:`~crossner_hf.data.target.TargetData`; CoNLL-2003 as
 ``source``, loaded from ``$CROSSNER_DATA_DIR`` when not given) and return an :class:`RNNResult`, the shape of
-every runner (:mod:`crossner_hf.training.schedules`). The configs hold only the recipe's settings; the commands
+every runner (:mod:`crossner_hf.training.runs`). The configs hold only the recipe's settings; the commands
 ``crossner-hf bilstm-crf`` and ``crossner-hf cdlm`` add the data flags and translate them
 (:mod:`crossner_hf.commands.bilstm_crf`, :mod:`crossner_hf.commands.cdlm`).
 
@@ -27,7 +27,8 @@ import torch
 
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.labels import SOURCE_DOMAIN, check_label_map, head_labels_with_source, labels_for
-from crossner_hf.data.target import TargetData, draw_rows, draw_texts, few_shot_target, load_target, share
+from crossner_hf.data.source import source_domain, source_in_target_space
+from crossner_hf.data.target import TargetData, draw_rows, draw_texts, few_shot_target, share
 from crossner_hf.modeling.rnn.bilstm_crf import ARCHITECTURES, BiLSTMCRFConfig, BiLSTMCRFForTokenClassification
 from crossner_hf.modeling.rnn.cdlm import SOURCE, TARGET, CDLMConfig, CDLMForTokenClassification
 from crossner_hf.modeling.rnn.vocab import WordCharVocab, load_char_ngram_vectors
@@ -288,11 +289,6 @@ Texts = Sequence[str] | Sequence[Sequence[str]]
 """Unlabelled sentences: strings (split on white space) or word lists."""
 
 
-def _source(source: TargetData | None) -> TargetData:
-    """CoNLL-2003, the source domain: the given one, else CrossNER's copy from ``$CROSSNER_DATA_DIR``."""
-    return source if source is not None else load_target(SOURCE_DOMAIN)
-
-
 def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLSTMCRFTrainingConfig | None = None, *,
                      source: TargetData | None = None, target_text: Texts | None = None,
                      source_text: Texts | None = None, char_ngram_vectors: str | None = None,
@@ -327,8 +323,6 @@ def train_bilstm_crf(model: str | Path | None, target: TargetData, config: BiLST
 def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, given_source: TargetData | None,
                       target_text: Texts | None, source_text: Texts | None = None,
                       inputs: PretrainedInputs = PretrainedInputs()) -> dict[str, Any]:
-    from crossner_hf.training.schedules import source_in_target_space
-
     started = time.perf_counter()
     torch.manual_seed(args.seed)
     target_data = args.training_target(target_data)
@@ -347,7 +341,7 @@ def _train_bilstm_crf(target_data: TargetData, args: BiLSTMCRFTrainingConfig, gi
                              "leave out at prediction; use --architecture lample or crossner, or --schedule target.")
     forbidden = list(range(len(target_data.labels), len(labels)))
     if args.schedule == "joint" or zero_shot:
-        conll = _source(given_source)
+        conll = source_domain(given_source)
         check_label_map(args.source_label_map, conll.labels, target_data.labels, conll.name, target_data.name)
         source = examples_of(source_in_target_space(labels, conll, args.source_subsample, args.seed,
                                                     label_map=args.source_label_map))
@@ -502,7 +496,7 @@ def _train_cdlm(target_data: TargetData, args: CDLMTrainingConfig, given_source:
     full_target = target_data.dataset
     target_data = args.training_target(target_data)
     target = target_data.dataset
-    source = _source(given_source).dataset
+    source = source_domain(given_source).dataset
     src_train = source["train"]
     if args.source_subsample is not None:
         src_train = draw_rows(src_train, args.source_subsample, args.seed)  # the one home of draws
