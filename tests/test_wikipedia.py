@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crossner_hf.testing import make_multistream_dump
-from crossner_hf.wikipedia.dump import DumpError, iter_pages, iter_unit_pages, plan_units
+from crossner_hf.wikipedia.dump import DumpError, DumpUnit, iter_pages, iter_unit_pages, iter_unit_redirects, plan_units
 from crossner_hf.wikipedia.redirects import Redirects, build_redirects_db
 from crossner_hf.wikipedia.sentences import anchor_sentences, bio_tags, require_punkt
 from crossner_hf.wikipedia.titles import dbpedia_resource_title, normalise_title
@@ -78,6 +78,35 @@ def test_multistream_and_byte_ranges_read_the_same_pages(wiki, sample_pages, tmp
     ranges = plan_units([plain], unit_bytes=300_000)
     assert len(ranges) > 10
     assert [(p.title, p.id, p.wikitext) for u in ranges for p in iter_unit_pages(u)] == [e[:2] + e[4:] for e in expected]
+
+
+def test_the_redirect_scan_finds_the_page_readers_redirects(wiki, sample_pages, tmp_path):
+    # the byte-level pre-scan (no page parsed) against the page reader, on every kind of unit
+    expected = [(p.title, p.redirect) for p in sample_pages if p.redirect is not None and p.namespace == 0]
+    assert len(expected) == 99 and ("AccessibleComputing", "Computer accessibility") in expected
+    assert list(iter_unit_redirects(DumpUnit(str(wiki["sample"])))) == expected
+    dump, index = tmp_path / "ms.xml.bz2", tmp_path / "ms-index.txt"
+    make_multistream_dump(wiki["sample"], dump, index, pages_per_stream=7)
+    assert [r for u in plan_units([dump], indexes=[index], unit_bytes=1) for r in iter_unit_redirects(u)] == expected
+    plain = tmp_path / "plain.xml"
+    data = bz2.open(wiki["sample"]).read()
+    plain.write_bytes(data)
+    for unit_bytes in (50_000, 300_000, 10**9):  # cuts anywhere: inside page heads, texts, lines
+        assert [r for u in plan_units([plain], unit_bytes=unit_bytes) for r in iter_unit_redirects(u)] == expected
+    # a cut or unclosed file fails as the page reader does, naming the same page and count
+    for name, cut in (("cut.xml", data[: data.index(b"<title>Abraham Lincoln</title>") + 5000]),
+                      ("head.xml", data[: data.index(b"<title>Abraham Lincoln</title>") + 20]),
+                      ("no_end.xml", data[: data.rindex(b"</mediawiki>")])):
+        (tmp_path / name).write_bytes(cut)
+        with pytest.raises(DumpError) as by_pages:
+            list(iter_pages(tmp_path / name))
+        with pytest.raises(DumpError) as by_scan:
+            list(iter_unit_redirects(DumpUnit(str(tmp_path / name))))
+        assert str(by_scan.value) == str(by_pages.value), name
+    short = tmp_path / "short.xml.bz2"
+    short.write_bytes(wiki["sample"].read_bytes()[:400_000])
+    with pytest.raises(DumpError, match=r"short\.xml\.bz2: unreadable data"):
+        list(iter_unit_redirects(DumpUnit(str(short))))
 
 
 def test_units_are_even_and_a_multiple_of_the_workers(wiki, tmp_path):

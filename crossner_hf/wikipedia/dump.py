@@ -32,6 +32,7 @@ import codecs
 import io
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -251,11 +252,9 @@ def iter_unit_pages(unit: DumpUnit, *, namespaces: Iterable[int] | None = None) 
         raise DumpError(unit.path, counter[0], f"unreadable data ({type(err).__name__}: {err})") from err
 
 
-def _stream_lines(unit: DumpUnit) -> Iterator[str]:
-    """Decompress the bz2 streams in ``[start, end)`` one after the other and yield their lines."""
+def _stream_chunks(unit: DumpUnit) -> Iterator[bytes]:
+    """The decompressed bytes of the bz2 streams in ``[start, end)``, one after the other, in chunks."""
     end = unit.end if unit.end >= 0 else os.path.getsize(unit.path)
-    pending = ""
-    decode = codecs.getincrementaldecoder("utf-8")().decode  # a character may straddle two chunks
     with open(unit.path, "rb") as handle:
         handle.seek(unit.start)
         remaining = end - unit.start
@@ -268,41 +267,145 @@ def _stream_lines(unit: DumpUnit) -> Iterator[str]:
             while chunk:
                 data = decompressor.decompress(chunk)
                 fed = True
-                pending += decode(data)
+                if data:
+                    yield data
                 if decompressor.eof:
                     chunk = decompressor.unused_data
                     decompressor, fed = bz2.BZ2Decompressor(), False
                 else:
                     chunk = b""
-            *complete, pending = pending.split("\n")
-            for line in complete:
-                yield line + "\n"  # as the file readers do: parse_pages joins text lines as they are
         if fed:
             raise EOFError(f"a bz2 stream is cut off at byte {end}")
+
+
+def _stream_lines(unit: DumpUnit) -> Iterator[str]:
+    """The lines of the bz2 streams in ``[start, end)``."""
+    pending = ""
+    decode = codecs.getincrementaldecoder("utf-8")().decode  # a character may straddle two chunks
+    for data in _stream_chunks(unit):
+        pending += decode(data)
+        *complete, pending = pending.split("\n")
+        for line in complete:
+            yield line + "\n"  # as the file readers do: parse_pages joins text lines as they are
     if pending:
         yield pending
 
 
-def _byte_range_lines(unit: DumpUnit) -> Iterator[str]:
-    """Lines of a plain XML file from the first ``<page>`` at or after ``start`` through the
-    end of the last page that starts before ``end``."""
+_PAGE_LINE = re.compile(rb"^[ \t]*<page>", re.MULTILINE)
+
+
+def _byte_range_chunks(unit: DumpUnit) -> Iterator[bytes]:
+    """The bytes of a plain XML file from the first ``<page>`` line at or after ``start`` through the end
+    of the last page whose line starts before ``end`` (the pages the range owns), in chunks of whole lines."""
     end = unit.end if unit.end >= 0 else os.path.getsize(unit.path)
     with open(unit.path, "rb") as handle:
         handle.seek(unit.start)
         if unit.start > 0:
             handle.readline()  # a partial line belongs to the previous range
-        position = handle.tell()
-        started = owning = False
-        for raw in iter(handle.readline, b""):
-            stripped = raw.lstrip()
-            if stripped.startswith(b"<page>"):
-                owning = position < end
-                started = started or owning
-                if not owning:
+        position, carry, started = handle.tell(), b"", False
+        while True:
+            chunk = handle.read(_READ_CHUNK)
+            data, base = carry + chunk, position - len(carry)  # base: the file offset of data[0]
+            position += len(chunk)
+            cut = data.rfind(b"\n") + 1 if chunk else len(data)
+            lines, carry = data[:cut], data[cut:]
+            if not started:
+                first = _PAGE_LINE.search(lines)
+                if first is None:
+                    if not chunk:
+                        return
+                    continue
+                if base + first.start() >= end:
                     return
-            position += len(raw)
-            if started:
-                yield raw.decode("utf-8")
+                started, lines, base = True, lines[first.start():], base + first.start()
+            after = _PAGE_LINE.search(lines, max(0, end - base))  # the next range's first page
+            if after is not None:
+                yield lines[:after.start()]
+                return
+            if lines:
+                yield lines
+            if not chunk:
+                return
+
+
+def _byte_range_lines(unit: DumpUnit) -> Iterator[str]:
+    """The lines of the pages a byte range of a plain XML file owns (see :func:`_byte_range_chunks`)."""
+    for data in _byte_range_chunks(unit):
+        *lines, last = data.decode("utf-8").split("\n")  # chunks are whole lines: no character is cut
+        for line in lines:
+            yield line + "\n"
+        if last:
+            yield last
+
+
+def _unit_chunks(unit: DumpUnit) -> Iterator[bytes]:
+    """The decompressed XML bytes of a unit (see :class:`DumpUnit`)."""
+    if unit.kind == "streams":
+        yield from _stream_chunks(unit)
+    elif unit.kind == "bytes":
+        yield from _byte_range_chunks(unit)
+    elif unit.kind == "file":
+        with open_dump(unit.path) as binary:
+            yield from iter(lambda: binary.read(_READ_CHUNK), b"")
+    else:
+        raise ValueError(f"DumpUnit kind {unit.kind!r} is not one of file, streams, bytes.")
+
+
+_HEAD_BYTES = 1 << 16
+"""A page's head (``<page>`` through ``<redirect .../>``) is far shorter: a title is at most 255 bytes."""
+_REDIRECT_HEAD = re.compile(rb'<page>\s*<title>([^<]*)</title>\s*<ns>(-?\d+)</ns>\s*<id>\d+</id>\s*'
+                            rb'<redirect title="([^"]*)"')
+_TITLE_BYTES = re.compile(rb"<title>([^<\n]*)")  # a cut title as far as it goes, as the page reader gives it
+
+
+def _head_segments(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks re-cut at line starts, never inside a page's head (so a head is in one segment)."""
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        cut = pending.rfind(b"\n") + 1
+        last_page = pending.rfind(b"<page>", max(0, len(pending) - _HEAD_BYTES))
+        if last_page >= 0:
+            cut = min(cut, pending.rfind(b"\n", 0, last_page) + 1)
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+    if pending:
+        yield pending
+
+
+def iter_unit_redirects(unit: DumpUnit, *, namespaces: Iterable[int] = (ARTICLE_NAMESPACE,)
+                        ) -> Iterator[tuple[str, str]]:
+    """``(title, target)`` of the redirect pages of one unit in ``namespaces``, read without its text.
+
+    A byte-level scan of the decompressed XML for the page heads that hold ``<redirect title=...>``
+    (no line splitting, no decoding of wikitext): the redirect map's pre-scan costs about the bz2
+    decompression alone. A cut, corrupt or unclosed dump raises the :class:`DumpError` the page reader
+    raises, naming the same page.
+    """
+    wanted = {str(n).encode() for n in namespaces}
+    opened = closed = 0
+    last_title = b""
+    finished = unit.kind != "file"  # fragments have no </mediawiki>
+    try:
+        for segment in _head_segments(_unit_chunks(unit)):
+            for match in _REDIRECT_HEAD.finditer(segment):
+                if match.group(2) in wanted:
+                    yield (_unescape(match.group(1).decode("utf-8")), _unescape(match.group(3).decode("utf-8")))
+            opened += segment.count(b"<page>")
+            closed += segment.count(b"</page>")
+            last_page = segment.rfind(b"<page>")
+            if last_page >= 0:
+                title = _TITLE_BYTES.search(segment, last_page)
+                last_title = title.group(1) if title else b""
+            finished = finished or b"</mediawiki>" in segment
+    except (OSError, EOFError, UnicodeDecodeError) as err:
+        raise DumpError(unit.path, closed, f"unreadable data ({type(err).__name__}: {err})") from err
+    if opened > closed:
+        title = _unescape(last_title.decode("utf-8", "replace")) or "(untitled)"
+        raise DumpError(unit.path, closed, f"the file ends inside the page {title!r} (truncated)")
+    if not finished:
+        raise DumpError(unit.path, closed, "no closing </mediawiki> (the file is truncated)")
 
 
 def read_multistream_index(path: str | os.PathLike) -> list[int]:

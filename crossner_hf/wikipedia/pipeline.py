@@ -5,8 +5,9 @@ and balancing) runs between and after the pipelines in the calling process, on f
 
 The NER-BERT corpus (:func:`run_redirects`, then :func:`run_typed_extract`):
 
-1. ``redirects`` (one task per shard of the fixed manifest): the redirect pages
-   (:class:`RedirectCollector`) to ``stage0/redirect/<rank>.parquet``, merged into
+1. ``redirects`` (one task per shard of the fixed manifest): the redirect pages, found by a byte-level
+   scan of the page heads that parses no page and decodes no text (:class:`RedirectReader`), to
+   ``stage0/redirect/<rank>.parquet``, merged into
    ``redirects.sqlite`` by :func:`build_redirects`.
 2. ``extract-typed``: read pages (:class:`WikipediaPageReader`), turn each article into text and
    anchors, type every anchor through the redirect map and the DBpedia lookup, and split into
@@ -74,8 +75,8 @@ from datatrove.utils.logging import logger as task_logger  # loguru: reaches the
 
 from crossner_hf.executors import ExecutorOptions  # noqa: F401 - the builders' names
 from crossner_hf.stages import require_complete, run_stage  # noqa: F401 - the builders' names
-from crossner_hf.wikipedia.dump import (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages, plan_units,
-                                        quiet_user_errors)
+from crossner_hf.wikipedia.dump import (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE, DumpUnit, iter_unit_pages,
+                                        iter_unit_redirects, plan_units, quiet_user_errors)
 from crossner_hf.wikipedia.sentences import anchor_sentences, require_punkt
 from crossner_hf.wikipedia.wikitext import is_disambiguation, page_categories, wikitext_to_text
 
@@ -341,18 +342,27 @@ class TypedArticleExtractor(ArticleExtractor):
             })
 
 
-class RedirectCollector(PipelineStep):
-    """The redirect stage: article-namespace redirect pages -> ``redirect`` rows (title, target)."""
+class RedirectReader(PipelineStep):
+    """The redirect stage's reader: this task's article-namespace redirect pages -> ``redirect`` rows
+    (title, target), from a byte-level scan of the page heads (:func:`~.dump.iter_unit_redirects`): no page
+    is parsed and no wikitext decoded, so the pre-scan costs about the decompression alone."""
 
     name = "Redirects"
     type = "🔀 - REDIRECTS"
 
-    def run(self, data: DocumentsPipeline, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
-        for doc in data:
-            if doc.metadata["redirect"] is not None and doc.metadata["namespace"] == ARTICLE_NAMESPACE:
+    def __init__(self, work_dir: str):
+        super().__init__()
+        self.work_dir = str(work_dir)
+
+    def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
+        quiet_user_errors()
+        tasks = json.loads((Path(self.work_dir) / MANIFEST).read_text())["tasks"]
+        if world_size != len(tasks):
+            raise ValueError(f"the manifest has {len(tasks)} tasks but the executor runs {world_size}.")
+        for unit in (DumpUnit(**u) for u in tasks[rank]):
+            for title, target in iter_unit_redirects(unit):
                 self.stat_update("redirects")
-                yield Document(text="", id=doc.id, metadata={"kind": "redirect", "title": doc.metadata["title"],
-                                                             "target": doc.metadata["redirect"]})
+                yield Document(text="", id=title, metadata={"kind": "redirect", "title": title, "target": target})
 
 
 class PageIndexer(PipelineStep):
@@ -497,8 +507,7 @@ def run_domain_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_
 def run_redirects(work_dir: str | Path, tasks: list[list[DumpUnit]], *, options: ExecutorOptions) -> None:
     """The redirect stage of the NER-BERT builder: every task's redirect pages to ``stage0/redirect``."""
     work = Path(work_dir)
-    pipeline = [WikipediaPageReader(str(work), namespaces=(ARTICLE_NAMESPACE,)), RedirectCollector(),
-                KindParquetWriter(str(work / "stage0"), {"redirect": SCHEMAS["redirect"]})]
+    pipeline = [RedirectReader(str(work)), KindParquetWriter(str(work / "stage0"), {"redirect": SCHEMAS["redirect"]})]
     run_stage(pipeline, len(tasks), work / "logs" / "redirects", "redirects", options, before=quiet_user_errors)
 
 
