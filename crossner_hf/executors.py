@@ -215,12 +215,20 @@ def plan_packing(tasks: Sequence[Any], options: ExecutorOptions, env: Mapping[st
 
 
 def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, status: Callable[[Any], str],
-              log_dir: str | Path, progress: Callable[[dict[str, str]], None] | None = None) -> dict[str, str]:
+              log_dir: str | Path, progress: Callable[[dict[str, str]], None] | None = None,
+              choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, str]:
     """Run every task that is not done, dependencies first (``tasks`` in topological order); returns each task's
     final status. ``status(task)`` reads a task's status from its outputs (``"done"`` skips it); ``log_dir``
-    holds submitit's job folders; ``progress(statuses)`` is called after each change (a task started or ended)."""
+    holds submitit's job folders; ``progress(statuses)`` is called after each change (a task started or ended).
+    ``choose(ready)`` (local only: the grid's controller, :mod:`crossner_hf.grid.run`): of the tasks whose
+    dependencies are done, those to start now, in order; called at least every ``tick_seconds`` while tasks run.
+    A task never chosen ends ``"blocked"`` here (the caller says why)."""
+    if choose is not None and options.executor != "local":
+        raise ValueError(f"--executor {options.executor}: a controlled grid (a raced search, a time budget) runs "
+                         "on --executor local; run it there, or without racing.")
     runner = {"local": _run_local, "ray": _run_ray, "slurm": _run_slurm}[options.executor]
-    final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None))
+    extra = {"choose": choose, "tick_seconds": tick_seconds} if choose is not None else {}
+    final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None), **extra)
     return {name: "failed" if state == "oom" else state for name, state in final.items()}
 
 
@@ -233,7 +241,8 @@ def _blocked(task: Any, state: Mapping[str, str]) -> bool | None:
 
 
 def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-               log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
+               log_dir: Path, progress: Callable[[dict[str, str]], None],
+               choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, str]:
     """The tasks packed on this machine: up to ``workers`` at once as their dependencies allow, each GPU task on
     its own slot of one GPU (``CUDA_VISIBLE_DEVICES``), the cores split between them. A task that ran out of GPU
     memory beside others ("oom") is run again alone, with the machine to itself."""
@@ -270,6 +279,8 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                     state[task.name] = "blocked"
                     pending.remove(task)
             queue = alone if (alone and not running) else [t for t in pending if _blocked(t, state) is False]
+            if choose is not None and queue is not alone:
+                queue = choose(queue)  # the grid's controller: which of the ready tasks start now
             for task in list(queue):
                 exclusive = queue is alone
                 if len(running) >= (1 if exclusive else packing.workers) or (alone and not exclusive):
@@ -289,7 +300,8 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                 for task in pending:  # nothing runs and nothing can start: their dependencies never ran
                     state[task.name] = "blocked"
                 break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            finished, _ = wait(list(running), return_when=FIRST_COMPLETED,
+                               timeout=tick_seconds if choose is not None else None)
             for future in finished:
                 task, ids, exclusive = running.pop(future)
                 for g in ids:

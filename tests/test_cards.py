@@ -69,7 +69,7 @@ def test_an_adapt_card_with_a_failed_cell_holds_no_absolute_path(tmp_path):
     from crossner_hf.selection.evidence import card_section, markdown_table
     from crossner_hf.selection.run import rows_of
 
-    cell = Cell(name="missing-encoder/direct/seed-1", command="train", argv=[], row="missing-encoder/direct",
+    cell = Cell(name="missing-encoder/direct/seed-1", command="train", row="missing-encoder/direct",
                 column="seed-1")
     (cell.folder(tmp_path) / ".failed").parent.mkdir(parents=True)
     (cell.folder(tmp_path) / ".failed").write_text(

@@ -50,6 +50,8 @@ PROBE = textwrap.dedent('''
     if mode == "model":  # a finished training's folder: a checkpoint, the model, a seed's identical copy of it
         (out / "checkpoint-5").mkdir(exist_ok=True)
         (out / "checkpoint-5" / "model.safetensors").write_bytes(b"step 5")
+        (out / "checkpoint-5" / "checkpoint_complete.json").write_text("{}")  # a complete checkpoint of ours
+        (out / "checkpoint-7").mkdir(exist_ok=True)  # no completion mark: not ours, never deleted
         (out / "seed-1").mkdir(exist_ok=True)
         for path in (out / "model.safetensors", out / "seed-1" / "model.safetensors"):
             path.write_bytes(b"the weights")
@@ -71,7 +73,7 @@ def probe(tmp_path) -> tuple[str, ...]:
 
 
 def _cell(name: str, probe: tuple[str, ...], mode: str = "plain", **kw) -> Cell:
-    return Cell(name, "probe", ("--mode", mode), "row", "col", program=probe, **kw)
+    return Cell(name, "probe", "row", "col", program=probe, settings={"mode": mode, **kw.pop("settings", {})}, **kw)
 
 
 def _env(cell: Cell, out: Path) -> dict[str, str]:
@@ -89,8 +91,8 @@ def test_the_environment_is_an_allow_list_and_tokens_go_only_to_pushes():
     assert task_environment(base, pushes=True)["HF_TOKEN"] == "secret"
     assert task_environment({**base, "CROSSNER_CELL_ENV": "RANDOM"})["RANDOM"] == "x"
     assert "CUDA_VISIBLE_DEVICES" not in task_environment({"PATH": "/bin"})
-    pushing = Cell("a", "train", ("--push_to_hub", "true"), "r", "c")
-    assert pushing.pushes and not Cell("a", "train", ("--push_to_hub", "false"), "r", "c").pushes
+    pushing = Cell("a", "train", "r", "c", settings={"push_to_hub": True})
+    assert pushing.pushes and not Cell("a", "train", "r", "c", settings={"push_to_hub": False}).pushes
 
 
 def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch, caplog):
@@ -112,7 +114,7 @@ def test_cells_run_side_by_side_and_split_the_cores(tmp_path, probe, monkeypatch
     threads = str(max(1, len(os.sched_getaffinity(0)) // 2))
     assert _env(a, out)["OMP_NUM_THREADS"] == _env(b, out)["OMP_NUM_THREADS"] == threads
     assert (after.folder(out) / "started").stat().st_mtime >= (a.folder(out) / "results.json").stat().st_mtime
-    assert json.loads((a.folder(out) / "cell.json").read_text())["argv"] == ["--mode", "meet:b"]
+    assert json.loads((a.folder(out) / "cell.json").read_text())["settings"] == {"mode": "meet:b"}
 
 
 def test_long_cells_and_the_heads_of_long_chains_start_first(tmp_path, probe):
@@ -289,8 +291,8 @@ GRID_SCRIPT = textwrap.dedent('''
     from crossner_hf.executors import ExecutorOptions
     from crossner_hf.grid import Cell, run_grid
     out, probe = sys.argv[1], sys.argv[2:]
-    cells = [Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe)),
-             Cell("after", "probe", (), "r", "c", program=tuple(probe), deps=("held",))]
+    cells = [Cell("held", "probe", "r", "c", program=tuple(probe), settings={"mode": "hold"}),
+             Cell("after", "probe", "r", "c", program=tuple(probe), deps=("held",))]
     def main(args):
         run_grid(cells, out, ExecutorOptions(workers=1))
     class Parser:
@@ -333,7 +335,7 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
                                             "resume")
     assert "Traceback" not in err
     _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
-    assert grid_status([Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe))],
+    assert grid_status([Cell("held", "probe", "r", "c", program=tuple(probe), settings={"mode": "hold"})],
                        out)["held"] == "waiting"
     (held / "release").write_text("")
     rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
@@ -467,16 +469,13 @@ def test_a_zombie_cell_is_not_running():
 def test_a_cell_whose_worker_starts_after_ctrl_c_never_starts_its_process(tmp_path, probe):
     """Ctrl-C between a worker taking a cell and its process starting: stop_cells has already listed the live
     processes, so the cell must not start one (it would outlive the grid); it stays 'waiting' for the rerun."""
-    from crossner_hf.grid import run_cell
-    from crossner_hf.grid import run as grid_run
+    from crossner_hf.grid import GridRun
 
     out = tmp_path / "grid"
     cell = _cell("late", probe)
-    grid_run._stopping.set()  # what stop_cells sets first on Ctrl-C
-    try:
-        assert run_cell(cell, out) == "waiting"
-    finally:
-        grid_run._stopping.clear()
+    run = GridRun(out)
+    run.stopping.set()  # what stop_all sets first on Ctrl-C
+    assert run.run_cell(cell) == "waiting"
     assert not (cell.folder(out) / "started").exists() and not (cell.folder(out) / ".running").exists()
     assert grid_status([cell], out) == {"late": "waiting"}
     assert run_grid([cell], out) == {"late": "done"}  # the rerun runs it
@@ -501,7 +500,7 @@ def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
             if _alive(cell_pid):  # the failure is reported; the orphan does not outlive the test
                 os.kill(cell_pid, signal.SIGKILL)
     assert (out / ".grid.lock").exists()  # the file stays; the lock on it does not
-    held_cell = Cell("held", "probe", ("--mode", "hold"), "r", "c", program=tuple(probe))
+    held_cell = Cell("held", "probe", "r", "c", program=tuple(probe), settings={"mode": "hold"})
     assert grid_status([held_cell], out)["held"] == "waiting"
     (held / "release").write_text("")
     rerun = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
@@ -518,8 +517,8 @@ def test_a_secret_flag_reaches_the_process_but_no_log_cell_json_or_dry_run_line(
 
     out = tmp_path / "grid"
     cell = _cell("push", probe, settings={"token": "hf_setting_secret", "max_steps": 3})
-    cell = Cell(cell.name, cell.command, (*cell.argv, "--hub_token", "hf_flag_secret"), cell.row, cell.column,
-                program=cell.program, settings=cell.settings)
+    cell = Cell(cell.name, cell.command, cell.row, cell.column, program=cell.program,
+                settings={**cell.settings, "hub_token": "hf_flag_secret"})
     with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
         assert run_grid([cell], out) == {"push": "done"}
     given = json.loads((cell.folder(out) / "argv.json").read_text())
@@ -566,7 +565,7 @@ def test_a_finished_cell_keeps_one_copy_of_its_model_unless_checkpoints_are_kept
     cell = _cell("a", probe, "model")
     assert run_grid([cell], out) == {"a": "done"}
     folder = cell.folder(out)
-    assert not (folder / "checkpoint-5").exists()
+    assert not (folder / "checkpoint-5").exists() and (folder / "checkpoint-7").is_dir()
     top, seed = folder / "model.safetensors", folder / "seed-1" / "model.safetensors"
     assert top.stat().st_ino == seed.stat().st_ino and seed.read_bytes() == b"the weights"
     kept = tmp_path / "kept"
@@ -579,7 +578,7 @@ def test_packing_splits_the_cores_this_process_may_use_not_the_whole_machines(mo
     has: the cells fill and split those, so N cells never oversubscribe the allocation."""
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the node
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)  # the job's cores
-    tasks = [Cell(f"c{i}", "train", (), "r", "c") for i in range(10)]
+    tasks = [Cell(f"c{i}", "train", "r", "c") for i in range(10)]
     packing = plan_packing(tasks, ExecutorOptions(), env={"CUDA_VISIBLE_DEVICES": ""})
     assert (packing.workers, packing.threads) == (4, 1)
     assert plan_packing(tasks, ExecutorOptions(workers=2), env={"CUDA_VISIBLE_DEVICES": ""}).threads == 2
@@ -590,8 +589,8 @@ def test_two_cells_of_one_name_are_one_line_naming_it():
     from crossner_hf.grid import topological
 
     with pytest.raises(ValueError, match=r"cells share a name \(politics/direct\); give each cell"):
-        topological([Cell("politics/direct", "train", (), "r", "c"), Cell("politics/direct", "train", (), "r", "c"),
-                     Cell("politics/joint", "train", (), "r", "c")])
+        topological([Cell("politics/direct", "train", "r", "c"), Cell("politics/direct", "train", "r", "c"),
+                     Cell("politics/joint", "train", "r", "c")])
 
 
 def test_a_second_search_from_another_thread_of_the_same_process_is_refused(tmp_path):
@@ -625,7 +624,7 @@ def test_a_status_read_while_the_grid_restarts_a_failed_cell_does_not_fail(tmp_p
     from crossner_hf.grid import cells as grid_cells
     from crossner_hf.grid import status_table
 
-    cell = Cell("a", "train", (), "r", "c")
+    cell = Cell("a", "train", "r", "c")
     monkeypatch.setattr(grid_cells, "grid_status", lambda cells, out: {"a": "failed"})
     assert "a  failed" in status_table([cell], tmp_path)
 

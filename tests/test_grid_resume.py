@@ -260,3 +260,90 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     _finish(args(out), _env(tmp_path, crossner_data_dir, hold=False))
     assert finished == {cell.name: (cell.folder(out) / cell.result_file).stat().st_mtime_ns for cell in (dapt, finetune)}
     assert [(cell.folder(out) / "log.txt").read_text().count("\n$ ") for cell in (dapt, finetune)] == [1, 0]
+
+
+class _Racer:
+    """A fake controller (``run_grid(controller=)``): holds ``held`` forever, stops ``stopped`` at its first
+    complete checkpoint, and ends the grid once ``ended`` has one too. Its decisions wait on the cells' files
+    (conditions), never on time."""
+
+    def __init__(self, out: Path, held: str, stopped: str, ended: str):
+        self.out, self.held, self.stopped, self.ended = out, held, stopped, ended
+        self.asked_to_stop = False
+        self.offered: list[list[str]] = []
+
+    def _checkpointed(self, name: str) -> bool:
+        return any((self.out / "cells" / name).glob("seed-*/checkpoint-*/checkpoint_complete.json"))
+
+    def ready(self, cells_ready):
+        self.offered.append([c.name for c in cells_ready])
+        return [c for c in cells_ready if c.name != self.held]
+
+    def poll(self, out):
+        assert out == self.out
+        if not self.asked_to_stop and self._checkpointed(self.stopped):
+            self.asked_to_stop = True
+            return [(self.stopped, "behind the leader at dev check 1")]
+        return []
+
+    def skipped(self):
+        return {self.held: "cannot win any more"}
+
+    def done(self):
+        return self.asked_to_stop and self._checkpointed(self.ended)
+
+
+@pytest.mark.slow  # four 3-step fine-tunings of a tiny BERT (about a minute on 2 cores)
+def test_a_controller_holds_stops_and_ends_a_grid_and_the_rerun_continues_its_cells(mydata, tiny_bert_dir,
+                                                                                       crossner_data_dir, tmp_path,
+                                                                                       monkeypatch):
+    """The grid's Controller hook on real cells: a held cell never starts (skipped, with the controller's reason), a
+    cell the controller stops keeps its checkpoint and reads 'stopped' with its reason, done() ends the grid with
+    the running cell stopped too; a rerun continues both from their checkpoints to the uninterrupted result, and a
+    resumed cell's seconds are the sum of its runs."""
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.grid import Cell, Status, grid_status, run_grid, run_seconds, status_table
+    from crossner_hf.grid import run as grid_run
+    from crossner_hf.reproduce.budgets import train_settings
+
+    def cell(name: str, seed: int) -> Cell:
+        settings = {**train_settings("smoke", "direct", str(crossner_data_dir), few_shot=False), "max_steps": 3,
+                    "model_name_or_path": tiny_bert_dir, "dataset_dir": str(mydata), "seeds": seed}
+        return Cell(name, "train", "direct", "mydata", seed=seed, settings=settings)
+
+    env = _env(tmp_path, crossner_data_dir, hold=False)
+    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TOKENIZERS_PARALLELISM", "CROSSNER_DATA_DIR",
+                "CROSSNER_HF_CACHE", "PYTHONPATH"):
+        monkeypatch.setenv(key, env[key])
+    monkeypatch.setattr(grid_run, "POLL_SECONDS", 0.2)
+    cells = [cell("stopped", 1), cell("ended", 2), cell("held", 3)]
+    full = tmp_path / "full"
+    assert run_grid(cells[:2], full, ExecutorOptions(workers=2)) == {"stopped": "done", "ended": "done"}
+
+    out = tmp_path / "out"
+    monkeypatch.setenv("PYTHONPATH", _env(tmp_path, crossner_data_dir, hold=True)["PYTHONPATH"])
+    racer = _Racer(out, held="held", stopped="stopped", ended="ended")
+    final = run_grid(cells, out, ExecutorOptions(workers=2), controller=racer)
+    assert final == {"stopped": Status.STOPPED, "ended": Status.STOPPED, "held": Status.SKIPPED}
+    assert ["stopped", "ended", "held"] in [sorted(o, key=["stopped", "ended", "held"].index) for o in racer.offered]
+    assert not (out / "cells" / "held").exists()  # never started
+    assert grid_status(cells, out) == final
+    table = status_table(cells, out)
+    assert "behind the leader at dev check 1" in table and "stopped when the search ended" in table
+    assert "cannot win any more" in table
+    for name in ("stopped", "ended"):
+        assert sorted(p.parent.name for p in (out / "cells" / name).glob("seed-*/checkpoint-*/checkpoint_complete.json")
+                      ) == ["checkpoint-1"]
+
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    first = {name: run_seconds(c, out) for name, c in (("stopped", cells[0]), ("ended", cells[1]))}
+    assert run_grid(cells, out, ExecutorOptions(workers=2)) == {n: "done" for n in ("stopped", "ended", "held")}
+    for c in cells[:2]:
+        rerun = (c.folder(out) / "log.txt").read_text().split("\n$ ")[-1]
+        assert f"continuing from {c.folder(out) / f'seed-{c.seed}' / 'checkpoint-1'} (step 1)" in rerun, rerun[-2000:]
+        a, b = (json.loads((c.folder(folder) / "results.json").read_text())["per_seed"][0] for folder in (full, out))
+        assert a["test"] == b["test"] and a["dev"] == b["dev"] and b["global_step"] == 3
+        runs = [json.loads(line) for line in (c.folder(out) / "runs.jsonl").read_text().splitlines()]
+        assert [r["status"] for r in runs] == ["stopped", "done"]
+        assert run_seconds(c, out) == pytest.approx(sum(r["seconds"] for r in runs))
+        assert run_seconds(c, out) > first[c.name] > 0

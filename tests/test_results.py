@@ -126,7 +126,7 @@ def test_a_dapt_cell_an_older_version_finished_stays_done(tmp_path):
     from crossner_hf.grid import Cell, grid_status, run_cell
     from crossner_hf.grid.costs import cell_seconds
 
-    old, new = (Cell(name=f"dapt/{n}", command="dapt", argv=(), row="r", column="c", score=False,
+    old, new = (Cell(name=f"dapt/{n}", command="dapt", row="r", column="c", score=False,
                      program=(sys.executable, "-c", "raise SystemExit(3)")) for n in ("old", "new"))
     old.folder(tmp_path).mkdir(parents=True)
     (old.folder(tmp_path) / "dapt_results.json").write_text(json.dumps(OLD_DAPT))

@@ -5,22 +5,28 @@ One grid serves every caller that runs many trainings: ``reproduce`` (the papers
 methods on a user's domain). It sits low in the layers (it imports only the base layer): a cell runs its workflow
 as a process, never by importing a command.
 
-- :mod:`.cells`: :class:`Cell`, its folder and status, the dependency order, the status table, a cell's scores
-- :mod:`.run`: running one cell (its process, log, markers, resume) and a whole grid under the folder's lock
+- :mod:`.cells`: :class:`Cell`, its folder and :class:`Status`, the dependency order, the status table, a cell's
+  scores
+- :mod:`.run`: running one cell (its process, log, markers, resume) and a whole grid under the folder's lock, the
+  :class:`Controller` a raced search plugs in, :class:`GridRun` (one run's state)
 """
 
 from crossner_hf.grid.cells import (
     STATUSES,
     Cell,
+    Status,
     cell_status,
     grid_status,
     read_counts,
     read_score,
     render_flags,
     status_table,
+    stop_reason,
     topological,
 )
-from crossner_hf.grid.run import GridInterrupted, grid_lock, grid_lock_if_free, run_cell, run_grid
+from crossner_hf.grid.run import (Controller, GridInterrupted, GridRun, grid_lock, grid_lock_if_free, run_cell, run_grid,
+                                  run_seconds)
 
-__all__ = ["STATUSES", "Cell", "GridInterrupted", "cell_status", "grid_lock", "grid_lock_if_free", "grid_status",
-           "read_counts", "read_score", "render_flags", "run_cell", "run_grid", "status_table", "topological"]
+__all__ = ["STATUSES", "Cell", "Controller", "GridInterrupted", "GridRun", "Status", "cell_status", "grid_lock",
+           "grid_lock_if_free", "grid_status", "read_counts", "read_score", "render_flags", "run_cell", "run_grid",
+           "run_seconds", "status_table", "stop_reason", "topological"]

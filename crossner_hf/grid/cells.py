@@ -13,12 +13,14 @@ Rerunning a grid skips done cells and continues a killed one.
 
 Status files in the cell folder (so any executor, on any node, reports the same table):
 ``.running`` (host, the grid's pid and the cell process's, and the Slurm job's id in a Slurm job, written when the
-run starts), ``.failed`` (the last
-line of the command's output); the command's whole output is in ``log.txt``.
+run starts), ``.failed`` (the last line of the command's output), ``.stopped`` (why the grid's controller stopped
+it: a raced search, a time budget; the cell is resumable); ``runs.jsonl`` has each run's seconds; the command's
+whole output is in ``log.txt``. ``OUT/.skipped.json``: the cells a controller never started, with its reasons.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 import socket
@@ -35,9 +37,44 @@ logger = logging.getLogger(__name__)
 RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
 """The commands that checkpoint and take ``--resume_from_checkpoint`` (a grid cell of one resumes after a kill)."""
 
-STATUSES = ("done", "running", "failed", "changed", "blocked", "missing input", "waiting")
-"""blocked: a dependency failed or is missing its input; missing input: a file or folder it reads is absent;
-changed: its folder holds a run of other settings (its ``cell.json`` differs), never reused nor continued."""
+
+
+class Status(enum.StrEnum):
+    """A cell's status (a ``str``: it compares, prints and writes to JSON as its value)."""
+
+    DONE = "done"
+    RUNNING = "running"
+    FAILED = "failed"
+    OOM = "oom"
+    """Ran out of GPU memory beside other cells: the executor runs it again alone (reported failed if it fails)."""
+    CHANGED = "changed"
+    """Its folder holds a run of other settings (its ``cell.json`` differs), never reused nor continued."""
+    BLOCKED = "blocked"
+    """A dependency failed, changed or is missing its input."""
+    MISSING_INPUT = "missing input"
+    """A file or folder it reads is absent."""
+    STOPPED = "stopped"
+    """The grid's controller stopped it (a raced search, a time budget): its checkpoint kept, a rerun continues it."""
+    SKIPPED = "skipped"
+    """The grid's controller never started it (its reason in ``OUT/.skipped.json``)."""
+    WAITING = "waiting"
+    """Not started yet, or stopped by Ctrl-C (a rerun continues it)."""
+
+    @classmethod
+    def still_to_run(cls) -> frozenset[Status]:
+        """What a grid still runs in this pass."""
+        return frozenset({cls.RUNNING, cls.WAITING})
+
+    @classmethod
+    def ending_dependants(cls) -> frozenset[Status]:
+        """A dependency in one of these blocks its dependants."""
+        return frozenset({cls.FAILED, cls.OOM, cls.CHANGED, cls.BLOCKED, cls.MISSING_INPUT})
+
+
+STATUSES = tuple(Status)
+"""Every status, in the order the status table counts them."""
+STOPPED_MARK = ".stopped"
+SKIPPED_FILE = ".skipped.json"
 
 
 @dataclass(frozen=True)
@@ -48,8 +85,6 @@ class Cell:
     """Unique within the experiment; also the folder under ``OUT/cells/`` (``politics/direct/seed-555``)."""
     command: str
     """The ``crossner-hf`` subcommand."""
-    argv: tuple[str, ...]
-    """Its flags, ``--output_dir`` excepted (the harness adds the cell's folder)."""
     row: str
     """The table row (or curve) the cell's score goes to."""
     column: str
@@ -71,8 +106,8 @@ class Cell:
     """For a command that writes one file (``plot-entities --output``): its name in the cell folder,
     passed as ``--output``; otherwise the folder is passed as ``--output_dir``."""
     settings: Mapping[str, Any] = field(default_factory=dict)
-    """The run's settings as values (flag name without ``--`` -> value), rendered after ``argv``
-    (:func:`render_flags`): what a budget sets."""
+    """The run's settings as values (flag name without ``--`` -> value), its flags (:func:`render_flags`;
+    ``--output_dir`` excepted: the harness adds the cell's folder): what a budget sets."""
     program: tuple[str, ...] | None = None
     """The process to start instead of ``python -m crossner_hf.cli COMMAND`` (a step of the user's own that takes
     the same ``--output_dir``)."""
@@ -84,8 +119,8 @@ class Cell:
         return "--push_to_hub" in flags and flags[flags.index("--push_to_hub") + 1:][:1] != ["false"]
 
     def flags(self) -> list[str]:
-        """The command's flags: ``argv`` then the ``settings`` as flags (``--output_dir`` excepted)."""
-        return [*self.argv, *render_flags(self.settings)]
+        """The command's flags: the ``settings`` as flags (``--output_dir`` excepted)."""
+        return render_flags(self.settings)
 
     def folder(self, out: str | Path) -> Path:
         return Path(out) / "cells" / self.name
@@ -126,15 +161,19 @@ class Cell:
         """The cell as ``cell.json`` and ``plan.json`` hold it: a secret setting's or flag's value is ``***`` (the
         files stay in the folder and go with it; the process itself gets the value)."""
         record = asdict(self)
-        record["argv"] = redact_flags(record["argv"])
         record["settings"] = {k: REDACTED if secret_name(k) and v is not None else v
                               for k, v in record["settings"].items()}
         return record
 
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> Cell:
-        """A cell from its ``cell.json`` (or ``plan.json`` entry; keys starting with ``_`` are the record's own)."""
-        tuples = ("argv", "deps", "inputs", "program")
+        """A cell from its ``cell.json`` (or ``plan.json`` entry; keys starting with ``_`` are the record's own). A
+        record from before 0.4 has ``argv`` (always empty where a planner wrote it): its flags join the settings."""
+        tuples = ("deps", "inputs", "program")
+        record = dict(record)
+        argv = record.pop("argv", None) or ()
+        if argv:
+            record["settings"] = {**_settings_of(argv), **(record.get("settings") or {})}
         return cls(**{k: (tuple(v) if k in tuples and v is not None else v) for k, v in record.items()
                       if not k.startswith("_")})
 
@@ -234,21 +273,54 @@ def topological(cells: Iterable[Cell]) -> list[Cell]:
     return ordered
 
 
-def cell_status(cell: Cell, out: str | Path) -> str:
-    """done / running / failed / changed / missing input / waiting, from the cell's folder (dependencies not
-    consulted)."""
+def cell_status(cell: Cell, out: str | Path) -> Status:
+    """done / running / failed / changed / stopped / missing input / skipped / waiting, from the cell's folder
+    (dependencies not consulted)."""
     folder = cell.folder(out)
     if changed_settings(cell, out):
-        return "changed"
+        return Status.CHANGED
     if cell.result_path(out).is_file():
-        return "done"
+        return Status.DONE
     if (folder / ".failed").is_file():
-        return "waiting" if _stopped_by_ctrl_c(folder / ".failed", Path(out)) else "failed"
+        return Status.WAITING if _stopped_by_ctrl_c(folder / ".failed", Path(out)) else Status.FAILED
     if (folder / ".running").is_file() and _still_running(folder / ".running"):
-        return "running"
+        return Status.RUNNING
+    if (folder / STOPPED_MARK).is_file():
+        return Status.STOPPED
     if any(not Path(p).exists() for p in cell.inputs):
-        return "missing input"
-    return "waiting"
+        return Status.MISSING_INPUT
+    if cell.name in _skipped(Path(out)):
+        return Status.SKIPPED
+    return Status.WAITING
+
+
+def _skipped(out: Path) -> dict[str, str]:
+    """The cells the last run's controller never started, with its reasons (``OUT/.skipped.json``)."""
+    try:
+        return {str(k): str(v) for k, v in json.loads((out / SKIPPED_FILE).read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def stop_reason(cell: Cell, out: str | Path) -> str:
+    """Why a stopped cell was stopped, or why a skipped one never started ("" when neither says)."""
+    try:
+        return str(json.loads((cell.folder(out) / STOPPED_MARK).read_text(encoding="utf-8"))["reason"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return _skipped(Path(out)).get(cell.name, "")
+
+
+def _settings_of(flags: Iterable[str]) -> dict[str, Any]:
+    """``--a 1 --b x y --c`` -> ``{"a": "1", "b": ["x", "y"], "c": "true"}`` (an old record's flags as settings)."""
+    values: dict[str, list[str]] = {}
+    current = None
+    for token in flags:
+        if token.startswith("--"):
+            current = token[2:]
+            values.setdefault(current, [])
+        elif current is not None:
+            values[current].append(token)
+    return {k: (v[0] if len(v) == 1 else v if v else "true") for k, v in values.items()}
 
 
 def _flag_values(flags: Iterable[str]) -> dict[str, str]:
@@ -328,6 +400,13 @@ def _still_running(marker: Path) -> bool:
     return any(pid_alive(int(owner[key])) for key in ("pid", "cell_pid") if owner.get(key))
 
 
+def shown(text: str) -> str:
+    """``text`` as a terminal may show it: control characters (an escape sequence in a cell's name or a log's last
+    line) escaped, never sent raw."""
+    return text if text.isprintable() else "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def failed_line(cell: Cell, out: str | Path) -> str:
     """The last line a failed cell left in ``.failed``; "" once it is gone (a status read from another shell while
     the running grid starts the cell again, which removes it)."""
@@ -337,14 +416,14 @@ def failed_line(cell: Cell, out: str | Path) -> str:
         return ""
 
 
-def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, str]:
+def grid_status(cells: Iterable[Cell], out: str | Path) -> dict[str, Status]:
     """Every cell's status; a cell whose dependency failed or lacks input is 'blocked'."""
-    status: dict[str, str] = {}
+    status: dict[str, Status] = {}
     for cell in topological(cells):
         own = cell_status(cell, out)
-        if own in ("waiting", "running") and any(status[d] in ("failed", "changed", "blocked", "missing input")
-                                                 for d in cell.deps):
-            own = "blocked"
+        if own in (Status.WAITING, Status.RUNNING, Status.SKIPPED) and any(
+                status[d] in Status.ending_dependants() for d in cell.deps):
+            own = Status.BLOCKED
         status[cell.name] = own
     return status
 
@@ -353,17 +432,19 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
     """The grid as a text table: one line per cell, then the counts per status."""
     cells = list(cells)
     status = grid_status(cells, out)
-    width = max((len(c.name) for c in cells), default=4)
+    width = max((len(shown(c.name)) for c in cells), default=4)
     lines = [f"{'cell':<{width}}  {'status':<13}  command"]
     for cell in topological(cells):
         note = ""
-        if status[cell.name] == "failed":
+        if status[cell.name] == Status.FAILED:
             note = "  " + failed_line(cell, out)[:200]
-        elif status[cell.name] == "changed":
+        elif status[cell.name] == Status.CHANGED:
             note = f"  ran with {changed_settings(cell, out)}; delete {cell.folder(out)} to run it again"[:300]
-        elif status[cell.name] == "missing input":
+        elif status[cell.name] == Status.MISSING_INPUT:
             note = "  needs " + ", ".join(p for p in cell.inputs if not Path(p).exists())
-        lines.append(f"{cell.name:<{width}}  {status[cell.name]:<13}  {cell.command}{note}")
+        elif status[cell.name] in (Status.STOPPED, Status.SKIPPED):
+            note = "  " + stop_reason(cell, out)[:200]
+        lines.append(shown(f"{shown(cell.name):<{width}}  {status[cell.name]:<13}  {cell.command}{note}"))
     counts = {s: sum(1 for v in status.values() if v == s) for s in STATUSES}
     lines.append(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" (of {len(cells)})")
     return "\n".join(lines)

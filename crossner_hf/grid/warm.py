@@ -18,8 +18,11 @@ When a cell starts cold instead (``subprocess.Popen`` as before):
 - ``CROSSNER_HF_COLD_CELLS=1`` is set, or the zygote could not start (then the reason is logged once).
 
 The zygote dies with the grid (Linux ``PR_SET_PDEATHSIG``), and each cell with the zygote, so a SIGKILLed grid
-leaves no orphan training, as with cold cells. The zygote is single-threaded and never runs a torch operation, so
-forking it is safe.
+leaves no orphan training, as with cold cells; the temporary folder of its socket (``crossner-warm-<pid>-*``) that
+such a grid leaves is removed by the next grid that starts, once its pid is gone. The zygote is single-threaded and
+never runs a torch operation, so forking it is safe. A forked cell shares no random state with the zygote or its
+siblings (Python's, numpy's, torch's and ``datasets``' fingerprint generator are reseeded from the system's
+entropy; the run then seeds its own from ``--seed``) and shows its own command in ``ps`` (its process title).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -57,6 +61,10 @@ LATE_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", 
 (torch's thread count). Every other variable may have been read at import (``HF_*`` by huggingface_hub)."""
 
 _HEADER = struct.Struct("!I")
+_PREFIX = "crossner-warm-"
+_TITLE_ROOM = 4096
+"""Bytes of command line the zygote is started with (a padding argument), so a forked cell can write its own
+command there: what ``ps`` shows (``/proc/PID/cmdline``) is that memory."""
 
 
 def _prctl() -> Any:
@@ -107,6 +115,8 @@ class WarmProcess:
 
     def __init__(self, args: list[str], sock: socket.socket, pid: int):
         self.args, self.pid, self.returncode = args, pid, None
+        self.lost = False
+        """The zygote died before telling how the cell ended (the cell died with it)."""
         self._sock = sock
         self._guard = threading.Lock()
 
@@ -122,6 +132,7 @@ class WarmProcess:
             if self.returncode is None:
                 message, _ = _receive(self._sock)
                 # no answer: the zygote died, and its cells with it (their parent-death signal)
+                self.lost = not message
                 self.returncode = int(message["rc"]) if message else -signal.SIGKILL
 
     def wait(self, timeout: float | None = None) -> int:
@@ -141,12 +152,14 @@ class Zygote:
 
     def __init__(self, env: Mapping[str, str]):
         self.env = dict(env)
-        self._dir = tempfile.mkdtemp(prefix="crossner-warm-")
+        clean_leftovers()
+        self._dir = tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-")
         self.path = str(Path(self._dir) / "zygote.sock")
         self._errors = Path(self._dir) / "stderr.txt"
         with open(self._errors, "wb") as errors:  # a file, not a pipe nobody reads while cells run
             # its own session: a terminal's Ctrl-C goes to the grid, which stops the cells in order
-            self._proc = subprocess.Popen([sys.executable, "-m", "crossner_hf.grid.warm", self.path], env=self.env,
+            self._proc = subprocess.Popen([sys.executable, "-m", "crossner_hf.grid.warm", self.path,
+                                           " " * _TITLE_ROOM], env=self.env,
                                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors,
                                           start_new_session=True, preexec_fn=die_with_parent)
         self._ready: bool | None = None
@@ -202,6 +215,29 @@ class Zygote:
             self._proc.wait()
         self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)
+
+
+def clean_leftovers(tmp: str | None = None) -> list[str]:
+    """Remove the temporary folders of zygotes whose grid is gone (a grid killed by SIGKILL cannot remove its own):
+    ``crossner-warm-<pid>-*`` whose pid no longer runs, a minute old at least (a folder being made is never
+    removed). Returns the folders removed."""
+    import shutil
+
+    from crossner_hf.executors import pid_alive
+
+    removed = []
+    root = Path(tmp or tempfile.gettempdir())
+    for folder in root.glob(f"{_PREFIX}*"):
+        pid = folder.name[len(_PREFIX):].split("-")[0]
+        try:
+            old = time.time() - folder.lstat().st_mtime > 60
+            mine = folder.lstat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if pid.isdigit() and mine and old and not folder.is_symlink() and not pid_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(str(folder))
+    return removed
 
 
 def start(env: Mapping[str, str], cells: Sequence[Any], gpus: Sequence[str]) -> Zygote | None:
@@ -303,6 +339,8 @@ def _run_cell(job: Mapping[str, Any], log_fd: int) -> int:
     os.environ.clear()
     os.environ.update(job["env"])
     os.chdir(job["cwd"])
+    _set_title(["crossner-hf", *job["argv"]])
+    _reseed()
     threads = job["env"].get("OMP_NUM_THREADS")
     if threads and threads.isdigit():
         import torch
@@ -318,6 +356,45 @@ def _run_cell(job: Mapping[str, Any], log_fd: int) -> int:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
+
+
+def _reseed() -> None:
+    """A forked cell's random states, drawn afresh from the system's entropy: forked, it holds the zygote's, the same
+    in every cell (weights drawn before ``--seed`` applies, ``datasets``' random cache names of concurrent cells)."""
+    import random
+
+    import numpy
+    import torch
+
+    random.seed()
+    numpy.random.seed(int.from_bytes(os.urandom(4), "little"))
+    torch.seed()
+    try:
+        from datasets import fingerprint
+
+        fingerprint.fingerprint_rng.seed()
+        fingerprint._TEMP_DIR_FOR_TEMP_CACHE_FILES = None  # the zygote's temporary cache folder is not the cell's
+    except (ImportError, AttributeError):  # another datasets version: its generator is named otherwise
+        logger.debug("datasets' fingerprint generator not found; not reseeded")
+
+
+def _set_title(argv: Sequence[str]) -> None:
+    """``ps`` shows the cell's command, not the zygote's: the command line's memory (the zygote's arguments, padded
+    with :data:`_TITLE_ROOM` bytes) is overwritten, and the thread's name set (``PR_SET_NAME``, 15 bytes)."""
+    import ctypes
+
+    if _PRCTL is not None:
+        _PRCTL(15, ctypes.c_char_p(b"crossner-cell"), 0, 0, 0)  # PR_SET_NAME: what `ps -o comm` and top show
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49 of proc(5))
+    except (OSError, IndexError, ValueError):
+        return
+    from crossner_hf.grid.cells import redact_flags
+
+    title = " ".join(redact_flags(argv)).encode("utf-8", errors="replace")[:end - start - 1]  # ps is everyone's
+    ctypes.memmove(start, title + b"\0" * (end - start - len(title)), end - start)
 
 
 if __name__ == "__main__":

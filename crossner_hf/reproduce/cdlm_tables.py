@@ -134,7 +134,7 @@ def _grid(scale: str, seeds: Sequence[int] | None, columns, rows: Sequence[Row],
     ``extra_inputs(column, row)``: what else a cell reads (the raw corpora of a zero-shot column)."""
     from crossner_hf.data.labels import DOMAINS
 
-    return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command, argv=(),
+    return [Cell(name=f"{column}/{slug}/seed-{seed}", command=command,
                  settings={**settings(column), **target, "seed": seed}, row=row, column=column, seed=seed,
                  inputs=(*inputs, *extra_inputs(column, row)), minutes=minutes_for(scale, "rnn"),
                  meta={"extension": "CrossNER domain: not a column of the paper's table"} if column in DOMAINS
@@ -222,7 +222,7 @@ def cdlm_fig6(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
         for n in FIG6_SIZES[scale]:
             for seed in seeds_for(scale, seeds):
                 for row, slug, command, settings in rows:
-                    cells.append(Cell(name=f"{column}/fig6-{n}/{slug}/seed-{seed}", command=command, argv=(),
+                    cells.append(Cell(name=f"{column}/fig6-{n}/{slug}/seed-{seed}", command=command,
                                       settings={**settings(column), **target, "few_shot": n, "seed": seed},
                                       row=row, column=str(n), seed=seed, inputs=inputs, meta={"domain": column},
                                       minutes=minutes_for(scale, "rnn")))
@@ -260,7 +260,7 @@ def cdlm_fig8(scale: str, out: str | Path, *, domains: Sequence[str], seeds: Seq
                 for seed in seeds_for(scale, seeds):
                     cells.append(Cell(
                         name=f"{column}/fig8-{line}-src{100 * src:g}-tgt{100 * tgt:g}/seed-{seed}", command="cdlm",
-                        argv=(), settings={**_cdlm_settings(scale, data_dir, "zero-shot"), **text, **amounts,
+                        settings={**_cdlm_settings(scale, data_dir, "zero-shot"), **text, **amounts,
                                            **target, "seed": seed},
                         row=row, column=f"{100 * share:g}", seed=seed, inputs=(*inputs, *extra),
                         meta={"domain": column}, minutes=minutes_for(scale, "rnn")))

@@ -131,7 +131,7 @@ def _dapt_cell(scale: str, *, domain: str, level: str, short: str, model: str, c
               "paper": {}}[scale]
     base = preset_settings("crossner_dapt") if scale == "paper" else {"use_cpu": True, "disable_tqdm": True, **budget}
     return Cell(name=f"{domain}/dapt-{level}-{short}{part}", command="dapt",
-                score=False, argv=(), settings={**base, "model_name_or_path": model,
+                score=False, settings={**base, "model_name_or_path": model,
                                                 "dataset_name": str(corpora or "CORPORA"),
                                                 "dataset_config": f"{domain}-{level}",
                                                 "corpus_fraction": None if fraction is None else f"{fraction:g}",
@@ -150,7 +150,7 @@ def _finetune_cell(scale: str, out: str | Path, *, schedule: str, domain: str, s
     budget = train_settings(scale, schedule, data_dir, few_shot=few_shot is None)
     if few_shot is not None:  # the cell's own training-set size, in place of the budget's
         budget = {**{k: v for k, v in budget.items() if k != "few_shot"}, "few_shot": few_shot}
-    return Cell(name=name, command="train", argv=(),
+    return Cell(name=name, command="train",
                 settings={**budget, "model_name_or_path": path, "domain": domain, "seeds": seed},
                 row=row, column=column, seed=seed, deps=(dapt.name,) if dapt else (),
                 gpus=1 if scale == "paper" else 0, meta=meta or {}, minutes=minutes_for(scale, "train"),
@@ -195,14 +195,14 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                            else None)
                 for inputs, chars in (("word", 0), ("word + char", None)):
                     slug = f"{prefix}-{'word' if chars is not None else 'word-char'}"
-                    cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf", argv=(),
+                    cells.append(Cell(name=f"{domain}/{slug}/seed-{seed}", command="bilstm-crf",
                                       settings={**rnn_settings(scale, data_dir, preset), "architecture": architecture,
                                                 "dropout": dropout, "char_ngram_dim": chars, **tail},
                                       row=f"{baseline} ({inputs})", column=domain, seed=seed,
                                       minutes=minutes_for(scale, "rnn")))
             text = str(Path(corpora) / "data" / f"{domain}-domain") if corpora else None
             cells.append(Cell(
-                name=f"{domain}/cdlm/seed-{seed}", command="cdlm", argv=(),
+                name=f"{domain}/cdlm/seed-{seed}", command="cdlm",
                 settings={**rnn_settings(scale, data_dir, "cdlm_supervised"),
                           "lm_negatives": 10 if scale == "smoke" else None, "mode": "supervised",
                           "target_text": f"{corpora or 'CORPORA'}:{domain}-domain", **tail},
@@ -216,7 +216,7 @@ def crossner_table2(scale: str, out: str | Path, *, domains: Sequence[str], seed
                     (model, "", "Jia and Zhang (2020)", ()),
                     (str(Path(out) / "cells" / span_integrated.name), "-dapt-integrated-span",
                      "Jia and Zhang (2020) + DAPT (span, integrated)", (span_integrated.name,))):
-                cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell", argv=(),
+                cells.append(Cell(name=f"{domain}/multicell{suffix}/seed-{seed}", command="multicell",
                                   settings={**multicell_settings(scale, data_dir), "features_model": features, **tail},
                                   row=row, column=domain, seed=seed, deps=deps, minutes=minutes_for(scale, "rnn"),
                                   inputs=(model,) if scale == "smoke" and not deps else ()))
@@ -356,7 +356,7 @@ def nerbert_pretraining(scale: str, out: str | Path, *, model: str, nerbert_corp
                           "learning_rate": "1e-4", "use_cpu": True, "disable_tqdm": True},
                   "paper": preset_settings("nerbert_pretrain") if scale == "paper" else {}}[scale]
         cells.append(Cell(name=name, command="nerbert", score=False, inputs=inputs, gpus=1 if scale == "paper" else 0,
-                          argv=(), settings={**budget, "model_name_or_path": model,
+                          settings={**budget, "model_name_or_path": model,
                                              "dataset_name": str(nerbert_corpus or "NERBERT_CORPUS"),
                                              "dataset_config": config},
                           row=f"NER-BERT {config}", column="(pre-training)", minutes=minutes_for(scale, "dapt") * 2))
@@ -383,7 +383,7 @@ def nerbert_table2(scale: str, out: str | Path, *, domains: Sequence[str], seeds
                 for schedule, short in (("direct", "direct"), ("pretrain-finetune", "conll-source")):
                     slug = label.lower().replace(" ", "-")
                     cells.append(Cell(
-                        name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps, argv=(),
+                        name=f"{column}/{slug}-{short}/seed-{seed}", command="train", deps=deps,
                         settings={**train_settings(scale, schedule, data_dir, preset="nerbert_finetune"),
                                   "model_name_or_path": path, **target, "seeds": seed},
                         row=f"{schedule} / {labels[label]}", column=column, seed=seed,
@@ -421,7 +421,7 @@ def nerbert_fig2(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
                     slug = label.lower().replace(" ", "-")
                     percent = f"{100 * fraction:g}"
                     cells.append(Cell(
-                        name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps, argv=(),
+                        name=f"{domain}/{slug}-{percent}pct/seed-{seed}", command="train", deps=deps,
                         settings={**train_settings(scale, "direct", data_dir, few_shot=False,
                                                    preset="nerbert_finetune"),
                                   "few_shot_fraction": str(fraction), "model_name_or_path": path, **target,
@@ -446,7 +446,7 @@ def nerbert_fig3(scale: str, out: str | Path, *, domains: Sequence[str], seeds: 
             slug = label.lower().replace(" ", "-")
             cells.append(Cell(
                 name=f"{domain}/tsne-{slug}", command="plot-entities", deps=deps, output_file="entities.png",
-                result_file="entities.json", argv=(),
+                result_file="entities.json",
                 settings={"data_dir": data_dir, "max_entities": 60 if scale == "smoke" else None, "model": path,
                           "domain": domain, "seed": 0},
                 row=label, column=domain, meta={"domain": domain}, minutes=minutes_for(scale, "rnn") / 2,

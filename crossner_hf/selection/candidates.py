@@ -88,7 +88,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
         settings = {**with_max_steps(train_budget_settings(budget, schedule, encoder, data_dir), config.max_steps),
                     "source_label_map": label_map if label_map and schedule != "direct" else None,
                     "model_name_or_path": encoder_path, **data, "schedule": schedule}
-        return tuple(Cell(name=f"{method}/seed-{seed}", command="train", argv=(),
+        return tuple(Cell(name=f"{method}/seed-{seed}", command="train",
                           settings={**settings, "seeds": seed},
                           row=method, column=name, seed=seed, deps=deps, minutes=minutes[schedule],
                           gpus=1 if budget in ("gpu", "paper") else 0, meta={"method": method, "cost": schedule})
@@ -105,7 +105,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     if raw_text:
         entities = entity_list or str(Path(out) / "entity_list.tsv")
         corpora = Cell(name="corpora", command="build-corpora", result_file="entity_list.tsv", score=False,
-                       argv=(), settings={"domain": name, "text_file": list(raw_text), "entity_list": entities,
+                       settings={"domain": name, "text_file": list(raw_text), "entity_list": entities,
                                           "k": config.entity_k},
                        # the entity list the runner derives from the train split is written before the grid runs
                        row="corpora", column=name, inputs=(*raw_text, *([entity_list] if entity_list else [])),
@@ -116,7 +116,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
             # dapt/<level>, not dapt-<level>: the fine-tunings from it live in cells/dapt-<level>/, never inside
             # the adapted encoder's own folder
             dapt = Cell(name=f"dapt/{level}", command="dapt", score=False,
-                        argv=(), settings={**with_max_steps(dapt_budget_settings(budget), config.max_steps),
+                        settings={**with_max_steps(dapt_budget_settings(budget), config.max_steps),
                                            "model_name_or_path": model, "dataset_name": str(corpora.folder(out)),
                                            "dataset_config": f"{name}-{level}", "masking": "span-adjacent",
                                            "seed": seeds[0]},
@@ -141,7 +141,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     if config.bilstm_crf:
         rnn = rnn_budget_settings(budget)
         cells = tuple(Cell(name=f"bilstm-crf/seed-{seed}", command="bilstm-crf",
-                           argv=(), settings={**rnn, **data, "seed": seed}, row="bilstm-crf", column=name, seed=seed,
+                           settings={**rnn, **data, "seed": seed}, row="bilstm-crf", column=name, seed=seed,
                            minutes=minutes["bilstm-crf"], meta={"method": "bilstm-crf", "cost": "bilstm-crf"})
                       for seed in seeds)
         methods.append(Method("bilstm-crf", "target", cells, minutes["bilstm-crf"], "BiLSTM-CRF (random vectors)",
