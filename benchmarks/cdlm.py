@@ -87,10 +87,10 @@ def training_table(repeats: int, data_dir: str) -> None:
     from crossner_hf.modeling.rnn import BiLSTMCRFConfig, BiLSTMCRFForTokenClassification, WordCharVocab
     from crossner_hf.training.rnn.common import examples_of as _examples
     from crossner_hf.training.rnn.loop import tensors
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
     from crossner_hf.data.labels import labels_for
 
-    data = load_crossner("politics", data_dir)
+    data = load_target("politics", data_dir=data_dir).dataset
     train = _examples(data["train"])
     vocab = WordCharVocab.build([e.tokens for e in train])
     labels = labels_for("politics")

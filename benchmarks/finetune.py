@@ -32,7 +32,7 @@ def _train_throughput(sampling: str, epochs: float, model_path: str) -> float:
     """Words per second of plain training (no evaluation) with the given sampling strategy."""
     from transformers import AutoModelForTokenClassification, AutoTokenizer, DataCollatorForTokenClassification
 
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
     from crossner_hf.data.labels import labels_for
     from crossner_hf.training.schedules import prepare_split
     from crossner_hf.training.trainer import CrossNERTrainer
@@ -45,7 +45,7 @@ def _train_throughput(sampling: str, epochs: float, model_path: str) -> float:
             disable_tqdm=True, per_device_train_batch_size=8, seed=555, logging_strategy="no",
         )
         tokenizer = AutoTokenizer.from_pretrained(model_path)
-        train = load_crossner("politics")["train"]
+        train = load_target("politics").dataset["train"]
         rows = prepare_split(train, tokenizer, args)
         labels = labels_for("politics")
         model = AutoModelForTokenClassification.from_pretrained(model_path, num_labels=len(labels))
@@ -62,13 +62,13 @@ def _inference_throughput(model_path: str, repeats: int) -> tuple[float, float]:
     import torch
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
     from crossner_hf.data.labels import labels_for
     from crossner_hf.inference.predict import predict_tags
 
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     model = AutoModelForTokenClassification.from_pretrained(model_path, num_labels=len(labels_for("politics")))
-    test = load_crossner("politics")["test"]["tokens"]
+    test = load_target("politics").dataset["test"]["tokens"]
     sorted_times, unsorted_times = [], []
     for _ in range(repeats):
         t = time.perf_counter()

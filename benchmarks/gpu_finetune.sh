@@ -23,9 +23,9 @@ python3 - <<'PY'
 import json, os, statistics, time, torch
 from pathlib import Path
 from crossner_hf import Tagger
-from crossner_hf.data.target import load_crossner
+from crossner_hf.data.target import load_target
 from crossner_hf.evaluation.metrics import compute_ner_metrics
-data = load_crossner("politics")["test"]
+data = load_target("politics").dataset["test"]
 names = data.features["ner_tags"].feature.names
 words = list(data["tokens"]); gold = [[names[i] for i in r] for r in data["ner_tags"]]
 out = {"gpu": Path(os.environ["OUT"], "gpu.txt").read_text().strip(), "torch": torch.__version__, "runs": []}

@@ -1,4 +1,4 @@
-"""Cold and warm ``load_crossner`` times per config (medians; cold = empty Arrow cache).
+"""Cold and warm ``load_target`` times per config (medians; cold = empty Arrow cache).
 
 Usage:
     python benchmarks/load.py [--data_dir ../shared/data/crossner] [--repeats 5] [--configs conll2003,politics]
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import datasets
 
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
 
     datasets.disable_progress_bars()
     print(f"{'config':<12} {'cold s':>8} {'warm s':>8} {'cold/warm':>10}")
@@ -35,10 +35,10 @@ def main(argv: list[str] | None = None) -> None:
             with tempfile.TemporaryDirectory() as cache:
                 os.environ["CROSSNER_HF_CACHE"] = cache
                 t = time.perf_counter()
-                load_crossner(config, opts.data_dir)
+                load_target(config, data_dir=opts.data_dir).dataset
                 cold.append(time.perf_counter() - t)
                 t = time.perf_counter()
-                load_crossner(config, opts.data_dir)
+                load_target(config, data_dir=opts.data_dir).dataset
                 warm.append(time.perf_counter() - t)
         c, w = statistics.median(cold), statistics.median(warm)
         print(f"{config:<12} {c:>8.3f} {w:>8.4f} {c / w:>9.0f}x")

@@ -41,9 +41,9 @@ VENV_PACKAGES = ["torch==2.13.0", "span_marker", "transformers<5"]
 
 
 def _split(domain: str, data_dir: str | None):
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
 
-    data = load_crossner(domain, data_dir)
+    data = load_target(domain, data_dir=data_dir).dataset
     names = data["train"].features["ner_tags"].feature.names
     columns = {split: data[split].to_dict() for split in ("train", "validation", "test")}
     return {split: {"tokens": c["tokens"], "tags": [[names[i] for i in s] for s in c["ner_tags"]]}

@@ -302,11 +302,11 @@ def test_bilstm_crf_architectures_resolve_their_settings_and_train(tmp_path, cro
     assert model.config.num_layers == 2 and model.embed.ngrams.weight.shape[1] == 6
     assert "encoder.lstm.weight_ih_l1_reverse" in model.state_dict()
     # the vocabulary holds dev and test words as both releases build it (their labels unread) ...
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
     from crossner_hf.modeling.rnn.vocab import WordCharVocab, normalize
 
     vocab = WordCharVocab.load(tmp_path / "out")
-    politics = load_crossner("politics", crossner_data_dir)
+    politics = load_target("politics", data_dir=crossner_data_dir).dataset
     train_words = {normalize(w) for t in politics["train"]["tokens"] for w in t}
     test_only = {normalize(w) for t in politics["test"]["tokens"] for w in t} - train_words
     assert test_only and test_only <= set(vocab.words)

@@ -11,18 +11,18 @@ import torch
 
 import pytest
 
-from crossner_hf.training.checkpoints import (COLLATOR_RNG, COMPLETE, STARTED, CollatorRNG, CompletionMarker,
-                                              last_complete_checkpoint)
+from crossner_hf.outputs import CHECKPOINT_COMPLETE, CHECKPOINT_STARTED
+from crossner_hf.training.checkpoints import COLLATOR_RNG, CollatorRNG, CompletionMarker, last_complete_checkpoint
 
 
 def _checkpoint(folder, step, complete, ours=True):
     path = folder / f"checkpoint-{step}"
     path.mkdir(parents=True)
     if ours:  # the marker CompletionMarker writes before the Trainer saves
-        (path / STARTED).write_text(json.dumps({"global_step": step}))
+        (path / CHECKPOINT_STARTED).write_text(json.dumps({"global_step": step}))
     (path / "model.safetensors").write_bytes(b"weights")
     if complete:
-        (path / COMPLETE).write_text(json.dumps({"global_step": step}))
+        (path / CHECKPOINT_COMPLETE).write_text(json.dumps({"global_step": step}))
     return path
 
 
@@ -70,9 +70,9 @@ def test_the_marker_is_written_by_the_main_process_into_the_saved_checkpoint(tmp
     folder = _checkpoint(tmp_path, 6, complete=False)
     state = SimpleNamespace(global_step=6)
     CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=1), state, None)
-    assert not (folder / COMPLETE).exists()  # another process: the main one writes it
+    assert not (folder / CHECKPOINT_COMPLETE).exists()  # another process: the main one writes it
     CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=0), state, None)
-    assert json.loads((folder / COMPLETE).read_text()) == {"global_step": 6}
+    assert json.loads((folder / CHECKPOINT_COMPLETE).read_text()) == {"global_step": 6}
     assert last_complete_checkpoint(tmp_path) == str(folder)
     # a step with no checkpoint folder (save skipped) writes nothing
     CompletionMarker().on_save(SimpleNamespace(output_dir=str(tmp_path), process_index=0),
@@ -148,14 +148,14 @@ def test_the_started_marker_comes_before_the_save_and_the_files_are_readable(tmp
     assert not (tmp_path / "checkpoint-3").exists()
     marker.on_step_end(args, SimpleNamespace(global_step=4), SimpleNamespace(should_save=True))
     folder = tmp_path / "checkpoint-4"
-    assert (folder / STARTED).is_file() and not (folder / COMPLETE).exists()
+    assert (folder / CHECKPOINT_STARTED).is_file() and not (folder / CHECKPOINT_COMPLETE).exists()
     (folder / "model.safetensors").write_bytes(b"w")
     (folder / "model.safetensors").chmod(0o600)
     marker.on_save(args, SimpleNamespace(global_step=4), None)
     umask = os.umask(0)
     os.umask(umask)
     assert (folder / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~umask
-    assert (folder / COMPLETE).is_file()
+    assert (folder / CHECKPOINT_COMPLETE).is_file()
 
 
 def test_a_dapt_run_of_few_epochs_checkpoints_every_sixth_of_its_steps():

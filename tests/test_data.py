@@ -1,4 +1,4 @@
-"""load_crossner, label schemas, the merged bridge, the build script and load_dataset."""
+"""load_target on the CrossNER files, label schemas, the merged bridge, the build script and load_dataset."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from crossner_hf.data.labels import LABELS
-from crossner_hf.data.target import load_crossner
+from crossner_hf.data.target import load_target
 from crossner_hf.data.target import EXPECTED_COUNTS, CrossNERDataNotFound
 from crossner_hf.data.labels import (
     ALL_TYPES,
@@ -63,7 +63,7 @@ def test_merged_mapping_round_trip_and_errors():
 
 @pytest.mark.parametrize("config", list(EXPECTED_COUNTS))
 def test_counts_features_and_label_order(crossner_data_dir, cache, config):
-    ds = load_crossner(config, crossner_data_dir)
+    ds = load_target(config, data_dir=crossner_data_dir).dataset
     assert tuple(len(ds[s]) for s in ("train", "validation", "test")) == EXPECTED_COUNTS[config]
     assert ds["train"].features["ner_tags"].feature.names == LABELS[config]
     assert set(ds["train"].column_names) == {"id", "tokens", "ner_tags"}
@@ -72,7 +72,7 @@ def test_counts_features_and_label_order(crossner_data_dir, cache, config):
 
 
 def test_conll_last_sentence_kept(crossner_data_dir, cache):
-    ds = load_crossner("conll2003", crossner_data_dir)
+    ds = load_target("conll2003", data_dir=crossner_data_dir).dataset
     last_lines = (crossner_data_dir / "conll2003" / "train.txt").read_text().rstrip("\n").split("\n")[-2:]
     assert ds["train"][-1]["tokens"][-2:] == [l.split("\t")[0] for l in last_lines]
 
@@ -80,34 +80,36 @@ def test_conll_last_sentence_kept(crossner_data_dir, cache):
 def test_warm_load_is_cached_and_notices_changes(tmp_path, cache):
     src = tmp_path / "data"
     shutil.copytree(Path(os.environ.get("CROSSNER_SHARED_DIR", ROOT.parent / "shared")) / "data" / "crossner" / "politics", src / "politics")
-    first = load_crossner("politics", src)
+    first = load_target("politics", data_dir=src).dataset
     t = time.perf_counter()
-    again = load_crossner("politics", src)
+    again = load_target("politics", data_dir=src).dataset
     warm = time.perf_counter() - t
     assert again["train"].cache_files and again["train"]["tokens"] == first["train"]["tokens"]
     assert warm < 1.0  # generous: this only checks nothing is re-parsed; speed is benchmarked
     path = src / "politics" / "train.txt"
     path.write_text("Changed\tB-politician\n\n" + path.read_text())
-    changed = load_crossner("politics", src)
+    changed = load_target("politics", data_dir=src).dataset
     assert len(changed["train"]) == 201 and changed["train"][0]["tokens"] == ["Changed"]
 
 
 def test_env_var_and_missing_data(tmp_path, cache, monkeypatch, crossner_data_dir):
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(crossner_data_dir))
-    assert len(load_crossner("ai")["train"]) == 100
+    assert len(load_target("ai").dataset["train"]) == 100
     monkeypatch.setenv("CROSSNER_DATA_DIR", str(tmp_path / "nowhere"))
     with pytest.raises(CrossNERDataNotFound, match="CROSSNER_DATA_DIR"):
-        load_crossner("ai")
+        load_target("ai").dataset
     monkeypatch.delenv("CROSSNER_DATA_DIR")
     t = time.perf_counter()
     with pytest.raises(CrossNERDataNotFound, match="CROSSNER_DATA_DIR"):
-        load_crossner("ai")  # offline: no download attempt
+        load_target("ai").dataset  # offline: no download attempt
     assert time.perf_counter() - t < 2.0
 
 
 def test_unknown_config(cache):
+    from crossner_hf.data.labels import labels_for
+
     with pytest.raises(ValueError, match="choose one of conll2003, politics"):
-        load_crossner("sports")
+        labels_for("sports")  # what load_target checks a name against before reading the CrossNER files
 
 
 def test_malformed_file_surfaces_through_loader(tmp_path, cache, crossner_data_dir):
@@ -116,7 +118,7 @@ def test_malformed_file_surfaces_through_loader(tmp_path, cache, crossner_data_d
     from crossner_hf.data.conll import ConllFormatError
 
     with pytest.raises(ConllFormatError, match="dev.txt, line 2"):
-        load_crossner("music", tmp_path)
+        load_target("music", data_dir=tmp_path).dataset
 
 
 def test_build_folder_then_load_dataset_offline(tmp_path, cache, crossner_data_dir):
@@ -143,7 +145,7 @@ def test_build_folder_then_load_dataset_offline(tmp_path, cache, crossner_data_d
     n_train, n_dev, n_test, names, music_test, first = json.loads(res.stdout.strip().splitlines()[-1])
     assert (n_train, n_dev, n_test) == EXPECTED_COUNTS["politics"]
     assert names == LABELS["politics"] and music_test == 465
-    direct = load_crossner("politics", crossner_data_dir)["train"][0]
+    direct = load_target("politics", data_dir=crossner_data_dir).dataset["train"][0]
     assert first == direct
 
 

@@ -146,6 +146,25 @@ OLD_RESULT_ATTRIBUTES = [
 ]
 
 
+LEFTOVERS = [
+    ("crossner_hf.data.target.load_crossner", "crossner_hf.data.target.load_target"),
+    ("crossner_hf.data.target.load_conll_folder", "crossner_hf.data.target.load_target"),
+    ("crossner_hf.commands.rnn_args.RNNDataArguments", "crossner_hf.data.target.LabeledDataArguments"),
+    ("crossner_hf.training.checkpoints.COMPLETE", "crossner_hf.outputs.CHECKPOINT_COMPLETE"),
+    ("crossner_hf.training.checkpoints.STARTED", "crossner_hf.outputs.CHECKPOINT_STARTED"),
+    *((f"crossner_hf.{package}.{name}", f"crossner_hf.{module}.{name}") for package, module, name in [
+        ("data", "data.target", "load_target"), ("data", "data.target", "TargetData"),
+        ("data", "data.columns", "features_for"), ("data", "data.check", "check_dataset"),
+        ("data", "data.conll", "SPLIT_FILES"), ("data", "data.target", "few_shot_target"),
+        ("inference", "inference.predict", "predict_tags"), ("inference", "inference.predict", "entities_from_tags"),
+        ("modeling", "modeling.heads", "read_provenance"),
+        ("modeling", "modeling.heads", "token_classifier_from_pretrained")]),
+]
+"""What 0.3.0 kept "so old imports work" and the next release removed (issue 64): the wrappers of
+``load_target``, the aliases, and the 48 names the ``data``, ``inference`` and ``modeling`` packages repeated from
+their modules -> the one real name."""
+
+
 def _release_notes() -> str:
     """CHANGELOG.md's 0.3.0 section, its whitespace made single (a pair may wrap across lines)."""
     text = CHANGELOG.read_text(encoding="utf-8")
@@ -179,6 +198,7 @@ def test_an_old_name_is_an_attribute_error_and_its_replacement_is_named(old, new
     with pytest.raises(AttributeError, match=f"has no attribute {name!r}"):
         getattr(importlib.import_module(module), name)
     assert f"`{old}` → `{new}`" in _release_notes()
+    new = dict(LEFTOVERS).get(new, new)  # a 0.3.0 replacement removed since: its own replacement
     if new.startswith("crossner_hf."):  # a dotted replacement: it exists
         home, attribute = new.rsplit(".", 1)
         assert getattr(importlib.import_module(home), attribute) is not None
@@ -241,3 +261,36 @@ def test_one_name_per_concept_the_old_keywords_are_gone():
     notes = _release_notes()
     assert "`adapt(..., source=)`" in notes and "`adapt(..., data_dir=)`" in notes
     assert "`train_bilstm_crf(None, target, config, source_model=FOLDER)`" in notes
+
+
+@pytest.mark.parametrize("old, new", LEFTOVERS)
+def test_a_leftover_kept_for_old_imports_is_gone_and_its_one_name_exists(old, new):
+    module, name = old.rsplit(".", 1)
+    with pytest.raises(AttributeError, match=f"has no attribute {name!r}"):
+        getattr(importlib.import_module(module), name)
+    home, attribute = new.rsplit(".", 1)
+    assert getattr(importlib.import_module(home), attribute) is not None
+
+
+def test_no_module_keeps_a_name_for_old_imports():
+    """No text saying a name is kept for old code, and no public module-level alias of a name imported from another
+    module (``RNNDataArguments = LabeledDataArguments``): every name has one home, and callers import it there."""
+    import ast
+
+    package = CHANGELOG.parent / "crossner_hf"
+    said = re.compile(r"kept so old imports work|kept for 0\.\d code|old name stays|re-exported", re.I)
+    kept, aliases = [], []
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(package.parent)
+        kept += [f"{where}:{n}" for n, line in enumerate(text.splitlines(), 1) if said.search(line)]
+        tree = ast.parse(text)
+        imported = {a.asname or a.name for node in tree.body if isinstance(node, ast.ImportFrom) for a in node.names}
+        aliases += [f"{where}:{node.lineno} {node.targets[0].id} = {node.value.id}" for node in tree.body
+                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                    and not node.targets[0].id.startswith("_")  # a private name is no API kept for anyone
+                    and isinstance(node.value, ast.Name) and node.value.id in imported]
+    assert kept == [] and aliases == [], f"names kept for old imports: {kept + aliases}"
+    for name in ("data", "inference", "modeling"):  # the packages name no object of their modules
+        assert not [n for n in dir(importlib.import_module(f"crossner_hf.{name}")) if not n.startswith("_")
+                    and not isinstance(getattr(importlib.import_module(f"crossner_hf.{name}"), n), type(re))]

@@ -103,10 +103,10 @@ def test_suspects_compare_and_model_index():
 
 
 def test_music_has_27_groups_of_suspect_labels(crossner_data_dir, tmp_path, monkeypatch):
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
 
     monkeypatch.setenv("CROSSNER_HF_CACHE", str(tmp_path))
-    d = load_crossner("music", crossner_data_dir)
+    d = load_target("music", data_dir=crossner_data_dir).dataset
     names = d["train"].features["ner_tags"].feature.names
     sents = [(w, [names[i] for i in t], split) for split in d for w, t in zip(d[split]["tokens"], d[split]["ner_tags"])]
     assert len(analysis.suspect_labels(sents)) == 27

@@ -202,13 +202,13 @@ def test_the_runner_takes_the_inputs_and_the_config_only_settings(tmp_path, tiny
     (True, "latest"), ("true", "latest"), ("latest", "latest"), ("checkpoint-2", "given"),
 ])
 def test_one_meaning_of_resume(tmp_path, value, expected):
-    from crossner_hf.training.checkpoints import COMPLETE
+    from crossner_hf.outputs import CHECKPOINT_COMPLETE
     from crossner_hf.training.nerbert import NERBERTConfig, resume_checkpoint
     from crossner_hf.training.runs import resume_point, wants_resume
 
     for step in (2, 4):
         (tmp_path / f"checkpoint-{step}").mkdir()
-        (tmp_path / f"checkpoint-{step}" / COMPLETE).write_text("{}")
+        (tmp_path / f"checkpoint-{step}" / CHECKPOINT_COMPLETE).write_text("{}")
     if value == "checkpoint-2":
         value = str(tmp_path / "checkpoint-2")
     want = {None: None, "latest": str(tmp_path / "checkpoint-4"), "given": str(tmp_path / "checkpoint-2")}[expected]
@@ -223,7 +223,7 @@ def test_one_meaning_of_resume(tmp_path, value, expected):
     # a stage of several (finetune's seeds and source stage) takes a given checkpoint only when it holds it
     other = tmp_path / "seed-2"
     (other / "checkpoint-6").mkdir(parents=True)
-    (other / "checkpoint-6" / COMPLETE).write_text("{}")
+    (other / "checkpoint-6" / CHECKPOINT_COMPLETE).write_text("{}")
     if expected == "given":
         assert resume_point(value, other, one_of_several=True) == str(other / "checkpoint-6")
         assert resume_point(value, other) == value  # a one-stage run takes it wherever it is

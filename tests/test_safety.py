@@ -132,7 +132,7 @@ class KillOnSave:
 def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path, crossner_data_dir, monkeypatch,
                                                          caplog, uninterrupted_run):
     from crossner_hf.commands.train import run_train
-    from crossner_hf.training.checkpoints import COMPLETE
+    from crossner_hf.outputs import CHECKPOINT_COMPLETE
     from command_inputs import train_args
 
 
@@ -144,8 +144,8 @@ def test_train_resumes_from_the_last_complete_checkpoint(tiny_bert_dir, tmp_path
     with pytest.raises(KeyboardInterrupt):
         run_train(*args(tmp_path / "killed"), callbacks=[KillOnSave(12)])
     seed_dir = tmp_path / "killed" / "seed-7"
-    assert (seed_dir / "checkpoint-12").is_dir() and not (seed_dir / "checkpoint-12" / COMPLETE).exists()
-    complete = [p for p in seed_dir.glob("checkpoint-*") if (p / COMPLETE).is_file()]
+    assert (seed_dir / "checkpoint-12").is_dir() and not (seed_dir / "checkpoint-12" / CHECKPOINT_COMPLETE).exists()
+    complete = [p for p in seed_dir.glob("checkpoint-*") if (p / CHECKPOINT_COMPLETE).is_file()]
     assert complete  # an earlier whole checkpoint (the best one and/or the previous, by save_total_limit)
     resumed = run_train(*args(tmp_path / "killed", resume_from_checkpoint="true")).results
     assert "Skipping" in caplog.text and "checkpoint-12: incomplete" in caplog.text
@@ -348,12 +348,12 @@ def _train_argv(tiny_bert_dir, crossner_data_dir, out):
 
 
 def _nothing_looks_complete(out):
-    from crossner_hf.training.checkpoints import COMPLETE
+    from crossner_hf.outputs import CHECKPOINT_COMPLETE
 
     assert not (out / "README.md").exists() and not (out / "results.json").exists()
     from safetensors.torch import load_file
 
-    for complete in [c for c in out.rglob("checkpoint-*") if (c / COMPLETE).is_file()]:  # what counts, loads
+    for complete in [c for c in out.rglob("checkpoint-*") if (c / CHECKPOINT_COMPLETE).is_file()]:  # what counts
         assert (complete / "trainer_state.json").is_file() and load_file(complete / "model.safetensors")
 
 

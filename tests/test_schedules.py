@@ -102,7 +102,7 @@ def test_resume_after_kill_matches_uninterrupted(tiny_bert_dir, tmp_path, uninte
 
 
 def test_pretrain_finetune_kill_in_either_stage(tiny_bert_dir, tmp_path):
-    from crossner_hf.training.checkpoints import COMPLETE
+    from crossner_hf.outputs import CHECKPOINT_COMPLETE
 
     kw = dict(schedule="pretrain-finetune", source_subsample=32, source_epochs=1, num_train_epochs=3)
     full = run_train(*_args(tiny_bert_dir, tmp_path / "full", **kw)).results
@@ -114,7 +114,8 @@ def test_pretrain_finetune_kill_in_either_stage(tiny_bert_dir, tmp_path):
             run_train(*_args(tiny_bert_dir, killed, **kw), callbacks=[KillAt(step, stage)]).results
         if stage == "source":  # one epoch of 8 steps, no dev checks: a checkpoint every 2 steps, not one at its end
             source = killed / "seed-7" / "source"
-            assert sorted(p.name for p in source.glob("checkpoint-*") if (p / COMPLETE).is_file())[-1] == "checkpoint-4"
+            whole = sorted(p.name for p in source.glob("checkpoint-*") if (p / CHECKPOINT_COMPLETE).is_file())
+            assert whole[-1] == "checkpoint-4"
         resumed = run_train(*_args(tiny_bert_dir, killed, resume_from_checkpoint="true", **kw)).results
         a, b = full["per_seed"][0], resumed["per_seed"][0]
         assert a["test"] == b["test"] and a["test_loss"] == b["test_loss"], stage
@@ -196,9 +197,9 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
 def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, crossner_data_dir):
     """A token-classification dataset as load_dataset opens it (here Parquet files in a folder, as a Hub
     dataset repository holds them): its ClassLabel names are the head, its splits the run's."""
-    from crossner_hf.data.target import load_crossner, load_target_dataset, target_labels_of
+    from crossner_hf.data.target import load_target_dataset, load_target, target_labels_of
 
-    politics = load_crossner("politics", crossner_data_dir)
+    politics = load_target("politics", data_dir=crossner_data_dir).dataset
     folder = tmp_path / "hub-style"
     folder.mkdir()
     for split, name in (("train", "train"), ("validation", "dev"), ("test", "test")):

@@ -2,7 +2,7 @@
 
 SpanMarker (tomaarsen/SpanMarkerNER) pins ``transformers<5``, so ``benchmarks/peers.py`` runs this
 file with a separate interpreter; it reads the split from a JSON file (words and tags, written by
-the benchmark from ``crossner_hf.data.target.load_crossner``) and writes word-level BIO predictions of the
+the benchmark from ``crossner_hf.data.target.load_target``) and writes word-level BIO predictions of the
 test split, training seconds and prediction seconds to a JSON file. Scoring happens in the
 benchmark, with this project's metric, on the same words.
 

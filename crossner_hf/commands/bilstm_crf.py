@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.arguments import make_command_parser
-from crossner_hf.commands.rnn_args import (RNNDataArguments, WordVectorsArguments, load_data, print_summary,
-                                           read_texts)
+from crossner_hf.data.target import LabeledDataArguments
+from crossner_hf.commands.rnn_args import WordVectorsArguments, load_data, print_summary, read_texts
 from crossner_hf.training.rnn.recipes import BiLSTMCRFTrainingConfig, check_char_ngrams
 
 
 @dataclass
-class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, RNNDataArguments, WordVectorsArguments):
+class BiLSTMCRFArguments(BiLSTMCRFTrainingConfig, LabeledDataArguments, WordVectorsArguments):
     """The ``bilstm-crf`` command's flags: :class:`BiLSTMCRFTrainingConfig` plus the data and the vectors, which
     :func:`run_bilstm_crf` turns into :func:`~crossner_hf.training.rnn.recipes.train_bilstm_crf`'s arguments."""
 

@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.data.target import UPSTREAM_COMMIT, load_crossner
+from crossner_hf.data.target import UPSTREAM_COMMIT, load_target
 from crossner_hf.data.labels import CONFIGS
 from crossner_hf.arguments import make_command_parser
 
@@ -67,7 +67,7 @@ def main(args: BuildArguments) -> int:
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
 
     check_ours(args.output_dir, overwrite=args.overwrite_output_dir, claim=True)  # before the data is read
-    built = {config: load_crossner(config, args.data_dir) for config in args.configs}
+    built = {config: load_target(config, data_dir=args.data_dir).dataset for config in args.configs}
     counts = {c: {s: len(d) for s, d in dd.items()} for c, dd in built.items()}
     card = render_crossner_dataset_card(
         counts, commit=UPSTREAM_COMMIT, repo=args.push_to_hub or "crossner"

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.arguments import make_command_parser
-from crossner_hf.commands.rnn_args import RNNDataArguments, WordVectorsArguments, load_data, print_summary, read_texts
+from crossner_hf.data.target import LabeledDataArguments
+from crossner_hf.commands.rnn_args import WordVectorsArguments, load_data, print_summary, read_texts
 from crossner_hf.training.rnn.recipes import CDLMTrainingConfig
 
 
 @dataclass
-class CDLMArguments(CDLMTrainingConfig, RNNDataArguments, WordVectorsArguments):
+class CDLMArguments(CDLMTrainingConfig, LabeledDataArguments, WordVectorsArguments):
     """The ``cdlm`` command's flags: :class:`CDLMTrainingConfig` plus the data and the raw text, which
     :func:`run_cdlm` turns into :func:`~crossner_hf.training.rnn.recipes.train_cdlm`'s arguments."""
 

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crossner_hf.arguments import make_command_parser
-from crossner_hf.commands.rnn_args import RNNDataArguments, WordVectorsArguments, load_data, print_summary
+from crossner_hf.data.target import LabeledDataArguments
+from crossner_hf.commands.rnn_args import WordVectorsArguments, load_data, print_summary
 from crossner_hf.training.rnn.multicell import MultiCellTrainingConfig
 
 
 @dataclass
-class MultiCellArguments(MultiCellTrainingConfig, RNNDataArguments, WordVectorsArguments):
+class MultiCellArguments(MultiCellTrainingConfig, LabeledDataArguments, WordVectorsArguments):
     """The ``multicell`` command's flags: :class:`MultiCellTrainingConfig` plus the data, the features encoder and
     the vectors (:func:`run_multicell`)."""
 

@@ -1,8 +1,9 @@
 """What the RNN commands (``bilstm-crf``, ``cdlm``, ``multicell``) add to their recipe's config: the data.
 
 Each command's arguments are its recipe's config (:mod:`crossner_hf.training.rnn.recipes`,
-:mod:`crossner_hf.training.rnn.multicell`) plus :class:`RNNDataArguments`; its ``run_*`` loads the target and
-CoNLL-2003 the flags name, reads the text files, and calls the runner with the config part alone.
+:mod:`crossner_hf.training.rnn.multicell`) plus :class:`~crossner_hf.data.target.LabeledDataArguments` (the data
+flags every command shares); its ``run_*`` loads the target and CoNLL-2003 the flags name, reads the text files,
+and calls the runner with the config part alone.
 """
 
 from __future__ import annotations
@@ -10,13 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from crossner_hf.data.target import LabeledDataArguments
 from crossner_hf.data.labels import DOMAINS
-
-
-RNNDataArguments = LabeledDataArguments
-"""The RNN commands' data flags: the one declaration (:class:`~crossner_hf.data.target.LabeledDataArguments`);
-the old name stays for code that imports it."""
 
 
 def load_data(args: Any, with_source: bool = True) -> tuple[Any, Any]:

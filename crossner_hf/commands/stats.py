@@ -53,14 +53,14 @@ def main(args: StatsArguments) -> int:
     from crossner_hf.outputs import atomic_output, check_writable
 
     check_writable(args.output_dir, "--output_dir", folder=True)
-    from crossner_hf.data.target import load_crossner
+    from crossner_hf.data.target import load_target
     from crossner_hf.evaluation.plots import plot_vocabulary_overlap
     from crossner_hf.data.stats import entity_counts, format_overlap, format_table1, sentence_counts, vocabulary_overlap
 
     from crossner_hf.data.stats import corpus_overlap
 
     corpus_files = _corpus_files(args.corpora or [])
-    data = {c: load_crossner(c, args.data_dir) for c in args.configs}
+    data = {c: load_target(c, data_dir=args.data_dir).dataset for c in args.configs}
     sentences = {c: sentence_counts(d) for c, d in data.items()}
     entities = {c: entity_counts(d, c) for c, d in data.items()}
     corpora = {c: [t for split in d.values() for t in split["tokens"]] for c, d in data.items()}

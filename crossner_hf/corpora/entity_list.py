@@ -95,7 +95,7 @@ def entity_list_from_conll(
     """Build ``surface -> type`` from labeled sentences (dicts with ``tokens`` and ``ner_tags``).
 
     ``ner_tags`` are tag strings (as from ``crossner_hf.data.conll.read_conll``) or, with
-    ``label_names``, label ids (as from ``load_crossner``). A surface labeled with several
+    ``label_names``, label ids (as in ``load_target(...).dataset``). A surface labeled with several
     types gets its most frequent one (ties: the first seen), so ``Russia`` the country
     and ``Russia`` once tagged as an organisation end up a country. Surfaces seen fewer
     than ``min_count`` times are left out.

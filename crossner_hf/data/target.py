@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from crossner_hf.data.columns import LABEL_COLUMN_HELP, STRICT_HELP, TEXT_COLUMN_HELP
-from crossner_hf.data.columns import features_for  # noqa: F401 - re-exported: the one home is columns
+from crossner_hf.data.columns import features_for
 from crossner_hf.data.files import SPLIT_ALIASES, load_splits
 from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder, read_conll
 from crossner_hf.encoders import hub_offline
@@ -191,17 +191,6 @@ def build_split(path: Path, config: str | Sequence[str], strict: bool = True):
     )
 
 
-def load_crossner(config: str, data_dir: str | Path | None = None, *, strict: bool = True):
-    """A thin wrapper kept for 0.1 code: ``load_target(config, data_dir=data_dir, strict=strict).dataset``.
-
-    :func:`load_target` is the one labeled-data loader (it also gives the tag list and the name); this returns
-    only its ``DatasetDict`` of ``train`` / ``validation`` / ``test`` for a CrossNER config (``conll2003``,
-    ``politics``, ``science``, ``music``, ``literature``, ``ai``).
-    """
-    labels_for(config)  # a CrossNER config only: an unknown name is one line listing them, never a folder lookup
-    return load_target(config, data_dir=data_dir, strict=strict).dataset
-
-
 def _crossner(config: str, data_dir: str | Path | None, strict: bool):
     """A CrossNER config's splits from ``data_dir``, ``$CROSSNER_DATA_DIR`` or the pinned download, cached as
     Arrow (the cache key hashes the files, so edits are noticed)."""
@@ -238,12 +227,6 @@ def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
 
 
 # ----------------------------------------------------------------------------- any CoNLL folder
-
-
-def load_conll_folder(folder: str | Path, *, strict: bool = True):
-    """A thin wrapper kept for 0.1 code: ``load_target(folder, strict=strict).dataset`` for a user's CoNLL folder
-    (``train.txt``, ``dev.txt``, ``test.txt``; labels from :func:`conll_folder_labels`)."""
-    return load_target(check_conll_folder(folder), strict=strict).dataset
 
 
 def _conll_folder(folder: str | Path, strict: bool):
@@ -399,8 +382,7 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     the one rule for orphan ``I-`` tags (:mod:`crossner_hf.data.columns`). A malformed file is one ``ValueError``
     line naming ``file:line``; :func:`crossner_hf.data.check.check_dataset` lists every problem at once.
 
-    ``load_crossner``, ``load_conll_folder`` and ``load_target_dataset`` are thin wrappers returning this
-    target's ``.dataset``.
+    ``load_target_dataset`` is a thin wrapper returning this target's ``.dataset``.
 
     >>> from crossner_hf.data.target import load_target
     >>> politics = load_target("politics")           # doctest: +SKIP

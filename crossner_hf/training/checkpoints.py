@@ -34,8 +34,6 @@ from crossner_hf.outputs import CHECKPOINT_COMPLETE, CHECKPOINT_STARTED, ours_ch
 
 logger = logging.getLogger(__name__)
 
-COMPLETE = CHECKPOINT_COMPLETE
-STARTED = CHECKPOINT_STARTED
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json",
             "adapter_model.safetensors", "adapter_model.bin")
 COLLATOR_RNG = "collator_rng_{rank}.pt"
@@ -47,15 +45,16 @@ def _checkpoint_dir(args: Any, state: Any) -> Path:
 
 
 class CompletionMarker(TrainerCallback):
-    """Writes :data:`STARTED` into each checkpoint before the Trainer saves it (``on_step_end`` / ``on_epoch_end``
-    run after the flow callback decided to save, before the save) and :data:`COMPLETE` once it is saved whole,
-    after giving its files the usual mode (``save_pretrained`` leaves 0600, which a teammate cannot read)."""
+    """Writes :data:`~crossner_hf.outputs.CHECKPOINT_STARTED` into each checkpoint before the Trainer saves it
+    (``on_step_end`` / ``on_epoch_end`` run after the flow callback decided to save, before the save) and
+    :data:`~crossner_hf.outputs.CHECKPOINT_COMPLETE` once it is saved whole, after giving its files the usual
+    mode (``save_pretrained`` leaves 0600, which a teammate cannot read)."""
 
     def _started(self, args, state, control) -> None:
         if control.should_save and args.process_index == 0:
             folder = _checkpoint_dir(args, state)
             folder.mkdir(parents=True, exist_ok=True)
-            (folder / STARTED).write_text(json.dumps({"global_step": state.global_step}))
+            (folder / CHECKPOINT_STARTED).write_text(json.dumps({"global_step": state.global_step}))
 
     def on_step_end(self, args, state, control, **kwargs):
         self._started(args, state, control)
@@ -71,7 +70,7 @@ class CompletionMarker(TrainerCallback):
             from crossner_hf.outputs import atomic_output, usual_modes
 
             usual_modes(folder)
-            with atomic_output(folder / COMPLETE) as tmp:
+            with atomic_output(folder / CHECKPOINT_COMPLETE) as tmp:
                 tmp.write_text(json.dumps({"global_step": state.global_step}))
         return control
 
@@ -142,9 +141,9 @@ def trainer_complete(path: Path) -> bool:
 
 
 def last_complete_checkpoint(folder: str | Path, *, clean: bool = True) -> str | None:
-    """The newest complete ``checkpoint-N`` of ``folder`` (``None`` if there is none): one holding :data:`COMPLETE`,
-    or without our markers one the Trainer finished (:func:`trainer_complete`). Newer ones of ours without
-    :data:`COMPLETE` (a kill while they were written) are logged and, with ``clean``, removed; an unfinished one
+    """The newest complete ``checkpoint-N`` of ``folder`` (``None`` if there is none): one holding
+    :data:`~crossner_hf.outputs.CHECKPOINT_COMPLETE`, or without our markers one the Trainer finished
+    (:func:`trainer_complete`). Newer ones of ours without that mark (a kill while they were written) are logged and, with ``clean``, removed; an unfinished one
     that is not ours is never removed: a one-line ``FileExistsError``."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -152,7 +151,7 @@ def last_complete_checkpoint(folder: str | Path, *, clean: bool = True) -> str |
     found = sorted(((int(m.group(1)), p) for p in folder.iterdir()
                     if p.is_dir() and (m := _CHECKPOINT.match(p.name))), reverse=True)
     for step, path in found:
-        if (path / COMPLETE).is_file():
+        if (path / CHECKPOINT_COMPLETE).is_file():
             return str(path)
         if not ours_checkpoint(path):
             if trainer_complete(path):
