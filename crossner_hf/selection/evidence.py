@@ -53,7 +53,7 @@ def markdown_table(rows: Sequence[Row], choice: Choice | None = None) -> str:
             paper = f"{gain:+.2f} ({line})"
         lines.append(f"| {r.method}{mark} | {_pm(r.dev_f1, r.dev_f1_std)} | {_pm(r.test_f1, r.test_f1_std)} | "
                      f"{len(r.dev) or '-'} | {r.minutes:g} | {'-' if r.seconds is None else f'{r.seconds:.0f}'} | "
-                     f"{r.end_text} | {ours} | {paper} | {r.settings} | {r.status} |")
+                     f"{r.end_text} | {ours} | {paper} | {r.settings} | {r.status}{f'; {r.raced}' if r.raced else ''} |")
     return "\n".join(lines)
 
 
@@ -64,11 +64,13 @@ def attach_paper_gains(rows: Sequence[Row]) -> None:
 
 
 def evidence_text(rows: Sequence[Row], choice: Choice, *, dataset: str, budget: str | None, budget_text: str | None,
-                  bootstrap: str | None, shipped: dict[str, Any] | None) -> str:
+                  bootstrap: str | None, shipped: dict[str, Any] | None, race_text: str | None = None) -> str:
     """``adapt.md``: what was compared, the table, the choice and why, the bootstrap, what was shipped."""
     parts = [f"# Which method for {dataset}?", ""]
     if budget_text:
         parts += [f"Budget {budget_text}.", ""]
+    if race_text:
+        parts += [race_text, ""]
     parts += [markdown_table(rows, choice), "",
               "F1 in percent, mean ± standard deviation over seeds (conlleval entities). The choice reads dev F1 only; "
               "test F1 is shown, never used to choose. Paper Δ: CrossNER Table 2's average gain of the same method "
@@ -94,18 +96,19 @@ def evidence_text(rows: Sequence[Row], choice: Choice, *, dataset: str, budget: 
 def write_evidence(out: Path, rows: Sequence[Row], choice: Choice, *, dataset: str, budget: str | None = None,
                    budget_text: str | None = None, bootstrap: dict | None = None, bootstrap_line: str | None = None,
                    shipped: dict[str, Any] | None = None, extra: dict[str, Any] | None = None,
-                   stem: str = "adapt") -> dict[str, Path]:
+                   stem: str = "adapt", race_text: str | None = None) -> dict[str, Path]:
     """Write ``<stem>.md``, ``<stem>.json`` and ``<stem>.png`` (the PNG only with the plots extra) into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     record = {"dataset": dataset, "budget": budget, "rows": [r.to_dict() for r in rows], "chosen": choice.chosen,
               "best_dev": choice.best, "reason": choice.reason, "bootstrap": bootstrap, "shipped": shipped,
-              **(extra or {})}
+              "race": race_text, **(extra or {})}
     paths = {"json": out / f"{stem}.json", "md": out / f"{stem}.md"}
     with atomic_output(paths["json"]) as tmp:
         tmp.write_text(json.dumps(record, indent=2), encoding="utf-8")
     with atomic_output(paths["md"]) as tmp:
         tmp.write_text(evidence_text(rows, choice, dataset=dataset, budget=budget, budget_text=budget_text,
-                                     bootstrap=bootstrap_line, shipped=shipped), encoding="utf-8")
+                                     bootstrap=bootstrap_line, shipped=shipped, race_text=race_text),
+                       encoding="utf-8")
     from crossner_hf.extras import MissingExtraError
 
     try:
@@ -152,11 +155,13 @@ def plot_methods(rows: Sequence[Row], choice: Choice, path: Path, *, title: str)
     return path
 
 
-def card_section(table_md: str, choice: Choice, bootstrap_line: str | None) -> str:
-    """The shipped model card's section: how this method was chosen, the whole table."""
+def card_section(table_md: str, choice: Choice, bootstrap_line: str | None, race_text: str | None = None) -> str:
+    """The shipped model card's section: how this method was chosen, the whole table, what the race and the time
+    budget cut."""
     lines = ["", "## How this method was chosen (crossner-hf adapt)", "",
              "This model is the method `crossner-hf adapt` shipped after running the candidates below on the same "
-             "data and choosing on mean dev F1 over seeds (never test F1).", "", table_md, "",
+             "data and choosing on mean dev F1 over seeds (never test F1).", "", *([race_text, ""] if race_text else []),
+             table_md, "",
              f"**Reason:** {choice.reason}", ""]
     if bootstrap_line:
         lines += [bootstrap_line, ""]

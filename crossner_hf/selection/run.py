@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,15 +82,18 @@ def _load(target: Any) -> Any:
 
 
 def write_target(target: Any, folder: Path) -> Path:
-    """The target as JSON Lines (``tokens`` / ``ner_tags`` as strings) in ``folder``: one copy every cell reads,
-    whatever the user's format or column names. An identical copy is left untouched (a rerun changes nothing)."""
+    """The target as JSON Lines (``tokens`` / ``ner_tags`` as strings) in ``folder``, its tag list in id order
+    beside them (``labels.json``: the user's ids survive the copy): one copy every cell reads, whatever the user's
+    format or column names. An identical copy is left untouched (a rerun changes nothing)."""
+    from crossner_hf.data.labels import LABELS_FILE
+
     folder.mkdir(parents=True, exist_ok=True)
     names = list(target.labels)
-    for split in SPLITS:
-        rows = target[split]
-        text = "".join(json.dumps({"tokens": list(t), "ner_tags": [names[i] for i in tags]}) + "\n"
-                       for t, tags in zip(rows["tokens"], rows["ner_tags"]))
-        path = folder / f"{split}.jsonl"
+    files = {f"{split}.jsonl": "".join(json.dumps({"tokens": list(t), "ner_tags": [names[i] for i in tags]}) + "\n"
+                                       for t, tags in zip(target[split]["tokens"], target[split]["ner_tags"]))
+             for split in SPLITS}
+    for name, text in {**files, LABELS_FILE: json.dumps(names) + "\n"}.items():
+        path = folder / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             from crossner_hf.outputs import atomic_output
 
@@ -111,18 +115,14 @@ def write_entity_list(target: Any, path: Path) -> Path:
 
 def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
           entity_list: str | None, data_dir: str | None) -> tuple[list[Method], list[Cell], str, Path]:
-    from crossner_hf.data.labels import LABELS, SOURCE_DOMAIN
-    from crossner_hf.data.labels import format_label_map, propose_label_map, types_of
+    from crossner_hf.data.labels import format_label_map, resolve_label_map
 
     name = slug(target.name)
     data = out / "data" / name
     # --source_label_map as given ('none': no map); by default CoNLL-2003's types the user's match by name
-    # (x_person, PER), trained as the user's and said in the table
-    label_map = config.source_label_map
-    if label_map is None:
-        label_map = format_label_map(propose_label_map(types_of(LABELS[SOURCE_DOMAIN]), types_of(target.labels)))
-    elif label_map == "none":
-        label_map = ""
+    # (x_person, PER, Other), trained as the user's and said in the table; checked here, once, before any cell runs
+    # (the dry run too): a misspelt map is one line, not a failure in every cell with a source
+    label_map = format_label_map(resolve_label_map(config.source_label_map, target.labels, target.name) or {})
     methods = select(plan_methods(str(model), str(data.resolve()), name, config, raw_text=raw_text,
                                   entity_list=entity_list, data_dir=data_dir, out=out.resolve(),
                                   label_map=label_map or None), config.methods)
@@ -170,11 +170,138 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
             tmp.write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells), indent=2,
                                       default=str))
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
-        status = run_grid(cells, out, _options(executor)) if cells else {}
+        options = _options(executor)
+        started = time.time()
+        controller = race_controller(methods, cells, out, target, config, str(model), options, started)
+        status = run_grid(cells, out, options, controller=controller) if cells else {}
         status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
         rows = rows_of(methods, out, status, config.budget)
         return finish(out, rows, target, config=config, model=str(model), status=status,
-                      budget_text=BUDGET_TEXT[config.budget], seconds=_cells_seconds(cells, out, status))
+                      budget_text=BUDGET_TEXT[config.budget], seconds=_cells_seconds(cells, out, status),
+                      race_text=race_text(out, config, started))
+
+
+def race_controller(methods: Sequence[Method], cells: Sequence[Cell], out: Path, target: Any, config: AdaptConfig,
+                    model: str, options: ExecutorOptions, started: float) -> Any:
+    """The grid's controller that races the methods (:mod:`crossner_hf.grid.race`): ``--prune``, ``--time_budget``
+    and the clock logged as the search runs; None (every cell in full) on Ray or Slurm, where the grid takes no
+    controller, with a warning when racing or a time budget was asked."""
+    from crossner_hf.grid.race import RACE, Race, RaceController, RacePolicy, Trial
+
+    (out / RACE).unlink(missing_ok=True)  # this run's decisions only
+    if options.executor != "local":
+        if config.prune == "on" or config.time_budget:
+            logger.warning("adapt: racing (--prune on) and --time_budget need the local executor; on %s every cell "
+                           "runs in full", options.executor)
+        return None
+    trials = [Trial(c.name, m.name, i, minutes=c.minutes) for m in methods for i, c in enumerate(m.cells)]
+    by_name = {c.name: c for c in cells}
+    deadline = started + 60 * config.time_budget if config.time_budget else None
+    policy = RacePolicy(prune=config.prune == "on", deadline=deadline)
+    race = Race(trials, policy, separated=_separated_on_dev(methods, out, target))
+    clock = _Clock(cells, out, model, options)
+
+    def final(name: str) -> float | None:
+        cell = by_name[name]
+        if not cell.result_path(out).is_file():
+            return None
+        return 100 * (WorkflowResult.read(cell.folder(out)).dev_f1 or 0.0)
+
+    def progress(name: str) -> dict | None:
+        from crossner_hf.grid.costs import read_progress
+
+        return read_progress(by_name[name].folder(out))
+
+    def failed(name: str) -> bool:
+        from crossner_hf.grid import cell_status
+
+        return str(cell_status(by_name[name], out)) == "failed"
+
+    return RaceController(race, out, final=final, progress=progress, failed=failed,
+                          minutes=clock.minutes if deadline is not None else None, tick=clock.tick)
+
+
+class _Clock:
+    """The search's clock as it runs: each cell's minutes left priced from this machine
+    (:func:`crossner_hf.grid.costs.estimate`: finished cells, then the running ones' progress), refreshed at most
+    every :attr:`every` seconds, and the ETA logged when it moves."""
+
+    every = 20.0
+
+    def __init__(self, cells: Sequence[Cell], out: Path, model: str, options: ExecutorOptions):
+        from crossner_hf.executors import plan_packing
+
+        self.cells, self.out, self.model = list(cells), out, model
+        self.workers = max(1, plan_packing(self.cells, options).workers)
+        self.priced: Any = None
+        self.at = 0.0
+        self.said = ""
+
+    def refresh(self) -> Any:
+        from crossner_hf.grid.costs import disk_mb, estimate
+
+        if self.priced is None or time.monotonic() - self.at > self.every:
+            kinds = {str(c.meta.get("cost") or c.command) for c in self.cells}
+            self.priced = estimate(self.cells, self.out, disk={k: disk_mb(k, self.model) for k in kinds},
+                                   model=self.model)
+            self.at = time.monotonic()
+        return self.priced
+
+    def minutes(self, name: str) -> float:
+        priced = self.refresh()
+        return priced.per_cell.get(name, 0.0)
+
+    def tick(self, running: Sequence[str]) -> None:
+        priced = self.refresh()
+        wall, _ = priced.wall_minutes(self.workers, running=running)
+        text = (f"clock: {priced.done} of {priced.cells} cells done, {len(running)} running; ETA ~{wall:.0f} min "
+                f"at {self.workers} at once (priced from {', '.join(sorted(set(priced.priced_from.values())))})"
+                if priced.left else "")
+        if text and text != self.said:
+            self.said = text
+            logger.info("%s", text)
+
+
+def _separated_on_dev(methods: Sequence[Method], out: Path, target: Any) -> Any:
+    """``separated(leader, method)`` for the race: the paired bootstrap on dev between the two methods' finished
+    seeds (their recorded dev predictions); a reason when its 95% interval excludes 0, else None."""
+    cells = {m.name: m.cells for m in methods}
+    cache: dict[tuple, str | None] = {}
+
+    def separated(leader: str, method: str) -> str | None:
+        folders = [[str(c.folder(out)) for c in cells[m] if c.result_path(out).is_file()] for m in (leader, method)]
+        key = (leader, method, *map(tuple, folders))
+        if key not in cache:
+            counts = [[sentence_counts(*split_tags(f, target, "validation")) for f in group] for group in folders]
+            result = paired_bootstrap(counts[0], counts[1])
+            cache[key] = (f"paired bootstrap on dev: {leader} - {method} = {result['delta']:+.1f} F1, 95% interval "
+                          f"{result['low']:+.1f} to {result['high']:+.1f} excludes 0") if result["low"] > 0 else None
+        return cache[key]
+
+    return separated
+
+
+def race_text(out: Path, config: AdaptConfig, started: float) -> str | None:
+    """What the race and the time budget did, for ``adapt.md`` and the card (None: every cell ran in full)."""
+    from crossner_hf.grid.race import read_race
+
+    record = read_race(out)
+    if not record:
+        return None
+    stopped, skipped = record.get("stopped", {}), record.get("skipped", {})
+    parts = []
+    if config.prune == "on":
+        parts.append(f"Raced (--prune on): one seed of every method first, further seeds only to methods that could "
+                     f"still win, a training stopped when it trailed the leader at the same share of its own budget by "
+                     f"more than the margin ({record.get('margin', 0):.1f} F1); {len(stopped)} cell(s) stopped, "
+                     f"{len(skipped)} never started (see the status column; a rerun with --prune off continues them "
+                     "from their checkpoints).")
+    if config.time_budget:
+        expired = record.get("expired")
+        parts.append(f"Time budget {config.time_budget:g} min: " + (
+            "reached; the cells still running were stopped (resumable) and the choice was made among the finished "
+            "methods." if expired else f"the search ended within it ({(time.time() - started) / 60:.1f} min)."))
+    return " ".join(parts) or None
 
 
 def _cells_seconds(cells: Sequence[Any], out: Path, status: dict[str, str]) -> float:
@@ -188,7 +315,13 @@ def _cells_seconds(cells: Sequence[Any], out: Path, status: dict[str, str]) -> f
 
 
 def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget: str) -> list[Row]:
-    """One row per method: its seeds' scores from the cells' results, or why it has none."""
+    """One row per method: its finished seeds' scores from the cells' results, or why it has none. A raced search
+    (``race.json``) counts a method with its finished seeds when its other seeds were stopped or never started by
+    the race, and says for each how far it got and why (:attr:`Row.raced`)."""
+    from crossner_hf.grid.race import read_race
+
+    race = read_race(out)
+    reasons = {**race.get("skipped", {}), **race.get("stopped", {})}
     rows = []
     for m in methods:
         row = Row(m.name, minutes=m.minutes, settings=m.settings, paper_row=m.paper_row)
@@ -196,23 +329,29 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
             row.status = m.status
             rows.append(row)
             continue
-        states = [status.get(c.name, "waiting") for c in m.cells]
+        states = {c.name: status.get(c.name, "waiting") for c in m.cells}
         needed = [c for c in m.extra_cells if status.get(c.name) not in ("done", None)]
-        if any(s != "done" for s in states):
+        finished = [c for c in m.cells if states[c.name] == "done"]
+        raced = [c for c in m.cells if states[c.name] != "done" and c.name in reasons]
+        row.raced = "; ".join(f"seed {c.seed}: {_how_far(c, out)}{reasons[c.name]}" for c in raced)
+        if not finished or len(finished) + len(raced) < len(m.cells):
             bad = next((c for c in (*needed, *m.cells) if status.get(c.name) == "failed"), None)
             if bad is not None:
                 # the error's last line, without local paths: it reaches adapt.md and the pushed best/README.md
                 line = scrub_paths(failed_line(bad, out))[:200]
                 row.status = f"failed: {bad.name}: {line}"
+            elif raced and not finished:
+                row.status = "stopped by the race" if any(c.name in race.get("stopped", {}) for c in raced) \
+                    else "not run"
             else:
-                row.status = "not run: " + ", ".join(f"{c.name} {status.get(c.name, 'waiting')}" for c in m.cells
-                                                     if status.get(c.name) != "done")
+                row.status = "not run: " + ", ".join(f"{c.name} {states[c.name]}" for c in m.cells
+                                                     if states[c.name] != "done" and c not in raced)
             rows.append(row)
             continue
         shared = sum(WorkflowResult.read(c.folder(out)).seconds for c in m.extra_cells
                      if c.command != "build-corpora")
         seconds = []
-        for cell in m.cells:
+        for cell in finished:
             result = WorkflowResult.read(cell.folder(out))
             histories = dev_history(result)
             row.improving.append(rising_at_end(histories[0]) if histories else None)
@@ -224,6 +363,17 @@ def rows_of(methods: Sequence[Method], out: Path, status: dict[str, str], budget
         row.seconds = sum(seconds) / len(seconds) + shared
         rows.append(row)
     return rows
+
+
+def _how_far(cell: Any, out: Path) -> str:
+    """``"step 190 of 722, "``: where a started cell's saved progress is (``progress.json``), or ''."""
+    from crossner_hf.grid.costs import read_progress
+
+    record = read_progress(cell.folder(out)) or {}
+    if not record.get("max_steps"):
+        return ""
+    stage = f" of its {record['stage']} stage" if record.get("stage") not in (None, "train", "target") else ""
+    return f"step {record.get('step', 0)} of {record['max_steps']}{stage}, "
 
 
 def dev_history(result: WorkflowResult) -> list[list[float]]:
@@ -321,7 +471,7 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
 
 def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | None, model: str | None,
            status: dict[str, str], budget_text: str | None, stem: str = "adapt",
-           seconds: float | None = None) -> AdaptResult:
+           seconds: float | None = None, race_text: str | None = None) -> AdaptResult:
     """Choose, bootstrap, ship (``best/`` with the table in its card, pushed when asked) and write the evidence."""
     attach_paper_gains(rows)
     choice = choose(rows, config.prefer if config is not None else "cheaper")
@@ -332,7 +482,8 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
         shipped = ship(chosen, out, target)
         card = out / "best" / "README.md"
         body = card.read_text(encoding="utf-8") if card.is_file() else ""
-        card.write_text(body + scrub_paths(card_section(markdown_table(rows, choice), choice, boot_line)),
+        card.write_text(body + scrub_paths(card_section(markdown_table(rows, choice), choice, boot_line,
+                                                        race_text)),
                         encoding="utf-8")  # pushed: no local path
     seeds = sorted({s for r in rows for s in r.seeds})
     dataset = target.name if target is not None else "the given runs"
@@ -343,7 +494,7 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
         seconds=seconds if seconds is not None else sum((r.seconds or 0.0) for r in rows))
     paths = write_evidence(out, rows, choice, dataset=dataset, budget=config.budget if stem == "adapt" else None,
                            budget_text=budget_text, bootstrap=boot, bootstrap_line=boot_line, shipped=shipped,
-                           extra=record, stem=stem)
+                           extra=record, stem=stem, race_text=race_text)
     if shipped is not None and config is not None and config.push_to_hub:
         from crossner_hf.publishing.hub import push_to_hub
 
