@@ -8,11 +8,13 @@ features (``id``, ``tokens``, ``ner_tags`` as a ``ClassLabel``):
 - **columns**: ``text_column`` if given, else ``tokens``, else the first column; ``label_column`` if given, else
   ``ner_tags``, else the second column (transformers' ``run_ner.py``; the commands' ``--text_column_name`` /
   ``--label_column_name``);
-- **tags**: a ``Sequence(ClassLabel)`` keeps its names in id order; string tags give the list
-  ``O``, then ``B-``/``I-`` of each entity type in the order the types first appear in train, then validation,
-  then test (the order :func:`crossner_hf.data.conll.conll_folder_labels` uses for CoNLL folders), so every run
-  on the data builds the same head; BIO tags are required (``not BIO: `x_lang` at js/train.jsonl:2; tags are O,
-  B-type, I-type``);
+- **tags**: a ``Sequence(ClassLabel)`` keeps its names in id order; string tags give the list given by
+  ``--label_list`` or the folder's ``labels.json`` if any, else ``O``, then ``B-``/``I-`` of each entity type in
+  the order the types first appear in train, then validation, then test (the order
+  :func:`crossner_hf.data.conll.conll_folder_labels` uses for CoNLL folders), so every run on the data builds the
+  same head and a model's ids are the data's; BIO tags are required (``not BIO: `x_lang` at js/train.jsonl:2;
+  tags are O, B-type, I-type``), a type holding a TAB or line break is refused (its CoNLL line could not be read
+  back), a long tag is quoted by its start;
 - **cells**: a list, or (a CSV cell) a string holding a JSON list or a Python-literal list as pandas' ``to_csv``
   writes one (``"['Popular', 'approaches']"``), read with ``json.loads`` / ``ast.literal_eval`` (literals only);
   anything else is one line saying what a cell must hold;
@@ -41,7 +43,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from crossner_hf.data.labels import labels_for, orphan_rule
+from crossner_hf.data.labels import SHOWN, check_label_list, labels_for, orphan_rule, shown_tag, tag_problem
 
 logger = logging.getLogger(__name__)
 
@@ -118,13 +120,24 @@ def cell_list(value: Any, *, place: str, column: str, what: str, named: bool) ->
 
 
 def is_bio(tag: str) -> bool:
-    """``O``, ``B-type`` or ``I-type``."""
-    return tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)
+    """``O``, ``B-type`` or ``I-type``, the type without a TAB or line break (:func:`tag_problem`)."""
+    return tag_problem(tag) is None
 
 
 def not_bio_message(tag: str, place: str) -> str:
-    """The one message for a tag outside the BIO scheme, naming where it is."""
-    return f"not BIO: `{tag}` at {place}; tags are O, B-type, I-type (convert IOBES or other schemes to BIO first)"
+    """The one message for a tag that cannot be one, naming where it is; a long tag is quoted by its start."""
+    if isinstance(tag, str) and (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)):
+        return f"{place}: {tag_problem(tag)}"  # BIO, but its type cannot be written to a CoNLL line
+    shown = (tag if len(tag) <= SHOWN else f"{tag[:SHOWN]}... ({len(tag):,} characters)") if isinstance(tag, str) \
+        else repr(tag)[:SHOWN]
+    return (f"not BIO: `{shown}` at {place}; tags are O, B-type, I-type (convert IOBES or other schemes to BIO "
+            "first)")
+
+
+def _listed(labels: Sequence[str], limit: int = 12) -> str:
+    """A tag list in a message: its first ``limit`` tags, then how many more."""
+    head = ", ".join(shown_tag(t) for t in labels[:limit])
+    return f"[{head}{f', ... {len(labels) - limit} more' if len(labels) > limit else ''}]"
 
 
 def string_tag_list(tag_rows: Sequence[Sequence[str]]) -> list[str]:
@@ -143,7 +156,7 @@ def check_bio(labels: Sequence[str], where: str) -> None:
     if bad:
         raise ValueError(not_bio_message(bad[0], where))
     if not labels or "O" not in labels:
-        raise ValueError(f"{where}: the tags {list(labels)[:6]} have no O; tags are O, B-type, I-type.")
+        raise ValueError(f"{where}: the tags {_listed(list(labels), 6)} have no O; tags are O, B-type, I-type.")
 
 
 def row_place(source: str, split: str) -> Callable[[int], str]:
@@ -196,13 +209,16 @@ def _row(i: int, words_cell: Any, tags_cell: Any, names: list[str] | None, *, pl
 def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str | None = None,
                      label_column: str | None = None, strict: bool = True,
                      places: Mapping[str, Callable[[int], str]] | None = None,
-                     problems: list[str] | None = None) -> tuple[list[str], Any]:
+                     problems: list[str] | None = None, label_list: Sequence[str] | None = None,
+                     label_origin: str = "--label_list") -> tuple[list[str], Any]:
     """``(labels, DatasetDict)`` with this project's features from ``splits`` (see the module docstring).
 
     ``splits`` maps ``train`` / ``validation`` / ``test`` to ``datasets.Dataset`` objects (others are ignored).
     ``source`` names the data in messages; ``places[split](i)`` says where row ``i`` is (``js/train.jsonl:2``;
     default ``SOURCE SPLIT row i+1``). Without ``problems`` the first problem raises a one-line ``ValueError``;
     with a list, every problem is appended to it (the data check) and the rows without one are kept.
+    ``label_list``: the tag list in id order (``--label_list`` or the folder's ``labels.json``, named by
+    ``label_origin`` in messages), in place of the ``ClassLabel``'s names or the first-seen order.
     """
     from datasets import Dataset, DatasetDict
 
@@ -235,8 +251,14 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
                 words[split].append(row[0])
                 tags[split].append(row[1])
                 rows[split].append(i)
-    labels = class_names if class_names is not None else string_tag_list(
-        [row for split in present for row in tags[split]])
+    if label_list is not None:
+        labels = check_label_list(list(label_list), label_origin)
+        origin, fix = label_origin, f"add them to {label_origin}"
+    else:
+        labels = class_names if class_names is not None else string_tag_list(
+            [row for split in present for row in tags[split]])
+        origin, fix = ("its ClassLabel names" if class_names is not None else "the train split's tag list",
+                       "use the same tags in every split")
     index = {t: i for i, t in enumerate(labels)}
     out = {}
     repaired = 0
@@ -248,8 +270,8 @@ def normalize_splits(splits: Mapping[str, Any], *, source: str, text_column: str
                 fixed, n = orphan_rule(row, strict=strict, where=place(rows[split][i]), tokens=words[split][i])
                 unknown = [t for t in fixed if t not in index]
                 if unknown:
-                    raise ValueError(f"{place(rows[split][i])}: tags {unknown} are not in the train split's tag "
-                                     f"list {labels}; use the same tags in every split.")
+                    raise ValueError(f"{place(rows[split][i])}: tags {_listed(unknown, 3)} are not in "
+                                     f"{origin} {_listed(labels)}; {fix}.")
             except ValueError as err:
                 problem(str(err))
                 continue

@@ -17,13 +17,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from crossner_hf.data.labels import continues, orphan_message, tag_type
+from crossner_hf.data.labels import LABELS_FILE, continues, orphan_message, read_label_file, tag_type
 
 logger = logging.getLogger(__name__)
 
@@ -202,8 +201,8 @@ def write_conll(
 SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
 """The files of a CoNLL folder, one a split (a CrossNER config's folder is one too)."""
 
-FOLDER_LABELS_FILE = "labels.json"
-"""An optional file in a user's CoNLL folder: its tag list in id order (``O`` first)."""
+FOLDER_LABELS_FILE = LABELS_FILE
+"""An optional file in a user's data folder: its tag list in id order (``O`` first; :mod:`crossner_hf.data.labels`)."""
 
 
 def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
@@ -225,11 +224,7 @@ def conll_folder_labels(folder: str | Path) -> list[str]:
     path = check_conll_folder(folder)
     given = path / FOLDER_LABELS_FILE
     if given.is_file():
-        labels = json.loads(given.read_text(encoding="utf-8"))
-        if not (isinstance(labels, list) and labels and labels[0] == "O" and all(isinstance(t, str) for t in labels)):
-            raise ValueError(f"{given}: expected a JSON list of tags with \"O\" first, e.g. [\"O\", \"B-person\", "
-                             "\"I-person\"].")
-        return labels
+        return read_label_file(given)
     types: dict[str, None] = {}
     for file in SPLIT_FILES.values():
         for sentence in read_conll(path / file, None, strict=False, warn_repairs=False):  # types only

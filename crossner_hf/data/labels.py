@@ -29,6 +29,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +167,89 @@ def map_tags_by_name(tags: Sequence[str], target_labels: Sequence[str]) -> list[
     return list(tags)
 
 
+# ------------------------------------------------------------------ a user's tag list in id order
+# A model trained on a user's data keeps the user's ids: a ClassLabel's names, else the list given by ``--label_list``
+# or the folder's ``labels.json``, else O then the types in first-seen order (crossner_hf.data.columns). A copy of
+# the data in string tags (adapt's ``OUT/data/<name>``) writes its ``labels.json`` beside it, so the order survives.
+
+LABELS_FILE = "labels.json"
+"""An optional file in a user's data folder (CoNLL, JSON Lines, CSV, Parquet): its tag list in id order."""
+
+LABEL_LIST_EXAMPLE = '["O", "B-person", "I-person"]'
+SHOWN = 48
+"""Characters of a tag a message quotes: a 5 MB tag is named by its start and length, never pasted."""
+
+
+def shown_tag(tag: str) -> str:
+    """``repr(tag)``, cut to its start (with its length) when longer than :data:`SHOWN` characters."""
+    return repr(tag) if len(tag) <= SHOWN else f"{tag[:SHOWN]!r}... ({len(tag):,} characters)"
+
+
+def tag_problem(tag: str) -> str | None:
+    """Why ``tag`` cannot be a tag (``None`` when it can): not ``O`` / ``B-type`` / ``I-type``, or a type holding a
+    TAB or line break (a CoNLL file written from it could not be read back: its lines split there) or starting or
+    ending with a space (the CoNLL reader strips it)."""
+    if not isinstance(tag, str) or not (tag == "O" or (tag[:2] in ("B-", "I-") and len(tag) > 2)):
+        return (f"not BIO: {shown_tag(tag) if isinstance(tag, str) else repr(tag)[:SHOWN]}; tags are O, B-type, "
+                "I-type (convert IOBES or other schemes to BIO first)")
+    kind = tag[2:]
+    if any(c in kind for c in "\t\n\r"):
+        return (f"the type of {shown_tag(tag)} holds a TAB or line break; rename it (a CoNLL file written from it "
+                "could not be read back)")
+    if kind != kind.strip():
+        return f"the type of {shown_tag(tag)} starts or ends with a space; remove it"
+    return None
+
+
+def check_label_list(labels: Sequence[str], where: str, form: str = "a list of tags") -> list[str]:
+    """``labels`` if it is a tag list in id order: strings, ``O`` first, each a tag (:func:`tag_problem`), each
+    once; a one-line ``ValueError`` naming ``where`` else (``form``: what the place should hold)."""
+    if not isinstance(labels, (list, tuple)) or not labels or not all(isinstance(t, str) for t in labels):
+        raise ValueError(f"{where}: expected {form} with \"O\" first, e.g. {LABEL_LIST_EXAMPLE}.")
+    if labels[0] != "O":
+        raise ValueError(f"{where}: expected {form} with \"O\" first (id 0), e.g. {LABEL_LIST_EXAMPLE}; it starts "
+                         f"with {shown_tag(labels[0])}.")
+    for tag in labels:
+        why = tag_problem(tag)
+        if why is not None:
+            raise ValueError(f"{where}: {why}")
+    seen: set[str] = set()
+    repeated = next((t for t in labels if t in seen or seen.add(t)), None)  # a set: 30,000 tags in one pass
+    if repeated is not None:
+        raise ValueError(f"{where}: {repeated!r} is listed twice; list each tag once.")
+    return list(labels)
+
+
+def read_label_file(path: str | Path) -> list[str]:
+    """The tag list a JSON file holds (``labels.json``), checked by :func:`check_label_list`."""
+    path = Path(path)
+    try:
+        labels = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        why = getattr(err, "msg", None) or getattr(err, "strerror", None) or type(err).__name__
+        raise ValueError(f"{path}: not a readable JSON list of tags ({why}); write one with \"O\" first, e.g. "
+                         f"{LABEL_LIST_EXAMPLE}.") from None
+    return check_label_list(labels, str(path), "a JSON list of tags")
+
+
+def parse_label_list(value: str | Sequence[str] | None) -> list[str] | None:
+    """``--label_list``: tags separated by commas (``O,B-x,I-x``), a JSON list, or a JSON file holding one; a list
+    as it is. ``None`` when not given."""
+    if value is None or value == "" or value == []:
+        return None
+    if not isinstance(value, str):
+        return check_label_list(list(value), "--label_list")
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return check_label_list(json.loads(text), "--label_list")
+        except json.JSONDecodeError as err:
+            raise ValueError(f"--label_list: not a JSON list ({err.msg}); give O,B-x,I-x or a JSON file.") from None
+    if text.endswith(".json") or Path(text).is_file():
+        return read_label_file(text)
+    return check_label_list([t.strip() for t in text.split(",") if t.strip()], "--label_list")
+
+
 # ------------------------------------------------------------------ the BIO label scheme
 
 
@@ -209,9 +293,13 @@ def orphan_rule(tags: Sequence[str], *, strict: bool, where: str, tokens: Sequen
 
 FLAG = "--source_label_map"
 
-# CoNLL-2003's own short names (its files tag PER, ORG, LOC, MISC) and the American spelling
+# The names a person would map CoNLL-2003's types to: its files' short names (PER, ORG, LOC, MISC), the American
+# spelling, plurals and the common words for each (misc -> Other). Compared after _normal (case, separators).
 ALIASES: dict[str, tuple[str, ...]] = {
-    "person": ("per",), "organisation": ("org", "organization"), "location": ("loc",), "misc": ("miscellaneous",),
+    "person": ("per", "people", "persons", "human", "humans"),
+    "organisation": ("org", "orgs", "organization", "organizations", "organisations"),
+    "location": ("loc", "locs", "locations", "place", "places"),
+    "misc": ("miscellaneous", "other", "others"),
 }
 
 
@@ -254,23 +342,39 @@ def types_of(labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(t[2:] for t in labels if t != "O"))
 
 
-def _matches(target_type: str, name: str) -> bool:
-    """``target_type`` is ``name`` up to case and a prefix ending in a separator (``x_person``, ``Person``)."""
+def _normal(name: str) -> str:
+    """A type name compared as a person reads it: lower case, letters and digits only (``Org.`` -> ``org``)."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _prefixed(target_type: str, name: str) -> bool:
+    """``target_type`` is ``name`` after a prefix ending in a separator (``x_person``, ``CONLL-Person``)."""
     return re.fullmatch(rf"(?:.*[^0-9a-z])?{re.escape(name)}", target_type.lower()) is not None
 
 
 def propose_label_map(source_types: Sequence[str], target_types: Sequence[str]) -> dict[str, str]:
-    """Source types the target has under another name: the same up to case and a prefix (``x_person``,
-    ``Person``), or CoNLL-2003's short name (``PER``). A type the target has as it is, or that several target
-    types could stand for, is left out: a proposal, never applied by itself."""
+    """Source types the target has under another name, as a person would match them: the same name up to case and
+    separators (``Person``, ``MISC``), then a name a person uses for it (``misc`` -> ``Other`` / ``Miscellaneous``,
+    ``organisation`` -> ``Organization`` / ``Org``, ``person`` -> ``Per`` / ``People`` / ``Persons``, ``location``
+    -> ``Loc`` / ``Place``: :data:`ALIASES`), then the name after a prefix (``x_person``). The first of these that
+    finds exactly one target type gives it; a type the target has as it is, or one several target types could
+    stand for, is left out. A proposal: ``train`` logs it, ``adapt`` applies it unless told otherwise.
+
+    >>> propose_label_map(["person", "organisation", "location", "misc"], ["Person", "Organization", "Place", "Other"])
+    {'person': 'Person', 'organisation': 'Organization', 'location': 'Place', 'misc': 'Other'}
+    """
     present = set(target_types)
+    normal = {t: _normal(t) for t in target_types}
     proposal: dict[str, str] = {}
     for source in source_types:
         if source in present:
             continue
-        names = {source.lower(), *ALIASES.get(source, ())}
-        matches = [t for t in target_types if any(_matches(t, n) for n in names)]
-        if len(matches) == 1:
+        own, aliases = _normal(source), {_normal(a) for a in ALIASES.get(source, ())}
+        tiers = ([t for t in target_types if normal[t] == own],
+                 [t for t in target_types if normal[t] in aliases],
+                 [t for t in target_types if any(_prefixed(t, n) for n in (source.lower(), *ALIASES.get(source, ())))])
+        matches = next((tier for tier in tiers if tier), [])
+        if len(matches) == 1 and matches[0] not in proposal.values():
             proposal[source] = matches[0]
     return proposal
 
@@ -295,12 +399,69 @@ def check_label_map(label_map: Mapping[str, str] | None, source_labels: Sequence
     for source, target in label_map.items():
         if source not in source_types:
             raise ValueError(f"{FLAG} {source}={target}: {source_name} has no type {source!r} (its types: "
-                             f"{', '.join(source_types)}); fix the left side.")
+                             f"{_few(source_types)}); fix the left side{_did_you_mean(source, source_types)}.")
         if target not in target_types:
+            guess = propose_label_map([source], target_types).get(source) if source in source_types else None
+            hint = f" (did you mean {guess!r}?)" if guess else _did_you_mean(target, target_types)
             raise ValueError(f"{FLAG} {source}={target}: {target_name} has no type {target!r} (its types: "
-                             f"{', '.join(target_types)}); fix the right side.")
+                             f"{_few(target_types)}); fix the right side{hint}.")
     logger.info("%s: %s's %s trained as %s's %s.", FLAG, source_name, ", ".join(label_map), target_name,
                 ", ".join(label_map.values()))
+
+
+def _few(types: Sequence[str], limit: int = 20) -> str:
+    """Types in a message: the first ``limit``, then how many more (a one-line error for 15,000 types too)."""
+    return ", ".join(types[:limit]) + (f", ... {len(types) - limit} more" if len(types) > limit else "")
+
+
+def _did_you_mean(name: str, types: Sequence[str]) -> str:
+    """`` (did you mean 'Person'?)`` for a misspelt type: the closest name up to case, if one is close."""
+    import difflib
+
+    by_normal = {_normal(t): t for t in types}
+    close = difflib.get_close_matches(_normal(name), list(by_normal), n=1, cutoff=0.75)
+    return f" (did you mean {by_normal[close[0]]!r}?)" if close else ""
+
+
+NO_MAP = "none"
+"""``--source_label_map none``: no type mapped, not even the proposed ones (``adapt``)."""
+
+
+def resolve_label_map(value: str | Mapping[str, str] | None, target_labels: Sequence[str], target_name: str,
+                      source_labels: Sequence[str] | None = None, source_name: str = "CoNLL-2003"
+                      ) -> dict[str, str] | None:
+    """The map a search with a source uses, checked once before anything runs: ``value`` as given (a one-line
+    ``ValueError`` for a malformed map or a type either side lacks), :data:`NO_MAP` for none, ``None`` for the
+    proposed one (:func:`propose_label_map`; ``None`` when nothing matches)."""
+    source_labels = list(source_labels or labels_for(SOURCE_DOMAIN))
+    if isinstance(value, str) and value.strip().lower() == NO_MAP:
+        return None
+    if value is None:
+        return propose_label_map(types_of(source_labels), types_of(target_labels)) or None
+    parsed = parse_label_map(value)
+    if parsed:
+        check_label_map(parsed, source_labels, target_labels, source_name, target_name)
+    return parsed
+
+
+def describe_label_map(label_map: Mapping[str, str] | None, target_labels: Sequence[str],
+                       source_labels: Sequence[str] | None = None, source_name: str = "CoNLL-2003") -> str:
+    """One line saying what becomes of each of the source's types in a schedule that trains on it (pretrain-finetune,
+    joint): the target's own by name, mapped (and the flag that does it), or added to the head after the target's
+    tags, learnt from the source alone and masked at prediction."""
+    source_types = types_of(list(source_labels or labels_for(SOURCE_DOMAIN)))
+    present = set(types_of(target_labels))
+    label_map = dict(label_map or {})
+    same = [t for t in source_types if t in present and t not in label_map]
+    added = [t for t in source_types if t not in present and t not in label_map]
+    parts = []
+    if same:
+        parts.append(f"{', '.join(same)} yours by name")
+    if label_map:
+        parts.append(f"{format_label_map(label_map)} mapped ({FLAG} {format_label_map(label_map)})")
+    if added:
+        parts.append(f"{', '.join(added)} added after your tags (learnt from {source_name} alone, never predicted)")
+    return f"{source_name}'s types in pretrain-finetune and joint: {'; '.join(parts)}"
 
 
 def map_source_labels(source_labels: Sequence[str], label_map: Mapping[str, str] | None) -> list[str]:

@@ -40,7 +40,7 @@ from crossner_hf.data.columns import features_for
 from crossner_hf.data.files import SPLIT_ALIASES, load_splits
 from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder, read_conll
 from crossner_hf.encoders import hub_offline
-from crossner_hf.data.labels import CONFIGS, labels_for
+from crossner_hf.data.labels import CONFIGS, LABELS_FILE, labels_for, parse_label_list, read_label_file
 
 logger = logging.getLogger(__name__)
 
@@ -229,9 +229,9 @@ def _parsed(folder: Path, name: str, labels: Sequence[str], strict: bool):
 # ----------------------------------------------------------------------------- any CoNLL folder
 
 
-def _conll_folder(folder: str | Path, strict: bool):
+def _conll_folder(folder: str | Path, strict: bool, label_list: Sequence[str] | None = None):
     path = check_conll_folder(folder)
-    return _parsed(path, path.name, conll_folder_labels(path), strict)
+    return _parsed(path, path.name, label_list or conll_folder_labels(path), strict)
 
 
 # ----------------------------------------------------------------------------- any token-classification dataset
@@ -285,13 +285,27 @@ def _card_pretty_name(card: Path) -> str | None:
     return " ".join(str(name).split())[:80] or None if name else None
 
 
+def given_labels(source: str | Path, label_list: str | Sequence[str] | None) -> tuple[list[str] | None, str]:
+    """The tag list the user gave for ``source`` and where it came from: ``--label_list``, else the local folder's
+    ``labels.json`` (:data:`~crossner_hf.data.labels.LABELS_FILE`), else ``(None, "")``: the data's own order."""
+    parsed = parse_label_list(label_list)
+    if parsed is not None:
+        return parsed, "--label_list"
+    path = Path(str(source)).expanduser()
+    if path.is_dir() and (path / LABELS_FILE).is_file():
+        return read_label_file(path / LABELS_FILE), str(Path(str(source)) / LABELS_FILE)
+    return None, ""
+
+
 def _normalized(source: str | Path, text_column: str | None, label_column: str | None, strict: bool,
-                problems: list[str] | None = None):
+                problems: list[str] | None = None, label_list: str | Sequence[str] | None = None):
     from crossner_hf.data.columns import normalize_splits
 
+    labels, origin = given_labels(source, label_list)
     splits, places, _ = load_splits(source, problems)
     return normalize_splits(splits, source=str(source), text_column=text_column, label_column=label_column,
-                            strict=strict, places=places, problems=problems)
+                            strict=strict, places=places, problems=problems, label_list=labels,
+                            label_origin=origin or "--label_list")
 
 
 def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
@@ -308,23 +322,25 @@ def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
 
 
 def target_labels_of(source: str | Path, *, text_column: str | None = None, label_column: str | None = None,
-                     strict: bool = True) -> list[str]:
+                     strict: bool = True, label_list: str | Sequence[str] | None = None) -> list[str]:
     """The tag list of a target source: a CrossNER domain's, a CoNLL folder's (:func:`conll_folder_labels`) or
     that of a dataset ``load_dataset`` opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files): its
-    ``ClassLabel`` names, or for string tags the order :mod:`crossner_hf.data.columns` documents."""
+    ``ClassLabel`` names, or for string tags the order :mod:`crossner_hf.data.columns` documents (``label_list``:
+    ``--label_list``)."""
     if str(source) in CONFIGS:
         return labels_for(str(source))
     if is_conll_folder(source):
-        return conll_folder_labels(source)
-    return _normalized(source, text_column, label_column, strict)[0]
+        return parse_label_list(label_list) or conll_folder_labels(source)
+    return _normalized(source, text_column, label_column, strict, label_list=label_list)[0]
 
 
 def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True,
-                        text_column: str | None = None, label_column: str | None = None):
+                        text_column: str | None = None, label_column: str | None = None,
+                        label_list: str | Sequence[str] | None = None):
     """A thin wrapper: ``load_target(source, ...).dataset`` (the ``DatasetDict`` alone; :func:`load_target` is the
     one labeled-data loader)."""
     return load_target(source, data_dir=data_dir, strict=strict, text_column=text_column,
-                       label_column=label_column).dataset
+                       label_column=label_column, label_list=label_list).dataset
 
 
 @dataclass(frozen=True)
@@ -346,17 +362,23 @@ class TargetData:
     """The words and tags columns as the user named them (``--text_column_name`` / ``--label_column_name``), for
     the command lines a card shows; None where they were found by default."""
 
+    label_list: tuple[str, ...] | None = None
+    """The tag list given by ``--label_list`` (a card's command line repeats it); None where the data gave it."""
+
     def record(self) -> dict[str, Any]:
         """results.json's ``dataset``: the name, the source as a card's ``datasets:`` names it, the data flags a
         command line names it with (a local folder as ``YOUR_DATA``: a card never carries a local path) and an
-        example sentence of the train split (a card's usage example, in the user's own domain)."""
+        example sentence of the train split (a card's usage example, in the user's own domain) and the tag list in
+        id order (a card tells the data's tags from those a schedule with CoNLL-2003 added after them)."""
         if self.source == "crossner":
             flags = ["--domain", self.name]
         else:
             flags = ["--dataset_dir", self.source or "YOUR_DATA"]
             for flag, column in zip(("--text_column_name", "--label_column_name"), self.columns):
                 flags += [flag, column] if column else []
-        return {"name": self.name, "source": self.source, "flags": flags, "example": self.example()}
+            flags += ["--label_list", ",".join(self.label_list)] if self.label_list else []
+        return {"name": self.name, "source": self.source, "flags": flags, "example": self.example(),
+                "labels": list(self.labels)}
 
     def example(self, max_words: int = 40) -> str | None:
         """The first train sentence with an entity, of at most ``max_words`` words (None if there is none)."""
@@ -372,8 +394,8 @@ class TargetData:
 
 
 def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None, name: str | None = None,
-                text_column: str | None = None, label_column: str | None = None, strict: bool = True
-                ) -> TargetData:
+                text_column: str | None = None, label_column: str | None = None, strict: bool = True,
+                label_list: str | Sequence[str] | None = None) -> TargetData:
     """The one labeled-data loader: a target from a CrossNER domain name (``politics``; ``data_dir`` or
     ``$CROSSNER_DATA_DIR`` holds the files), a CoNLL folder, any token-classification dataset ``load_dataset``
     opens (a Hub id, a folder of JSON Lines / CSV / Parquet / Arrow files; CSV cells may hold lists as pandas
@@ -381,6 +403,11 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     (``text_column`` / ``label_column`` to name them), tags may be strings or ``ClassLabel``, and ``strict`` is
     the one rule for orphan ``I-`` tags (:mod:`crossner_hf.data.columns`). A malformed file is one ``ValueError``
     line naming ``file:line``; :func:`crossner_hf.data.check.check_dataset` lists every problem at once.
+
+    The tag list, in id order, is the model's: ``label_list`` (``--label_list``: ``O,B-x,I-x``, a JSON list or a
+    JSON file), else the folder's ``labels.json``, else a ``ClassLabel``'s names as they are, else ``O`` and the
+    types in the order they first appear. A model trained on the data has ``id2label`` in this order (a schedule
+    with CoNLL-2003 appends its unmapped types after it).
 
     ``load_target_dataset`` is a thin wrapper returning this target's ``.dataset``.
 
@@ -393,24 +420,28 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
 
     from crossner_hf.data.columns import normalize_splits
 
+    given = parse_label_list(label_list) if label_list is not None else None
     if isinstance(source, DatasetDict):
         splits = {split: source[found] for split, aliases in SPLIT_ALIASES.items()
                   for found in [next((a for a in aliases if a in source), None)] if found is not None}
         labels, dataset = normalize_splits(splits, source=name or "the DatasetDict", text_column=text_column,
-                                           label_column=label_column, strict=strict)
-        return TargetData(name or "custom", labels, dataset)
+                                           label_column=label_column, strict=strict, label_list=given)
+        return TargetData(name or "custom", labels, dataset, label_list=tuple(given) if given else None)
     if str(source) in CONFIGS:
+        if given is not None:
+            raise ValueError(f"--label_list: {source} is a CrossNER domain, whose tags keep the release's order; "
+                             "drop --label_list (it orders your own data's tags).")
         dataset = _crossner(str(source), data_dir, strict)
     elif is_conll_folder(source):
-        dataset = _conll_folder(source, strict)
+        dataset = _conll_folder(source, strict, given)
     else:
-        labels, dataset = _normalized(source, text_column, label_column, strict)
+        labels, dataset = _normalized(source, text_column, label_column, strict, label_list=given)
     labels = list(dataset["train"].features["ner_tags"].feature.names)  # set from the source's tag list there
     if str(source) in CONFIGS:
         return TargetData(name or str(source), labels, dataset, "crossner")
     local = Path(str(source)).expanduser().exists()
     return TargetData(name or target_name(source), labels, dataset, None if local else str(source),
-                      (text_column, label_column))
+                      (text_column, label_column), tuple(given) if given else None)
 
 
 # ----------------------------------------------------------------------------- every seeded draw
@@ -488,6 +519,8 @@ SPLITS = ("train", "validation", "test")
 
 DOMAIN_HELP = "A CrossNER config, or give --dataset_dir."
 DATASET_DIR_HELP = "Your data: a CoNLL folder, JSON Lines / CSV / Parquet files, a Hub id (docs/own_domain.md)."
+LABEL_LIST_HELP = ("Your tags in id order, O first: O,B-x,I-x or a JSON file (default: the folder's labels.json, else "
+                   "a ClassLabel's names, else the order the tags first appear).")
 
 
 @dataclass
@@ -503,6 +536,7 @@ class LabeledDataArguments:
         "help": "The CrossNER files for --domain: <config>/{train,dev,test}.txt (default: $CROSSNER_DATA_DIR)."})
     data_name: str | None = field(default=None, metadata={
         "help": "Your data's name in tables and cards (default: its card's pretty_name, else its folder's)."})
+    label_list: str | None = field(default=None, metadata={"help": LABEL_LIST_HELP})
 
     def __post_init__(self):
         parent = getattr(super(), "__post_init__", None)  # cooperative: a config may follow (adapt's)
@@ -525,7 +559,7 @@ class LabeledDataArguments:
             raise ValueError("name the data: --dataset_dir SOURCE (your data: a CoNLL folder, JSON Lines / CSV / "
                              f"Parquet files, a Hub id) or --domain (a CrossNER config: {', '.join(CONFIGS)}).")
         return load_target(source, data_dir=self.data_dir, strict=self.strict, text_column=self.text_column_name,
-                           label_column=self.label_column_name, name=self.data_name)
+                           label_column=self.label_column_name, name=self.data_name, label_list=self.label_list)
 
 
 @dataclass

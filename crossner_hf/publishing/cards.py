@@ -242,6 +242,8 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "max_steps", "warmup_steps", "weight_decay", "lr_scheduler_type", "early_stopping_patience",
         *SCHEDULE_SETTINGS.get(results["schedule"], ()), "few_shot", "few_shot_fraction", "max_length", "decoding",
     ) if config.get(k) is not None and not (k == "max_steps" and config.get(k) in (-1, 0))}
+    if isinstance(settings.get("source_label_map"), Mapping):  # as the flag takes it, not a Python dict
+        settings["source_label_map"] = ",".join(f"{a}={b}" for a, b in settings["source_label_map"].items())
     example, flags = _data_example(results)
     n_seeds = len(results["seeds"])
     values = {
@@ -269,8 +271,37 @@ def write_ner_model_card(folder: str | Path, results: Mapping[str, Any], repo_id
         "labels_order": ("in the order of the original release" if _dataset_of(results)[0] == "crossner"
                          else "in the model's id order"),
         "labels": ", ".join(f"`{t}`" for t in results["labels"]),
+        "labels_note": _labels_note(results, config),
     }
     return write_model_card(folder, card_data, render("ner_model", values))
+
+
+def _labels_note(results: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """Which of the head's labels are the data's (their ids are the data's: the first ones) and which a schedule
+    trained on CoNLL-2003 added after them, and why; the source's types mapped onto the data's. Empty for a run
+    without a source, or one recorded before results named the data's tags."""
+    from crossner_hf.data.labels import format_label_map, parse_label_map
+
+    own = (results.get("dataset") or {}).get("labels")
+    labels = list(results["labels"])
+    if results.get("schedule") == "direct" or not own or labels[:len(own)] != list(own):
+        return ""
+    added = labels[len(own):]
+    label_map = parse_label_map(config.get("source_label_map"))
+    text = ""
+    if label_map:
+        text += (f"\n\nCoNLL-2003's {', '.join(label_map)} were trained as this data's {', '.join(label_map.values())} "
+                 f"(`--source_label_map {format_label_map(label_map)}`).")
+    if added:
+        used = ("never predicted: the model records the data's tags as its output labels, and every predictor here "
+                "masks the others" if config.get("output_labels", "target") == "target"
+                else "predicted too (`--output_labels union`)")
+        text += (f"\n\n{', '.join(f'`{t}`' for t in added)} come from CoNLL-2003: the {results['schedule']} schedule "
+                 f"trains on CoNLL-2003 with this head, and the data has no such type (nor a `--source_label_map` "
+                 f"onto one), so the head got rows for them after the data's {len(own)} tags (ids {len(own)}-"
+                 f"{len(labels) - 1}), learnt from CoNLL-2003 alone and {used}. Ids 0-{len(own) - 1} are the data's "
+                 "own, in its order.")
+    return text
 
 
 def _pretraining_text(chain: Sequence[Mapping[str, Any]]) -> str:
