@@ -41,9 +41,10 @@ SPLIT_FILES = {**DATA_SPLIT_FILES, "dev": DATA_SPLIT_FILES["validation"]}  # the
 class CorporaConfig(WorkflowConfig):
     """What :func:`build_corpora` builds and from what (the ``build-corpora`` command adds the data flags)."""
 
-    domain: str = field(metadata={"help": "The domain's name: a CrossNER domain (its types decide the task level), or "
-                                          "your own (letters, digits, - _ .; the task level then takes every type "
-                                          "of the entity list unless --specialised_types says otherwise)."})
+    domain: str | None = field(default=None, metadata={
+        "help": "The domain's name: a CrossNER domain (its types decide the task level), or your own (letters, "
+                "digits, - _ .; the task level then takes every type of the entity list unless --specialised_types "
+                "says otherwise). With --wikipedia_dump and labeled data it defaults to the data's name."})
     output_dir: str = field(default=None, metadata={"help": "Folder to write the Parquet files and README.md to "
                                                            "(required)."})
     overwrite_output_dir: bool = field(default=False, metadata={
@@ -57,7 +58,10 @@ class CorporaConfig(WorkflowConfig):
     wikipedia_dump: list[str] | None = field(
         default=None,
         metadata={"help": "Wikipedia pages-articles dump(s): the domain corpus is the pages of the domain's "
-                  "categories (and sub-categories), the mentions their anchors typed through DBpedia."},
+                  "categories (and sub-categories). With an entity source (--dataset_dir, --entity_list, "
+                  "--entity_list_from_crossner) the categories are found from the train entities' own pages and "
+                  "the mentions are those entities; otherwise the categories are --seed_categories (or the "
+                  "domain's built-in ones) and the mentions the anchors typed through DBpedia."},
     )
     wikipedia_index: list[str] | None = field(
         default=None, metadata={"help": "Multistream index file(s), one per --wikipedia_dump."}
@@ -70,6 +74,15 @@ class CorporaConfig(WorkflowConfig):
         default=None, metadata={"help": "Wikipedia categories the domain grows from (default: the domain's "
                                 "built-in list, crossner_hf.wikipedia.domains.SEED_CATEGORIES)."}
     )
+    seed_min_entities: int = field(default=2, metadata={
+        "help": "Entity seeding: a category of the entities' pages is a seed when the pages of at least this many "
+                "distinct train entities are in it."})
+    seed_min_share: float = field(default=0.01, metadata={
+        "help": "Entity seeding: ... and those pages are at least this share of its pages in the dump (leaves out "
+                "'Living people' and '1942 births', which hold a few entities among very many pages)."})
+    match_anchors: bool = field(default=True, metadata={
+        "help": "Entity seeding: match the entities no title or redirect names against the text of the dump's "
+                "links (one more reading pass over the dump; skipped when every entity matched)."})
     category_depth: int = field(
         default=2, metadata={"help": "Sub-category levels walked below the seed categories (breadth-first)."}
     )
@@ -129,11 +142,19 @@ class CorporaConfig(WorkflowConfig):
     private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
 
 
+def entity_seeded(args: CorporaConfig) -> bool:
+    """A Wikipedia build whose pages are found from the entities of the user's labeled data (or entity list)
+    rather than from categories: ``--wikipedia_dump`` with an entity source."""
+    return bool(args.wikipedia_dump) and any(
+        getattr(args, n) for n in ("entity_list", "entity_list_from_crossner", "entity_list_from_dataset"))
+
+
 def _mention_source(args: CorporaConfig, text_column: str | None = None, label_column: str | None = None,
-                    strict: bool = True) -> tuple[Any, str]:
-    """The mention finder and a sentence describing it for the card."""
-    if args.wikipedia_dump:
-        return None, "the anchors of the pages, typed by their link targets' DBpedia classes"
+                    strict: bool = True) -> tuple[Any, str, str]:
+    """The mention finder, a sentence describing it for the card, and the name of its source (a dataset's
+    name, an entity list's stem: the domain's name when none is given)."""
+    if args.wikipedia_dump and not entity_seeded(args):
+        return None, "the anchors of the pages, typed by their link targets' DBpedia classes", args.domain
     given = [n for n in ("entity_list", "entity_list_from_crossner", "entity_list_from_dataset", "ner_model")
              if getattr(args, n)]
     if len(given) != 1:
@@ -146,10 +167,12 @@ def _mention_source(args: CorporaConfig, text_column: str | None = None, label_c
         return finder, (
             f"mentions predicted by the NER model `{Path(args.ner_model).name}` "
             f"(types: {', '.join(finder.entity_types)})"
-        )
+        ), Path(args.ner_model).name
+    name = args.domain
     if args.entity_list:
         entities = load_entity_list(args.entity_list)
         origin = f"the entity list `{Path(args.entity_list).name}`"
+        name = Path(args.entity_list).stem
     elif args.entity_list_from_dataset:
         entities, name = _entities_from_dataset(args.entity_list_from_dataset, args.crossner_splits,
                                                 text_column=text_column, label_column=label_column,
@@ -163,7 +186,7 @@ def _mention_source(args: CorporaConfig, text_column: str | None = None, label_c
         origin = f"the labeled CrossNER {args.domain} {','.join(args.crossner_splits)} split(s)"
     matcher = EntityMatcher(entities, case_sensitive=not args.case_insensitive)
     case = "case-insensitive" if args.case_insensitive else "case-sensitive"
-    return matcher, f"{len(entities)} entities from {origin}, matched {case} on word boundaries"
+    return matcher, f"{len(entities)} entities from {origin}, matched {case} on word boundaries", name
 
 
 def _entities_from_crossner(data_dir: Path, domain: str, splits: list[str]) -> dict[str, str]:
@@ -235,6 +258,89 @@ def _wikipedia_levels(args: CorporaConfig, types: list[str]) -> tuple[Any, str, 
     return levels, source, work, timings
 
 
+def _seeded_levels(args: CorporaConfig, matcher: Any, mentions: str,
+                   types: list[str]) -> tuple[Any, str, Path, dict[str, float], Any]:
+    """The levels from a Wikipedia dump whose pages are found from the entity list's own pages
+    (:mod:`crossner_hf.wikipedia.seeds`), the mentions that entity list matched in the pages' sentences. Also
+    returns the work folder, the wall seconds of each step and the seeding's report."""
+    from crossner_hf.wikipedia.build import WikipediaSourceArguments, prepare_domain_sentences
+    from crossner_hf.wikipedia.dbpedia import Ontology, build_types_db
+    from crossner_hf.wikipedia.domains import domain_pages, domain_text
+    from crossner_hf.wikipedia.seeds import (
+        SeedReport, choose_seeds, count_sentences, fill_counts, match_entities,
+    )
+
+    entities = matcher.entities
+    # no typing: the mentions are the entity list's; an empty lookup makes every anchor untyped. It lives in the
+    # work folder the builders use (OUTPUT_DIR.work by default), apart from a DBpedia lookup built there
+    work_dir = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
+    untyped = work_dir / "untyped.sqlite"
+    if not untyped.is_file():
+        work_dir.mkdir(parents=True, exist_ok=True)
+        empty = work_dir / "untyped.nt"
+        empty.write_text("")
+        build_types_db(empty, Ontology({}), untyped, progress=False)
+    source_args = WikipediaSourceArguments(
+        dump=args.wikipedia_dump, index=args.wikipedia_index, ontology=None, instance_types=None,
+        output_dir=args.output_dir, work_dir=str(work_dir), types_db=str(untyped), nltk_data=args.nltk_data,
+        executor=args.executor, workers=args.workers,
+    )
+    found: dict[str, Any] = {}
+
+    def choose_pages(work: Path) -> set[int]:
+        matches, unmatched, categories = match_entities(work, entities, source_args=source_args,
+                                                        anchors=args.match_anchors)
+        rows = choose_seeds(work, matches, categories, min_entities=args.seed_min_entities,
+                            min_share=args.seed_min_share)
+        if args.seed_categories:  # pinned: the user's list, the found ones shown beside it
+            seeds = list(args.seed_categories)
+            rows = [{**row, "seed": row["name"] in seeds} for row in rows]
+        else:
+            seeds = [row["name"] for row in rows if row["seed"]]
+        report = SeedReport(len(entities), matches, unmatched, rows, seeds, pinned=bool(args.seed_categories))
+        for match in matches[:20]:
+            logger.info("entity %r (%s) -> page %r by its %s", match.surface, match.type, match.page, match.how)
+        if len(matches) > 20:
+            logger.info("... %d more matches (all in OUTPUT_DIR/seeds.md)", len(matches) - 20)
+        for row in rows:
+            if row["seed"] or args.seed_categories:
+                logger.info("seed category %r: %d entities (%s), %d pages in the dump", row["name"],
+                            len(row["entities"]), ", ".join(row["entities"][:5]), row["pages_in_dump"])
+        members: dict[int, list[str]] = {}
+        reached: dict[str, int] = {}
+        if seeds:
+            _, reached = domain_pages(work, args.domain, depth=args.category_depth, seeds=seeds,
+                                      category_links=args.category_links or (), page_categories=members)
+        for match in matches:  # the entities' own pages, whatever their categories
+            members.setdefault(match.page_id, [])
+        if not members:
+            raise ValueError(
+                f"none of the {len(entities)} entities matched a page of the dump by title, redirect or link text, "
+                f"and no seed category was reached; check the dump, or pin categories with --seed_categories (list "
+                f"them: crossner-hf build-corpora --wikipedia_dump {args.wikipedia_dump[0]} --list_categories WORD).")
+        found.update(report=report, members=members, reached=reached)
+        return set(members)
+
+    work, stats = prepare_domain_sentences(source_args, args.domain, choose_pages)
+    timings, report = stats["timings"], found["report"]
+    fill_counts(report, found["reached"], found["members"], count_sentences(stats["typed_dir"]))
+    logger.info("%d pages, %d sentences from %d seed categories (depth %d) and %d entity pages", report.pages,
+                report.sentences, len(report.seeds), args.category_depth, len(report.matches))
+    with timed_step(timings, "levels"):
+        corpus = domain_text(stats["typed_dir"], cache_dir=str(work / "hf_cache"))
+        if args.text_file:  # the user's own text beside the pages' (adapt --raw_text with --wikipedia_dump)
+            from datasets import concatenate_datasets
+
+            corpus = concatenate_datasets([corpus, load_text_corpus(args.text_file, num_proc=args.num_proc)])
+        levels = build_corpus_levels(corpus, matcher, args.domain, k=args.k, specialised_types=types, seed=args.seed,
+                                     num_proc=args.num_proc)
+    source = (f"the sentences of {report.pages} Wikipedia pages: those of {len(report.matches)} of the "
+              f"{len(entities)} train entities and of {len(report.seeds)} categories holding them (depth "
+              f"{args.category_depth})" + (", then the lines of the text files" if args.text_file else "")
+              + f"; mentions: {mentions}")
+    return levels, source, work, timings, report
+
+
 def _card_body(args: CorporaConfig, counts: dict[str, int], types: list[str], source: str) -> str:
     from crossner_hf.publishing.cards import render
 
@@ -247,7 +353,8 @@ def _card_body(args: CorporaConfig, counts: dict[str, int], types: list[str], so
     return render("domain_corpora", {
         "title": (f"CrossNER {args.domain}" if args.domain in DOMAINS else args.domain)
         + " corpora for domain-adaptive pre-training",
-        "domain": args.domain, "files": ", ".join(f"`{Path(f).name}`" for f in (args.text_file or args.wikipedia_dump)),
+        "domain": args.domain, "files": ", ".join(f"`{Path(f).name}`" for f in (*(args.wikipedia_dump or ()),
+                                                                            *(args.text_file or ()))),
         "source": source, "levels": levels, "repo": args.push_to_hub or args.output_dir,
     })
 
@@ -256,19 +363,33 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
                   strict: bool = True) -> Path:
     """Build and write the four levels; returns the dataset folder. ``text_column`` / ``label_column`` / ``strict``:
     how the labeled data of ``entity_list_from_dataset`` is read (:func:`~crossner_hf.data.target.load_target`)."""
+    import dataclasses
     import re
 
-    if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
+    seeded = entity_seeded(args)
+    if args.domain is None and not seeded:
+        raise ValueError("build-corpora needs --domain: a CrossNER domain or your domain's name (only a "
+                         "--wikipedia_dump build from your labeled data takes the data's name).")
+    if args.domain is not None and not re.fullmatch(r"[A-Za-z0-9][\w.-]*", args.domain):
         raise ValueError(f"--domain {args.domain!r}: a name of letters, digits, '-', '_' and '.' (it names the "
                          "dataset's configs, e.g. mydomain-integrated).")
     check_ours(args.output_dir, overwrite=args.overwrite_output_dir, claim=True)  # before minutes of matching
-    if args.wikipedia_dump and args.domain not in DOMAINS and not args.seed_categories:
+    if args.wikipedia_dump and not seeded and args.domain not in DOMAINS and not args.seed_categories:
         raise ValueError(f"--wikipedia_dump for {args.domain!r}, not a CrossNER domain: name the Wikipedia "
-                         "categories it grows from with --seed_categories.")
-    if bool(args.text_file) == bool(args.wikipedia_dump):
-        raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump (with --ontology and "
-                         "--instance_types), not both or neither.")
-    mention_fn, source = _mention_source(args, text_column, label_column, strict)
+                         "categories it grows from with --seed_categories, or find them from your train entities "
+                         "with --dataset_dir.")
+    if seeded and set(args.crossner_splits) != {"train"}:
+        raise ValueError(f"--crossner_splits {' '.join(args.crossner_splits)} with --wikipedia_dump: the pages are "
+                         "chosen from the train split's entities alone (a dev or test entity choosing pre-training "
+                         "text leaks the evaluation into it); drop --crossner_splits.")
+    if not (args.text_file or args.wikipedia_dump) or (args.text_file and args.wikipedia_dump and not seeded):
+        raise ValueError("crossner_corpora: pass either --text_file or --wikipedia_dump, not both or neither (both: "
+                         "with an entity source, your text is added to the pages found from the entities).")
+    mention_fn, source, name = _mention_source(args, text_column, label_column, strict)
+    if args.domain is None:  # the data's own name, made a config name
+        name = re.sub(r"[^\w.-]+", "-", name or "domain").strip("-._") or "domain"
+        args = dataclasses.replace(args, domain=name if name[0].isalnum() else f"d{name}")
+        logger.info("domain name %r (the data's; --domain names it otherwise)", args.domain)
     if args.specialised_types:
         types = list(args.specialised_types)
     elif args.domain in DOMAINS:
@@ -277,8 +398,10 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
         from crossner_hf.corpora.levels import _default_specialised
 
         types = _default_specialised(args.domain, mention_fn)
-    work, timings = None, {}
-    if args.wikipedia_dump:
+    work, timings, seeds = None, {}, None
+    if seeded:
+        levels, source, work, timings, seeds = _seeded_levels(args, mention_fn, source, types)
+    elif args.wikipedia_dump:
         levels, source, work, timings = _wikipedia_levels(args, types)
     else:
         corpus = load_text_corpus(args.text_file, num_proc=args.num_proc)
@@ -297,7 +420,8 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
         "crossner_corpora": {
             "domain": args.domain, "k": args.k, "specialised_types": types, "seed": args.seed,
             "case_sensitive": not args.case_insensitive, "source": source,
-            "text_files": [Path(f).name for f in (args.text_file or args.wikipedia_dump)], "counts": counts,
+            "text_files": [Path(f).name for f in (*(args.wikipedia_dump or ()), *(args.text_file or ()))],
+            "counts": counts,
         },
     }
     if args.license:
@@ -315,6 +439,11 @@ def build_corpora(args: CorporaConfig, *, text_column: str | None = None, label_
     if isinstance(mention_fn, EntityMatcher):
         # The list itself makes the selection reproducible and inspectable.
         save_entity_list(mention_fn.entities, folder / "entity_list.tsv")
+    if seeds is not None:
+        from crossner_hf.wikipedia.seeds import write_seed_report
+
+        paths = write_seed_report(seeds, folder)
+        logger.info("which entities matched which pages, the categories and what each gave: %s, %s", *paths)
     for level, n in counts.items():
         logger.info("%s-%s: %d rows", args.domain, level, n)
     if args.push_to_hub:

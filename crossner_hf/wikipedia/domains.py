@@ -156,7 +156,7 @@ def category_children(parent_pairs: Iterable[tuple[str, Sequence[str]]]) -> dict
     return children
 
 
-def _index_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]:
+def index_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]:
     """Rows of one table of the index stage (:func:`~crossner_hf.wikipedia.pipeline.run_page_index`)."""
     import pyarrow.parquet as pq
 
@@ -167,19 +167,20 @@ def _index_rows(work_dir: Path, kind: str, columns: list[str]) -> Iterator[dict]
 
 def domain_pages(
     work_dir: str | Path, domain: str, *, depth: int = 2, seeds: Sequence[str] | None = None,
-    category_links: Sequence[str] = (),
+    category_links: Sequence[str] = (), page_categories: dict[int, list[str]] | None = None,
 ) -> tuple[set[int], dict[str, int]]:
     """Page ids of ``domain`` and the categories reached (name -> distance from a seed), from the
-    index stage's tables in ``work_dir``."""
+    index stage's tables in ``work_dir``; ``page_categories``, when given, is filled with each chosen
+    page's reached categories (what each category gave: the entity seeding's report)."""
     work = Path(work_dir)
     parents: dict[str, set[str]] = defaultdict(set)  # the category graph: held, it is what the walk needs
-    for row in _index_rows(work, "category", ["title", "parents"]):
+    for row in index_rows(work, "category", ["title", "parents"]):
         parents[row["title"]].update(row["parents"])
     listed: dict[int, list[str]] = defaultdict(list)  # an article's categories from --category_links
     if category_links:
-        titles = {row["page_id"]: row["title"] for row in _index_rows(work, "page", ["page_id", "title"])}
+        titles = {row["page_id"]: row["title"] for row in index_rows(work, "page", ["page_id", "title"])}
         titles.update({row["page_id"]: f"Category:{row['title']}"
-                       for row in _index_rows(work, "category", ["page_id", "title"])})
+                       for row in index_rows(work, "category", ["page_id", "title"])})
         ids = {title: page_id for page_id, title in titles.items()}
         for links in category_links:
             for child, parent in read_category_links(links, titles):
@@ -190,12 +191,35 @@ def domain_pages(
         del titles, ids
     reached = category_closure(seeds or SEED_CATEGORIES[domain], category_children(parents.items()), depth)
     # the articles stream past: memory holds the category graph and the members, not every page's categories
-    members = {row["page_id"] for row in _index_rows(work, "page", ["page_id", "categories"])
-               if not reached.keys().isdisjoint(row["categories"])
-               or not reached.keys().isdisjoint(listed.get(row["page_id"], ()))}
+    members: set[int] = set()
+    for row in index_rows(work, "page", ["page_id", "categories"]):
+        held = [c for c in (*row["categories"], *listed.get(row["page_id"], ())) if c in reached]
+        if held:
+            members.add(row["page_id"])
+            if page_categories is not None:
+                page_categories[row["page_id"]] = list(dict.fromkeys(held))
     logger.info("%s: %d categories within depth %d of %d seed(s); %d pages", domain, len(reached), depth,
                 len(seeds or SEED_CATEGORIES[domain]), len(members))
     return members, reached
+
+
+def domain_text(typed_dir: str | Path, cache_dir: str | None = None):
+    """The sentences of the extract's typed shards (``typed_dir``) as a ``Dataset`` with a ``text`` column, each
+    sentence's words joined by spaces (the CrossNER files' tokenisation), in shard and row order: the domain level
+    of an entity-seeded build, whose mentions an entity list finds afterwards."""
+    import pyarrow.parquet as pq
+    from datasets import Dataset, Features, Value
+
+    shards = sorted(str(path) for path in Path(typed_dir).glob("*.parquet"))
+
+    def rows(shards: list[str]) -> Iterator[dict]:
+        for path in shards:
+            for batch in pq.ParquetFile(path).iter_batches(batch_size=4096, columns=["tokens"]):
+                for tokens in batch.column(0).to_pylist():
+                    yield {"text": " ".join(tokens)}
+
+    return Dataset.from_generator(rows, features=Features({"text": Value("string")}), cache_dir=cache_dir,
+                                  gen_kwargs={"shards": shards})
 
 
 def domain_corpus(typed_dir: str | Path, domain: str, ancestors: Callable[[str], list[str]],
