@@ -744,8 +744,21 @@ _run_module = runpy.run_module
 
 
 def run_module(name, *args, **kwargs):
-    if name == "crossner_hf.cli" and sys.argv[1:] == ["hold-here"]:
+    if name == "crossner_hf.cli" and sys.argv[1:2] == ["hold-here"]:
         threading.Event().wait()  # until the test's kill
+    if name == "crossner_hf.cli" and sys.argv[1:2] == ["draw-here"]:  # the cell's random draws and its `ps` line
+        import json, os, random
+        import numpy, torch
+        from datasets.fingerprint import generate_random_fingerprint
+        out = sys.argv[sys.argv.index("--output_dir") + 1]
+        os.makedirs(out, exist_ok=True)
+        with open("/proc/self/cmdline", "rb") as cmdline:
+            line = cmdline.read().replace(b"\\0", b" ").decode().strip()
+        draws = {"random": random.random(), "numpy": float(numpy.random.rand()), "torch": float(torch.rand(1)),
+                 "fingerprint": generate_random_fingerprint(), "cmdline": line}
+        with open(os.path.join(out, "results.json"), "w") as f:
+            json.dump(draws, f)
+        sys.exit(0)
     return _run_module(name, *args, **kwargs)
 
 
@@ -761,7 +774,7 @@ zygote = Zygote(task_environment(os.environ, threads=1))
 with open(sys.argv[1] + ".log", "w") as log:
     cell = zygote.launch([sys.executable, "-m", "crossner_hf.cli", "hold-here"], task_environment(os.environ, threads=1),
                          log.fileno())
-Path(sys.argv[1]).write_text(json.dumps({"zygote": zygote._proc.pid, "cell": cell.pid}))
+Path(sys.argv[1]).write_text(json.dumps({"zygote": zygote._proc.pid, "cell": cell.pid, "dir": zygote._dir}))
 cell.wait()
 """
 
@@ -784,10 +797,17 @@ def test_a_warm_cell_dies_with_a_killed_grid(tmp_path):
         assert driver.poll() is None, (tmp_path / "pids.json.log").read_text() if pids.is_file() else "driver ended"
         started = json.loads(pids.read_text())
         assert _alive(started["zygote"]) and _alive(started["cell"])
+        # ps shows the forked cell's own command, not the zygote's
+        assert Path(f"/proc/{started['cell']}/cmdline").read_bytes().split(b"\0")[0] == b"crossner-hf hold-here"
         os.kill(driver.pid, signal.SIGKILL)  # a kill -9 of the grid: nothing of ours runs after it
         driver.wait()
         _wait_for(lambda: not _alive(started["zygote"]) and not _alive(started["cell"]),
                   "the zygote and its cell to die with the grid", 60)
+        # the killed grid could not remove its zygote's folder: the next grid's start does
+        from crossner_hf.grid.warm import clean_leftovers
+
+        assert Path(started["dir"]).is_dir()
+        assert started["dir"] in clean_leftovers() and not Path(started["dir"]).exists()
     finally:
         if driver.poll() is None:
             driver.kill()
@@ -827,3 +847,110 @@ def test_on_a_cluster_the_progress_counts_the_cells_that_run_and_prices_by_them(
     with caplog.at_level(logging.INFO, logger="crossner_hf.grid.run"):
         progress({c.name: "running" for c in cells})
     assert caplog.records[-1].getMessage() == "cells: 0 done, 2 running, 2 left of 4; ETA ~20 min"
+
+
+def test_forked_cells_draw_their_own_random_numbers_and_a_dead_zygote_fails_its_cell_truly(tmp_path):
+    """Two cells forked from one zygote share none of its random states (Python, numpy, torch, datasets' cache
+    names) and show their own command in ps; a zygote killed under a running cell fails it with what happened,
+    not "killed by SIGKILL (out of memory?)"."""
+    import threading
+
+    from crossner_hf.grid import GridRun, Status
+    from crossner_hf.grid.warm import Zygote
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("forked warm cells are Linux's")
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(HOLD_WARM)
+    env = task_environment({**os.environ, "PYTHONPATH": os.pathsep.join([str(hooks), str(ROOT)])}, threads=1)
+    out = tmp_path / "grid"
+    zygote = Zygote(env)
+    try:
+        run = GridRun(out, zygote=zygote)
+        draws = []
+        for name in ("a", "b"):
+            cell = Cell(name, "draw-here", "r", "c")
+            assert run.run_cell(cell, env) == Status.DONE
+            draws.append(json.loads((cell.folder(out) / "results.json").read_text()))
+        for key in ("random", "numpy", "torch", "fingerprint"):
+            assert draws[0][key] != draws[1][key], key
+        assert draws[0]["cmdline"].startswith("crossner-hf draw-here --output_dir ")
+
+        held = Cell("held", "hold-here", "r", "c")
+        ended = {}
+        worker = threading.Thread(target=lambda: ended.update(status=run.run_cell(held, env)))
+        worker.start()
+        _wait_for(lambda: (held.folder(out) / ".running").is_file(), "the held cell to start")
+        os.kill(zygote._proc.pid, signal.SIGKILL)
+        worker.join(120)
+        assert ended["status"] == Status.FAILED
+        line = (held.folder(out) / ".failed").read_text()
+        assert "the warm interpreter it was forked from died" in line and "out of memory" not in line
+    finally:
+        zygote.close()
+
+
+def test_cleanup_deletes_only_complete_checkpoints_and_never_through_a_link(tmp_path):
+    """issue 66: a finished cell's cleanup removes its complete checkpoints; a checkpoint-N without our mark, a
+    linked one, and everything of a cell folder that links outside OUT stay."""
+    from crossner_hf.grid.run import one_copy
+
+    def checkpoint(folder: Path, step: int, complete: bool = True) -> Path:
+        path = folder / f"checkpoint-{step}"
+        path.mkdir(parents=True)
+        (path / "model.safetensors").write_bytes(b"w")
+        if complete:
+            (path / "checkpoint_complete.json").write_text("{}")
+        return path
+
+    out = tmp_path / "out"
+    folder = out / "cells" / "a"
+    ours, foreign = checkpoint(folder / "seed-1", 4), checkpoint(folder, 5, complete=False)
+    elsewhere = checkpoint(tmp_path / "elsewhere", 9)
+    (folder / "checkpoint-9").symlink_to(elsewhere, target_is_directory=True)
+    one_copy(folder, out)
+    assert not ours.exists() and foreign.is_dir() and elsewhere.is_dir()
+    outside = tmp_path / "outside"
+    kept = checkpoint(outside, 3)
+    (out / "cells" / "b").symlink_to(outside, target_is_directory=True)
+    one_copy(out / "cells" / "b", out)
+    assert kept.is_dir()
+
+
+def test_the_owner_record_keeps_no_secret_and_follows_no_planted_link(tmp_path, monkeypatch):
+    out = tmp_path / "grid"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine")
+    (out / ".grid.owner.json").symlink_to(victim)
+    (out / ".grid.lock").symlink_to(tmp_path / "victim-lock.txt")
+    (tmp_path / "victim-lock.txt").write_text("mine too")
+    monkeypatch.setattr(sys, "argv", ["crossner-hf", "adapt", "--hub_token", "hf_secret", "--token=hf_two"])
+    with grid_lock(out):
+        record = (out / ".grid.owner.json").read_text()
+        assert "hf_secret" not in record and "hf_two" not in record and "***" in record
+        assert not (out / ".grid.owner.json").is_symlink()
+    assert victim.read_text() == "mine" and (tmp_path / "victim-lock.txt").read_text() == "mine too"
+
+
+def test_a_copied_search_is_not_changed_and_a_terminal_escape_in_a_name_is_shown_escaped(tmp_path, probe):
+    """issue 66: the cells of a search copied elsewhere, planned in the old folder or the new, read done (their
+    paths count relative to their folder); a cell name holding an escape sequence reaches the table escaped."""
+    import shutil
+
+    from crossner_hf.grid import status_table
+
+    old, new = tmp_path / "old", tmp_path / "new"
+
+    def cell(out: Path) -> Cell:
+        return _cell("a", probe, settings={"data": str(out / "data" / "x")})
+
+    assert run_grid([cell(old)], old) == {"a": "done"}
+    shutil.copytree(old, new, symlinks=True)
+    assert grid_status([cell(new)], new) == {"a": "done"}
+    assert grid_status([cell(old)], new) == {"a": "done"}  # a plan.json read back names the old folder
+    assert grid_status([_cell("a", probe, settings={"data": "/elsewhere"})], new) == {"a": "changed"}
+    odd = _cell("x\x1b[31mred", probe)
+    table = status_table([odd], tmp_path / "none")
+    assert "\x1b" not in table and "x\\x1b[31mred" in table

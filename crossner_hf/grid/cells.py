@@ -361,8 +361,10 @@ def changed_settings(cell: Cell, out: str | Path) -> str | None:
         return None
     # a search moved or copied to another folder is the same search: its own paths count relative to it
     # a secret's value is not in the record (``***``), nor a setting of the run: never a difference
-    before = _flag_values(redact_flags(_relative(old.flags(), raw.get("_out") or [])))
-    now = _flag_values(redact_flags(_relative(cell.flags(), [str(out), str(Path(out).resolve())])))
+    # (a plan read back from a copied search's plan.json names the old folder, as its cells' records do)
+    roots = [str(out), str(Path(out).resolve())]
+    before = _flag_values(redact_flags(_relative(old.flags(), [*(raw.get("_out") or []), *roots])))
+    now = _flag_values(redact_flags(_relative(cell.flags(), [*roots, *(raw.get("_out") or [])])))
     diffs = [f"{k} {before.get(k, '(unset)')} (now {now.get(k, 'unset')})" for k in sorted(set(before) | set(now))
              if before.get(k) != now.get(k)]
     if old.command != cell.command:

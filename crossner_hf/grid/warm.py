@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -219,8 +218,7 @@ class Zygote:
 
 def clean_leftovers(tmp: str | None = None) -> list[str]:
     """Remove the temporary folders of zygotes whose grid is gone (a grid killed by SIGKILL cannot remove its own):
-    ``crossner-warm-<pid>-*`` whose pid no longer runs, a minute old at least (a folder being made is never
-    removed). Returns the folders removed."""
+    ``crossner-warm-<pid>-*`` of this user whose pid no longer runs. Returns the folders removed."""
     import shutil
 
     from crossner_hf.executors import pid_alive
@@ -230,11 +228,10 @@ def clean_leftovers(tmp: str | None = None) -> list[str]:
     for folder in root.glob(f"{_PREFIX}*"):
         pid = folder.name[len(_PREFIX):].split("-")[0]
         try:
-            old = time.time() - folder.lstat().st_mtime > 60
             mine = folder.lstat().st_uid == os.getuid()
         except OSError:
             continue
-        if pid.isdigit() and mine and old and not folder.is_symlink() and not pid_alive(int(pid)):
+        if pid.isdigit() and mine and not folder.is_symlink() and not pid_alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(str(folder))
     return removed
