@@ -224,3 +224,22 @@ def test_own_text_is_added_to_the_pages_text(seeded, tmp_path):
     texts = load_dataset(str(out), "mymusic-domain", split="train")["text"]
     assert texts[-1] == "The Beatles met John Lennon in Ownword town ." and "Kinkword" in " ".join(texts)
     assert any("Ownword" in t for t in load_dataset(str(out), "mymusic-entity", split="train")["text"])
+
+
+def test_without_link_texts_an_entity_no_title_names_stays_unmatched(seeded, tmp_path, caplog):
+    """--match_anchors false: Macca (only a link's text) is unmatched, so English rock musicians holds one entity
+    and is no seed; the log names the matches and what each category gave."""
+    import logging
+
+    from crossner_hf.cli import run_command
+    from crossner_hf.commands.build_corpora import main, make_parser
+
+    out = tmp_path / "no-anchors"
+    argv = [*seeded["argv"][:4], "--output_dir", str(out), *seeded["argv"][6:], "--match_anchors", "false",
+            "--work_dir", str(seeded["out"]) + ".work"]
+    with caplog.at_level(logging.INFO, logger="crossner_hf"):
+        assert run_command(make_parser, main, argv) == 0
+    report = json.loads((out / "seeds.json").read_text())
+    assert report["unmatched"] == ["Macca"] and report["seeds"] == ["English rock music groups"]
+    assert "entity 'Rolling Stones' (band) -> page 'The Rolling Stones' by its redirect" in caplog.text
+    assert "category 'English rock music groups' (depth 0): 3 pages" in caplog.text

@@ -15,16 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.corpora import (
-    EntityMatcher,
-    ModelMentionFinder,
-    build_corpus_levels,
-    entity_list_from_conll,
-    load_entity_list,
-    load_text_corpus,
-    save_entity_list,
-    specialised_types,
-)
+from crossner_hf.corpora.entity_list import entity_list_from_conll, load_entity_list, save_entity_list
+from crossner_hf.corpora.levels import build_corpus_levels, specialised_types
+from crossner_hf.corpora.matcher import EntityMatcher
+from crossner_hf.corpora.model_mentions import ModelMentionFinder
+from crossner_hf.corpora.text import load_text_corpus
 from crossner_hf.arguments import WorkflowConfig
 from crossner_hf.data.conll import SPLIT_FILES as DATA_SPLIT_FILES
 from crossner_hf.data.labels import DOMAINS, LABELS
@@ -215,7 +210,7 @@ def _entities_from_dataset(source: str, splits: list[str], *, text_column: str |
 def _wikipedia_levels(args: CorporaConfig, types: list[str]) -> tuple[Any, str, Path, dict[str, float]]:
     """The levels from a Wikipedia dump: domain pages by category, anchors as mentions. Also returns the
     work folder and the wall seconds of each step so far."""
-    from crossner_hf.corpora import select_levels
+    from crossner_hf.corpora.levels import select_levels
     from crossner_hf.wikipedia.dbpedia import DBpediaTypes
     from crossner_hf.wikipedia.domains import domain_corpus, domain_pages
     from crossner_hf.wikipedia.build import WikipediaSourceArguments, prepare_domain_sentences
@@ -324,6 +319,9 @@ def _seeded_levels(args: CorporaConfig, matcher: Any, mentions: str,
     work, stats = prepare_domain_sentences(source_args, args.domain, choose_pages)
     timings, report = stats["timings"], found["report"]
     fill_counts(report, found["reached"], found["members"], count_sentences(stats["typed_dir"]))
+    for row in report.reached[:20]:
+        logger.info("category %r (depth %s): %d pages, %d sentences", row["name"], row["depth"], row["pages"],
+                    row["sentences"])
     logger.info("%d pages, %d sentences from %d seed categories (depth %d) and %d entity pages", report.pages,
                 report.sentences, len(report.seeds), args.category_depth, len(report.matches))
     with timed_step(timings, "levels"):
