@@ -266,6 +266,9 @@ def _seeded_levels(args: CorporaConfig, matcher: Any, mentions: str,
     )
 
     entities = matcher.entities
+    if args.ontology or args.instance_types:
+        logger.warning("--ontology / --instance_types are not used when the pages are found from your entities: the "
+                       "mentions are those entities, matched in the pages' sentences.")
     # no typing: the mentions are the entity list's; an empty lookup makes every anchor untyped. It lives in the
     # work folder the builders use (OUTPUT_DIR.work by default), apart from a DBpedia lookup built there
     work_dir = Path(args.work_dir or f"{args.output_dir.rstrip('/')}.work")
