@@ -10,7 +10,9 @@ One module per job:
 * ``sentences``: sentences and CrossNER-style words with the anchors as word spans, BIO tags;
 * ``pipeline``: the datatrove stages (redirects, typed extract; page index, domain extract) with their executors and resume;
 * ``nerbert_corpus``: the NER-BERT filtering, balancing, split and report;
-* ``domains``: CrossNER's domain corpora from page categories and the category graph.
+* ``domains``: CrossNER's domain corpora from page categories and the category graph;
+* ``seeds``: a domain's pages found from the user's train entities (title, redirect, link text) and their categories;
+* ``categories``: a dump's categories listed with their counts, and the categories of given titles.
 
 Example:
     >>> from crossner_hf.wikipedia import iter_pages, wikitext_to_text
