@@ -260,6 +260,39 @@ def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
     assert [list(fast.span_tokenize(s)) for s in sentences] == [list(reference.span_tokenize(s)) for s in sentences]
 
 
+def test_guarded_word_tokenizer_gives_nltks_words(crossner_data_dir, sample_pages):
+    # the Wikipedia builder's tokenizer skips the patterns a sentence cannot match: the same words and offsets
+    from nltk.tokenize import NLTKWordTokenizer
+
+    from crossner_hf.data.words import _punkt
+    from crossner_hf.wikipedia.sentences import _Guarded, _guarded_word_tokenizer, _words_of
+
+    sentences = []
+    for domain in ("music", "politics", "science"):
+        words = []
+        for line in (crossner_data_dir / domain / "train.txt").read_text().splitlines() + [""]:
+            if line:
+                words.append(line.split("\t")[0])
+            elif words:
+                sentences.append(" ".join(words))
+                words = []
+    punkt = _punkt(os.environ.get("NLTK_DATA"))
+    for page in sample_pages[:110]:
+        if page.namespace == 0 and page.redirect is None:
+            for line in wikitext_to_text(page.wikitext)[0].split("\n"):
+                sentences += [line[a:b] for a, b in punkt.span_tokenize(line)] if line.strip() else []
+    # every pattern's edge: quotes, dashes, brackets, contractions in any case, re's non-ASCII case folding
+    sentences += ["GİMME that", "gımme that", "He CANNOT go", "'Tis the season", "It ' twas", "Wanna go?",
+                  "“Quoted” — dash... end.", "a--b (c) [d] {e} <f> *g* $5 #1 @x 50% A&B; ok: yes, no!",
+                  'He said "hi" and \'\'bye\'\' ``x``', "more'n enough, d'ye see", "Gotta lemme gonna"]
+    assert len(sentences) > 3000
+    guarded = _guarded_word_tokenizer()
+    assert sum(isinstance(p, _Guarded) for p, _ in guarded.PUNCTUATION + guarded.ENDING_QUOTES) >= 15
+    reference = NLTKWordTokenizer()
+    assert [list(_words_of(s, 3)) for s in sentences] == [
+        [(s[a:b], a + 3, b + 3) for a, b in reference.span_tokenize(s)] for s in sentences]
+
+
 # ----------------------------------------------------------------------------- the builder
 
 

@@ -85,10 +85,16 @@ _MAGIC_WORDS = re.compile(r"__[A-Z]+__")
 _LINK_TRAIL = re.compile(r"^[a-z]+")
 _NO_BREAK_SPACES = re.compile("[\u00a0\u2009\u202f]")
 """Written as plain spaces, as the HTMLEntity branch of :func:`_render` does."""
-_WHITESPACE = re.compile(r"[ \t\u00a0\u2009\u202f]*\n[ \t\n\u00a0\u2009\u202f]*|[ \t\u00a0\u2009\u202f]{2,}"
-                         r"|[\t\u00a0\u2009\u202f]"
-                         # what removed templates leave behind: "( )", "(; born ...", " ,"
-                         r"| ?\((?:[ ,;]*)\)|\((?: *[,;])+ *| +(?=[,.;:])")
+_WHITESPACE = re.compile(
+    # a run of line breaks at the start (removed), and the runs that change: spaces around a line break,
+    # three or more breaks; a bare "\n" or "\n\n" is left alone (it would be written back unchanged, and
+    # skipping these most common runs halves the matches folded one by one below)
+    # (the lookahead first lets the engine skip the other characters fast: 2.4x faster on the sample)
+    r"(?=[ \t\n\u00a0\u2009\u202f(])(?:\A[ \t\u00a0\u2009\u202f]*\n[ \t\n\u00a0\u2009\u202f]*|[ \t\u00a0\u2009\u202f]+\n[ \t\n\u00a0\u2009\u202f]*"
+    r"|\n(?=[ \t\u00a0\u2009\u202f]|\n[ \t\n\u00a0\u2009\u202f])[ \t\n\u00a0\u2009\u202f]*"
+    r"|[ \t\u00a0\u2009\u202f]{2,}|[\t\u00a0\u2009\u202f]"
+    # what removed templates leave behind: "( )", "(; born ...", " ,"
+    r"| ?\((?:[ ,;]*)\)|\((?: *[,;])+ *| +(?=[,.;:]))")
 _SPACE_TEMPLATES = {"nbsp": " ", "snd": " – ", "spaced ndash": " – ", "ndash": "–", "mdash": "—", "spnd": " – ",
                     "sp": " ", "space": " ", "·": " · ", "dot": " · ", "middot": "·", "en dash": "–", "em dash": "—"}
 _WRAPPER_TEMPLATES = frozenset({"nowrap", "nobr", "nobreak", "small", "smaller", "big", "lang", "transl",
@@ -98,7 +104,7 @@ _WRAPPER_TEMPLATES = frozenset({"nowrap", "nobr", "nobreak", "small", "smaller",
 _KEPT_TEMPLATES = frozenset(_SPACE_TEMPLATES) | _WRAPPER_TEMPLATES | {"convert", "cvt"}
 _COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.DOTALL)
 _REF = re.compile(r"<ref\b[^>]*?/>|<ref\b[^>]*>.*?(?:</ref\s*>|$)", re.DOTALL | re.IGNORECASE)
-_BRACES = re.compile(r"\{\{|\}\}|(?:^|(?<=\n))[ \t]*\{\||\n[ \t]*\|\}")
+_BRACES = re.compile(r"(?=[{}\n \t])(?:\{\{|\}\}|(?:^|(?<=\n))[ \t]*\{\||\n[ \t]*\|\})")  # lookahead: a fast skip
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^|{}<\n]*)")
 
 _C_TOKENIZER_CHECKED = False
