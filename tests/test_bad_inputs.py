@@ -75,6 +75,23 @@ def _broken_user_folders(root):
         frame.to_csv(deep / f"{split}.csv", index=False)
     with open(deep / "train.csv", "a", encoding="utf-8") as f:
         f.write('"' + "[" * 5000 + "]" * 5000 + '","[""O""]"\n')
+    (root / "emptytrain").mkdir()  # issue 66: an empty train.jsonl was a StopIteration traceback
+    for split in ("train", "validation", "test"):
+        (root / "emptytrain" / f"{split}.jsonl").write_text("" if split == "train" else "\n".join(lines) + "\n")
+    huge = {"words": ["Rust"], "labels": ["Q" * 5_000_000]}  # issue 66: a 5 MB tag was quoted whole, 15 MB of output
+    tab = {"words": ["Rust"], "labels": ["B-program\tlang"]}  # a type its CoNLL file could not hold
+    for name, bad in (("bigtag", huge), ("tabtype", tab)):
+        for suffix in ("jsonl", "csv", "parquet"):
+            folder = root / f"{name}-{suffix}"
+            folder.mkdir()
+            for split in ("train", "validation", "test"):
+                frame_rows = pd.DataFrame(rows + [bad] if split == "train" else rows)
+                if suffix == "jsonl":
+                    frame_rows.to_json(folder / f"{split}.jsonl", orient="records", lines=True)
+                elif suffix == "csv":
+                    frame_rows.to_csv(folder / f"{split}.csv", index=False)
+                else:
+                    frame_rows.to_parquet(folder / f"{split}.parquet")
     parquet = root / "parquet"
     parquet.mkdir()
     for split in ("train", "validation", "test"):
@@ -142,6 +159,15 @@ CASES = {
                                     "c4/confusion.txt"),
     "export: broken Parquet": (lambda f, m: ["export", "--model", m, "--output_dir", f / "x5", "--dataset_dir",
                                              f / "parquet"], "parquet/test.parquet: not a readable Parquet", "x5"),
+    "train: empty train.jsonl": (lambda f, m: ["train", "--model", m, "--dataset_dir", f / "emptytrain",
+                                               "--output_dir", f / "t6"], "emptytrain/train.jsonl: no rows", "t6"),
+    **{f"train: a 5 MB tag in {kind}": (lambda f, m, kind=kind: [
+        "train", "--model", m, "--dataset_dir", f / f"bigtag-{kind}", "--output_dir", f / f"t7{kind}"],
+        f"not BIO: `{'Q' * 48}... (5,000,000 characters)` at ", f"t7{kind}") for kind in ("jsonl", "csv", "parquet")},
+    **{f"train: a TAB in a type name in {kind}": (lambda f, m, kind=kind: [
+        "train", "--model", m, "--dataset_dir", f / f"tabtype-{kind}", "--output_dir", f / f"t8{kind}"],
+        f"tabtype-{kind}/train.{kind}{':4' if kind == 'csv' else ':3' if kind == 'jsonl' else ' row 3'}: the type "
+        "of 'B-program\\tlang' holds a TAB", f"t8{kind}") for kind in ("jsonl", "csv", "parquet")},
     "confusion: unwritable output": (lambda f, m: ["confusion", "--model", m, "--domain", "politics", "--output_dir",
                                                    f / "readonly" / "c"], "readonly", "readonly/c"),
 }

@@ -298,3 +298,52 @@ def test_one_raw_text_reader_for_dapt_and_the_rnn_recipes(tmp_path, monkeypatch)
     assert list(args.corpus()[0]["text"]) == ["a b", "c"] == [" ".join(e.tokens) for e in
                                                             text_examples([f"{folder}:mine-domain"])]
     assert len(read) == 5  # every one of them went through the one reader
+
+
+class _NoSearch(list):
+    """A tag list that refuses a linear search: a summary that looks each type up in it is O(types²)."""
+
+    def index(self, *args):
+        raise AssertionError("list.index: a linear search per type")
+
+    def __contains__(self, item):
+        raise AssertionError("`in` on the tag list: a linear search per type")
+
+
+def test_the_data_checks_type_table_is_sorted_without_a_search_per_type():
+    """Issue 66: ``crossner-hf data`` sorted 15,000 types by ``labels.index`` (66 s); the summary now finds each
+    type's place in one dict, so no per-type search of the tag list happens (``benchmarks/data_types.py`` measures
+    the time: 6.6x for 10x the types)."""
+    from crossner_hf.data.check import DatasetCheck
+
+    n = 2000
+    types = [f"t{i}" for i in range(n)]
+    labels = ["O", *(f"{p}-{t}" for t in reversed(types) for p in ("B", "I"))]  # the id order: reversed
+    check = DatasetCheck("d", "d", "JSON Lines files", labels=_NoSearch(labels),
+                         types={"train": {t: 1 for t in types}, "validation": {t: 1 for t in types[::2]}})
+    text = str(check)
+    table = [line.split()[0] for line in text.splitlines()[text.splitlines().index(next(
+        line for line in text.splitlines() if line.startswith("entities per type"))) + 1:][:n]]
+    assert table == list(reversed(types))  # in id order
+    assert "t1 (not in validation)" in text and "t0 (not" not in text
+
+
+def test_an_empty_file_a_huge_tag_and_a_tab_in_a_type_are_one_short_line_each(tmp_path):
+    """Issue 66's low findings, in Python (tests/test_bad_inputs.py runs them through the CLI for JSON Lines, CSV
+    and Parquet)."""
+    from crossner_hf.data.check import check_dataset
+
+    row = json.dumps({"tokens": ["Ada"], "ner_tags": ["B-person"]})
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "train.jsonl").write_text("\n\n")
+    for split in ("validation", "test"):
+        (folder / f"{split}.jsonl").write_text(row + "\n")
+    with pytest.raises(ValueError, match=r"train.jsonl: no rows \(the file holds no JSON object\)"):
+        load_target(str(folder))
+    (folder / "train.jsonl").write_text(row + "\n" + json.dumps({"tokens": ["x"], "ner_tags": ["B-a\tb"]}) + "\n"
+                                        + json.dumps({"tokens": ["x"], "ner_tags": ["Q" * 5_000_000]}) + "\n")
+    check = check_dataset(folder)
+    assert [len(p.splitlines()) for p in check.problems] == [1, 1] and max(map(len, check.problems)) < 400
+    assert "train.jsonl:2: the type of 'B-a\\tb' holds a TAB or line break" in check.problems[0]
+    assert "train.jsonl:3" in check.problems[1] and "(5,000,000 characters)" in check.problems[1]

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.data.columns import SPLITS
+import numpy as np
+
+from crossner_hf.data.columns import SPLITS, column_values
 
 logger = logging.getLogger(__name__)
 
@@ -109,8 +111,11 @@ def _summarise(check: DatasetCheck, dataset: Any) -> None:
         data = dataset[split]
         names = data.features["ner_tags"].feature.names
         check.sentences[split] = len(data)
-        check.words[split] = sum(len(t) for t in data["tokens"])
-        counts: Counter[str] = Counter(names[i][2:] for row in data["ner_tags"] for i in row if names[i][:2] == "B-")
+        check.words[split] = sum(len(t) for t in column_values(data, "tokens"))
+        begins = [i for i, name in enumerate(names) if name[:2] == "B-"]  # B- tag ids, counted by numpy below
+        ids = np.fromiter((i for row in column_values(data, "ner_tags") for i in row), dtype=np.int64)
+        per_id = np.bincount(ids, minlength=len(names)) if len(ids) else np.zeros(len(names), dtype=np.int64)
+        counts: Counter[str] = Counter({names[i][2:]: int(per_id[i]) for i in begins})
         check.types[split] = {t: counts[t] for t in dict.fromkeys(n[2:] for n in names if n != "O") if counts[t]}
     if dataset:
         check.labels = list(next(iter(dataset.values())).features["ner_tags"].feature.names)

@@ -10,7 +10,8 @@ which files hold which split (``datasets``' own patterns: ``train.jsonl``, ``dev
   ``js/train.jsonl:2: not a complete JSON object (...)``; a ``.json`` file may also hold one JSON array of rows;
 - CSV (``.csv``): a quote opened and never closed (``data/train.csv:3``, the line where the row starts), a row
   with more or fewer cells than the header, bytes that are not UTF-8;
-- Parquet (``.parquet``): a file pyarrow cannot open.
+- Parquet (``.parquet``): a file pyarrow cannot open;
+- any of them: a file without a row (``js/train.jsonl: no rows (...)``).
 
 Each split also gets its row places (:class:`Places`): row ``i`` is ``js/train.jsonl:2`` (1-based line; blank
 lines skipped as ``datasets`` skips them; a CSV row's first line, the header being line 1) or, where a file has no
@@ -46,6 +47,7 @@ QUIET_BYTES = 64 * 2**20
 """Folders smaller than this are read without ``datasets``' progress bars (they take a blink)."""
 
 JSON_EXAMPLE = '{"tokens": ["Ada", "Lovelace"], "ner_tags": ["B-person", "I-person"]}'
+CSV_EXAMPLE = 'the line "[\'Ada\', \'Lovelace\']","[\'B-person\', \'I-person\']" under tokens,ner_tags'
 
 
 @dataclass
@@ -163,6 +165,9 @@ def _scan_json(path: Path, shown: str) -> tuple[FileRows, list[str]]:
 
 
 def _scan_csv(path: Path, shown: str, text: Iterable[str]) -> tuple[FileRows, list[str]]:
+    # csv's default cap of 128 KB a cell is not a CSV rule (pandas, which datasets reads with, has none): a big cell
+    # is the rows' to judge (a 5 MB tag is "not BIO"), never "field larger than field limit"
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     reader = csv.reader(text, strict=True)
     lines: list[int] = []
     problems: list[str] = []
@@ -210,7 +215,18 @@ def _scan_parquet(path: Path, shown: str) -> tuple[FileRows, list[str]]:
 
 
 def scan_file(path: Path, shown: str) -> tuple[FileRows, list[str]]:
-    """One file's rows and every problem in it (``shown``: the file as messages name it)."""
+    """One file's rows and every problem in it (``shown``: the file as messages name it); a file without a row is
+    one (``datasets`` would stop at it with a ``StopIteration`` traceback)."""
+    rows, problems = _scan_file(path, shown)
+    if not problems and rows.count == 0:
+        what = {".csv": "only its header line", ".parquet": "a table of no rows"}.get(path.suffix.lower(),
+                                                                                 "no JSON object")
+        problems.append(f"{shown}: no rows (the file holds {what}); give it at least one sentence, e.g. "
+                        f"{JSON_EXAMPLE if path.suffix.lower() != '.csv' else CSV_EXAMPLE}")
+    return rows, problems
+
+
+def _scan_file(path: Path, shown: str) -> tuple[FileRows, list[str]]:
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         return _scan_parquet(path, shown)
@@ -278,7 +294,8 @@ def _load(builder: str, files: Mapping[str, list[Path]], shown_root: str) -> dic
         disable_progress_bars()
     try:
         loaded = load_dataset(builder, data_files={split: [str(p) for p in paths] for split, paths in files.items()})
-    except (DatasetGenerationError, pyarrow.ArrowException, ValueError, OSError) as err:
+    except (DatasetGenerationError, pyarrow.ArrowException, ValueError, OSError, StopIteration) as err:
+        # StopIteration: datasets' json builder reads a first table of a file that has none
         cause = err.__cause__ or err.__context__ or err
         first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         raise ValueError(f"{shown_root}: the {builder} files could not be read ({first[:200]}); check that every "
@@ -328,10 +345,10 @@ def load_splits(source: str | Path, problems: list[str] | None = None
             where = "the folder" if path.exists() else "no such local folder, and the Hub"
             raise FileNotFoundError(f"--dataset_dir {source}: {where} could not be read as a dataset "
                                     f"({first[:200]}).") from None
-        except DatasetGenerationError as err:  # a broken file of a folder read as it is: one line, not 90
+        except (DatasetGenerationError, StopIteration) as err:  # a broken or empty file of a folder read as it is
             cause = err.__cause__ or err.__context__ or err
-            raise ValueError(f"--dataset_dir {source}: could not be read ({' '.join(str(cause).split())[:200]})."
-                             ) from None
+            why = " ".join(str(cause).split())[:200] or f"{type(cause).__name__}: is a file empty?"
+            raise ValueError(f"--dataset_dir {source}: could not be read ({why}).") from None
         places, files = {}, {}
     splits = {}
     for split, aliases in SPLIT_ALIASES.items():
