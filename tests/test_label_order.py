@@ -140,6 +140,21 @@ def test_joint_appends_conll_types_after_the_users_and_the_card_says_why(parquet
 
 
 @pytest.mark.slow
+def test_dapt_then_train_keeps_the_classlabel_order(parquet_folder, tiny_bert_dir, tmp_path):
+    from crossner_hf import DAPTConfig, dapt
+    from crossner_hf.data.target import load_target
+
+    folder, names = parquet_folder
+    raw = [" ".join(row) for row in load_target(str(folder))["train"]["tokens"]]
+    adapted = dapt(tiny_bert_dir, raw, DAPTConfig(output_dir=str(tmp_path / "dapt"), max_steps=1, block_size=64,
+                                                  per_device_train_batch_size=4, use_cpu=True, disable_tqdm=True))
+    out = tmp_path / "from-dapt"
+    assert cli_main(["train", "--model_name_or_path", str(adapted.output_dir), "--dataset_dir", str(folder),
+                     "--output_dir", str(out), *TRAIN]) == 0
+    _check(out, folder, names, json.loads((out / "results.json").read_text()))
+
+
+@pytest.mark.slow
 def test_a_smoke_adapt_ships_the_classlabel_order(parquet_folder, tiny_bert_dir, tmp_path):
     from crossner_hf.data.target import load_target
     from crossner_hf.selection import AdaptConfig, adapt
