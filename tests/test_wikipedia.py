@@ -260,12 +260,13 @@ def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
     assert [list(fast.span_tokenize(s)) for s in sentences] == [list(reference.span_tokenize(s)) for s in sentences]
 
 
-def test_guarded_word_tokenizer_gives_nltks_words(crossner_data_dir, sample_pages):
-    # the Wikipedia builder's tokenizer skips the patterns a sentence cannot match: the same words and offsets
+def test_guarded_words_and_stdlib_punkt_give_nltks_output(crossner_data_dir, sample_pages):
+    # the Wikipedia builder's word tokenizer skips the patterns a sentence cannot match, and its punkt runs on
+    # the stdlib re engine: the same sentences, words and offsets as NLTK's
     from nltk.tokenize import NLTKWordTokenizer
 
     from crossner_hf.data.words import _punkt
-    from crossner_hf.wikipedia.sentences import _Guarded, _guarded_word_tokenizer, _words_of
+    from crossner_hf.wikipedia.sentences import _Guarded, _guarded_word_tokenizer, _stdlib_punkt, _words_of
 
     sentences = []
     for domain in ("music", "politics", "science"):
@@ -276,11 +277,16 @@ def test_guarded_word_tokenizer_gives_nltks_words(crossner_data_dir, sample_page
             elif words:
                 sentences.append(" ".join(words))
                 words = []
-    punkt = _punkt(os.environ.get("NLTK_DATA"))
-    for page in sample_pages[:110]:
+    punkt, stdlib_punkt = _punkt(os.environ.get("NLTK_DATA")), _stdlib_punkt(os.environ.get("NLTK_DATA"))
+    lines = ["Dr. Smith went to Washington D.C. He said hi... Then left!", "It cost $3.50. (See p. 5.) Ok.",
+             "U.S. Army. A. B. Smith (b. 1950) was ... here? Yes."]
+    for page in sample_pages:
         if page.namespace == 0 and page.redirect is None:
-            for line in wikitext_to_text(page.wikitext)[0].split("\n"):
-                sentences += [line[a:b] for a, b in punkt.span_tokenize(line)] if line.strip() else []
+            lines += [line for line in wikitext_to_text(page.wikitext)[0].split("\n") if line.strip()]
+    # punkt on the stdlib engine: the same sentences on every line of the sample
+    spans = [list(punkt.span_tokenize(line)) for line in lines]
+    assert [list(stdlib_punkt.span_tokenize(line)) for line in lines] == spans and len(lines) > 7000
+    sentences += [line[a:b] for line, line_spans in zip(lines[:2000], spans) for a, b in line_spans]
     # every pattern's edge: quotes, dashes, brackets, contractions in any case, re's non-ASCII case folding
     sentences += ["GİMME that", "gımme that", "He CANNOT go", "'Tis the season", "It ' twas", "Wanna go?",
                   "“Quoted” — dash... end.", "a--b (c) [d] {e} <f> *g* $5 #1 @x 50% A&B; ok: yes, no!",
