@@ -232,6 +232,10 @@ def test_the_data_check_and_the_dry_run_show_the_map_and_a_misspelt_one_is_one_l
     out = capsys.readouterr().out
     joint = next(line for line in out.splitlines() if "--schedule joint" in line)
     assert "--source_label_map person=Person,organisation=Organization,location=Location,misc=Other" in joint
+    assert ("CoNLL-2003's types in pretrain-finetune and joint: person=Person,organisation=Organization,"
+            "location=Location,misc=Other mapped") in out
+    assert cli_main([*flags, "--source_label_map", "none"]) == 0
+    assert "person, organisation, location, misc added after your tags" in capsys.readouterr().out
     assert cli_main([*flags, "--source_label_map", "person=Persn"]) != 0
     captured = capsys.readouterr()
     error = captured.err.strip().splitlines()

@@ -64,7 +64,11 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
             cost = f"~{priced.per_cell[cell.name]:.1f} min"
         lines.append(f"{cell.name}  ({cost}, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
                      f"    {cell.shell_line(out.resolve())}")
-    lines += [f"this search: {priced.text()}", "", "methods:"]
+    from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map _plan checked, said
+
+    lines += [f"this search: {priced.text()}",
+              describe_label_map(resolve_label_map(config.source_label_map, target.labels, target.name),
+                                 target.labels), "", "methods:"]
     for m in methods:
         lines.append(f"  {m.name:<28} ~{method_minutes(m, priced):.1f} min a seed  {m.status or m.settings}")
     lines.append("")
