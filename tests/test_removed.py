@@ -149,6 +149,8 @@ OLD_RESULT_ATTRIBUTES = [
 LEFTOVERS = [
     ("crossner_hf.data.target.load_crossner", "crossner_hf.data.target.load_target"),
     ("crossner_hf.data.target.load_conll_folder", "crossner_hf.data.target.load_target"),
+    ("crossner_hf.data.target.load_target_dataset", "crossner_hf.data.target.load_target"),
+    ("crossner_hf.data.conll.FOLDER_LABELS_FILE", "crossner_hf.data.labels.LABELS_FILE"),
     ("crossner_hf.commands.rnn_args.RNNDataArguments", "crossner_hf.data.target.LabeledDataArguments"),
     ("crossner_hf.training.checkpoints.COMPLETE", "crossner_hf.outputs.CHECKPOINT_COMPLETE"),
     ("crossner_hf.training.checkpoints.STARTED", "crossner_hf.outputs.CHECKPOINT_STARTED"),

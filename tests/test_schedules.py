@@ -197,7 +197,7 @@ def test_any_conll_folder_trains_direct_and_with_conll_source(tiny_bert_dir, tmp
 def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, crossner_data_dir):
     """A token-classification dataset as load_dataset opens it (here Parquet files in a folder, as a Hub
     dataset repository holds them): its ClassLabel names are the head, its splits the run's."""
-    from crossner_hf.data.target import load_target_dataset, load_target, target_labels_of
+    from crossner_hf.data.target import load_target, target_labels_of
 
     politics = load_target("politics", data_dir=crossner_data_dir).dataset
     folder = tmp_path / "hub-style"
@@ -207,19 +207,19 @@ def test_any_dataset_load_dataset_opens_is_a_target(tiny_bert_dir, tmp_path, cro
         part.to_parquet(str(folder / f"{name}.parquet"))
     labels = target_labels_of(folder)
     assert labels == politics["train"].features["ner_tags"].feature.names
-    data = load_target_dataset(folder)
+    data = load_target(folder).dataset
     assert set(data) == {"train", "validation", "test"} and data["test"]["tokens"] == politics["test"]["tokens"][:20]
     result = run_train(*_args(tiny_bert_dir, tmp_path / "run", dataset_dir=str(folder))).results
     assert result["dataset"]["name"] == "hub-style" and result["labels"] == labels
     (folder / "dev.parquet").rename(folder / "holdout.parquet")
     with pytest.raises(ValueError, match="a validation split is needed"):
-        load_target_dataset(folder)
+        load_target(folder)
 
 
 def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir, monkeypatch):
     """target_source: --dataset_dir when given, else --domain; a folder in the working directory named like a
     CrossNER domain is the folder (the Transformer schedules and the RNN recipes both read it so)."""
-    from crossner_hf.data.target import load_target_dataset, target_labels_of, target_source
+    from crossner_hf.data.target import load_target, target_labels_of, target_source
     from crossner_hf.commands.bilstm_crf import BiLSTMCRFArguments
     from crossner_hf.commands.rnn_args import load_data
 
@@ -231,7 +231,7 @@ def test_one_rule_picks_the_target_for_every_recipe(tmp_path, crossner_data_dir,
     assert target_source(None, "music") == "music" and target_source("", "music") == "music"
     source = target_source("politics", "music")
     assert source == tmp_path / "politics" and target_labels_of(source) == ["O", "B-location", "I-location"]
-    assert load_target_dataset(source)["train"]["tokens"] == [["Paris"]]
+    assert load_target(source)["train"]["tokens"] == [["Paris"]]
     assert target_labels_of("music")[:2] == ["O", "B-musicgenre"]  # a name alone is the CrossNER domain
     rnn = BiLSTMCRFArguments(output_dir=str(tmp_path / "o"), dataset_dir="politics", data_dir=crossner_data_dir)
     target, conll = load_data(rnn, with_source=False)

@@ -134,10 +134,8 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
     map to check against the tags (``none``: no map; default: the proposed one, which ``adapt`` applies)."""
     from datasets import DatasetDict
 
-    from crossner_hf.data.labels import CONFIGS
-    from crossner_hf.data.conll import (FOLDER_LABELS_FILE, SPLIT_FILES, check_conll_folder, conll_folder_labels,
-                                        is_conll_folder)
-    from crossner_hf.data.labels import parse_label_list
+    from crossner_hf.data.conll import SPLIT_FILES, check_conll_folder, conll_folder_labels, is_conll_folder
+    from crossner_hf.data.labels import CONFIGS, LABELS_FILE, parse_label_list
     from crossner_hf.data.target import _crossner, _normalized, resolve_data_dir, target_name
 
     problems: list[str] = []
@@ -166,15 +164,15 @@ def check_dataset(source: str | Path, *, data_dir: str | Path | None = None, tex
         _check_conll(check, folder, problems, strict)
         if given is not None:
             check.labels = given
-        elif (folder / FOLDER_LABELS_FILE).is_file():  # the folder's own tag list
+        elif (folder / LABELS_FILE).is_file():  # the folder's own tag list
             try:
                 check.labels = conll_folder_labels(folder)
             except ValueError as err:
                 problems.append(" ".join(str(err).split()))
         stray = sorted({f"B-{t}" for per in check.types.values() for t in per} - set(check.labels))
-        if stray and (given is not None or (folder / FOLDER_LABELS_FILE).is_file()):
+        if stray and (given is not None or (folder / LABELS_FILE).is_file()):
             problems.append(f"the tags {', '.join(stray[:5])} are not in "
-                            f"{'--label_list' if given is not None else folder / FOLDER_LABELS_FILE}; add them.")
+                            f"{'--label_list' if given is not None else folder / LABELS_FILE}; add them.")
     else:
         check = DatasetCheck(shown, target_name(source), "dataset")
         try:

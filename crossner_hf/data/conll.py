@@ -201,9 +201,6 @@ def write_conll(
 SPLIT_FILES: dict[str, str] = {"train": "train.txt", "validation": "dev.txt", "test": "test.txt"}
 """The files of a CoNLL folder, one a split (a CrossNER config's folder is one too)."""
 
-FOLDER_LABELS_FILE = LABELS_FILE
-"""An optional file in a user's data folder: its tag list in id order (``O`` first; :mod:`crossner_hf.data.labels`)."""
-
 
 def check_conll_folder(folder: str | Path, flag: str = "--dataset_dir") -> Path:
     """``folder`` if it holds ``train.txt``, ``dev.txt`` and ``test.txt``; a ``ValueError`` saying what to fix else."""
@@ -222,7 +219,7 @@ def conll_folder_labels(folder: str | Path) -> list[str]:
     Deterministic, so every run on the folder (and every seed) builds the same head.
     """
     path = check_conll_folder(folder)
-    given = path / FOLDER_LABELS_FILE
+    given = path / LABELS_FILE
     if given.is_file():
         return read_label_file(given)
     types: dict[str, None] = {}

@@ -310,7 +310,7 @@ def _normalized(source: str | Path, text_column: str | None, label_column: str |
 
 def target_source(dataset_dir: str | Path | None, domain: str) -> str | Path:
     """The one rule every recipe follows for its target: ``--dataset_dir`` when given, else the CrossNER
-    ``--domain``. Pass the result to :func:`load_target`, :func:`load_target_dataset` or :func:`target_labels_of`.
+    ``--domain``. Pass the result to :func:`load_target` or :func:`target_labels_of`.
 
     >>> target_source(None, "politics"), target_source("my-folder", "politics")
     ('politics', 'my-folder')
@@ -332,15 +332,6 @@ def target_labels_of(source: str | Path, *, text_column: str | None = None, labe
     if is_conll_folder(source):
         return parse_label_list(label_list) or conll_folder_labels(source)
     return _normalized(source, text_column, label_column, strict, label_list=label_list)[0]
-
-
-def load_target_dataset(source: str | Path, *, data_dir: str | Path | None = None, strict: bool = True,
-                        text_column: str | None = None, label_column: str | None = None,
-                        label_list: str | Sequence[str] | None = None):
-    """A thin wrapper: ``load_target(source, ...).dataset`` (the ``DatasetDict`` alone; :func:`load_target` is the
-    one labeled-data loader)."""
-    return load_target(source, data_dir=data_dir, strict=strict, text_column=text_column,
-                       label_column=label_column, label_list=label_list).dataset
 
 
 @dataclass(frozen=True)
@@ -408,8 +399,6 @@ def load_target(source: str | Path | Any, *, data_dir: str | Path | None = None,
     JSON file), else the folder's ``labels.json``, else a ``ClassLabel``'s names as they are, else ``O`` and the
     types in the order they first appear. A model trained on the data has ``id2label`` in this order (a schedule
     with CoNLL-2003 appends its unmapped types after it).
-
-    ``load_target_dataset`` is a thin wrapper returning this target's ``.dataset``.
 
     >>> from crossner_hf.data.target import load_target
     >>> politics = load_target("politics")           # doctest: +SKIP
