@@ -629,3 +629,87 @@ def test_the_source_label_map_is_yours_to_set_or_turn_off(tmp_path):
     argv = ["adapt", "--dataset_dir", str(tmp_path / "d"), "--model_name_or_path", "m", "--budget", "smoke",
             "--output_dir", str(tmp_path / "out"), "--source_label_map", "none", "--dry_run"]
     assert cli_main(argv) == 0 and not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_raced_search_stops_a_trailing_training_keeps_its_checkpoint_and_prune_off_continues_it(
+        mydata, tiny_bert_dir, tmp_path, monkeypatch):
+    """Real tiny cells end to end: with direct's first seed finished (the leader's evidence), joint's first seed is
+    stopped at a dev check (the margin is set below any gap: a tiny random BERT separates nothing), its checkpoint
+    kept and its second seed never started; direct gets its second seed. The table and race.json say why; a rerun
+    with --prune off continues the stopped cell from its checkpoint (its progress counts two runs and its seconds
+    both), runs the skipped seed and retrains nothing that finished."""
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.grid import run as grid_run
+    from crossner_hf.grid.costs import read_progress
+    from crossner_hf.grid.race import RacePolicy, read_race
+
+    monkeypatch.setattr(grid_run, "POLL_SECONDS", 0.2)
+    target = load_target(str(mydata), text_column="words", label_column="labels")
+    out = tmp_path / "out"
+    common = dict(budget="cpu", max_steps=60, seeds=["1", "2"], output_dir=str(out))
+    local = ExecutorOptions(workers=2)
+    adapt(tiny_bert_dir, target, AdaptConfig(**{**common, "seeds": ["1"]}, methods=["direct"]), executor=local)
+    leader = out / "cells" / "direct" / "seed-1" / "results.json"
+    assert leader.is_file()
+    from crossner_hf.grid import race as race_module
+
+    monkeypatch.setattr(race_module, "RacePolicy", lambda **kw: RacePolicy(  # any trailing check is stopped
+        **kw, min_share=0.0, min_checks=1, min_margin=-1000.0, spread_factor=0.0))
+    raced = adapt(tiny_bert_dir, target, AdaptConfig(**common, methods=["direct", "joint"]), executor=local)
+    race = read_race(out)
+    assert list(race["stopped"]) == ["joint/seed-1"], race
+    assert "stopped at dev check" in race["stopped"]["joint/seed-1"] and "vs direct" in race["stopped"]["joint/seed-1"]
+    assert "first seed joint/seed-1 was stopped" in race["skipped"]["joint/seed-2"]
+    rows = {r.method: r for r in raced.rows}
+    assert rows["direct"].status == "done" and rows["direct"].seeds == [1, 2] and raced.chosen == "direct"
+    assert rows["joint"].status == "stopped by the race" and "seed 1: step " in rows["joint"].raced
+    stopped = out / "cells" / "joint" / "seed-1"
+    assert not (stopped / "results.json").exists() and list(stopped.glob("seed-1/checkpoint-*"))  # kept
+    before = read_progress(stopped)
+    assert before["runs"] == 1 and 0 < before["share"] < 1
+    md = (out / "adapt.md").read_text()
+    assert "Raced (--prune on)" in md and "stopped at dev check" in md
+    assert "Raced (--prune on)" in (out / "best" / "README.md").read_text()
+    finished = {p: p.stat().st_mtime_ns for p in (out / "cells").rglob("results.json")}
+
+    full = adapt(tiny_bert_dir, target, AdaptConfig(**common, methods=["direct", "joint"], prune="off"),
+                 executor=local)
+    assert all(r.status == "done" and r.seeds == [1, 2] and not r.raced for r in full.rows)
+    after = read_progress(stopped)
+    assert after["runs"] == 2 and after["seconds"] > before["seconds"]  # continued: its seconds are both runs'
+    assert before["dev"][0] in after["dev"]  # from its checkpoint: the checks before it stand (a restart drops them)
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished  # nothing finished was trained again
+    assert read_race(out)["stopped"] == {} and "Raced" not in (out / "adapt.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_time_budget_stops_the_running_cells_at_the_deadline_and_chooses_among_the_finished(
+        mydata, tiny_bert_dir, tmp_path, monkeypatch):
+    """--time_budget with real tiny cells: direct's first seed is finished; the search is given 3 seconds, so the
+    cells it starts are still running at the deadline: they are stopped (resumable), the choice is made among the
+    finished (direct), and adapt.md, adapt.json and the card say that the budget was reached and what was cut."""
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.grid import run as grid_run
+    from crossner_hf.grid.race import read_race
+    from crossner_hf.selection import run as selection_run
+
+    monkeypatch.setattr(grid_run, "POLL_SECONDS", 0.2)
+    target = load_target(str(mydata), text_column="words", label_column="labels")
+    out = tmp_path / "out"
+    common = dict(budget="cpu", max_steps=100, seeds=["1", "2"], output_dir=str(out), methods=["direct", "joint"])
+    local = ExecutorOptions(workers=2)
+    adapt(tiny_bert_dir, target, AdaptConfig(**{**common, "seeds": ["1"], "methods": ["direct"]}), executor=local)
+    monkeypatch.setattr(selection_run._Clock, "minutes", lambda self, name: 0.0)  # every cell fits: all start
+    started = time.monotonic()
+    result = adapt(tiny_bert_dir, target, AdaptConfig(**common, time_budget=0.05), executor=local)
+    took = time.monotonic() - started
+    race = read_race(out)
+    assert race["expired"] and set(race["stopped"]) == {"joint/seed-1", "direct/seed-2"}, race
+    assert all("stopped by --time_budget" in r for r in race["stopped"].values())
+    # the budget, a cell still starting when it ends (stopped once its process is up) and the search's tail
+    assert took < 3 + grid_run.GRACE_SECONDS + 45
+    assert result.chosen == "direct" and {r.method: r.seeds for r in result.rows if r.done} == {"direct": [1]}
+    for text in ((out / "adapt.md").read_text(), (out / "best" / "README.md").read_text(),
+                 json.loads((out / "adapt.json").read_text())["race"]):
+        assert "Time budget 0.05 min: reached" in text

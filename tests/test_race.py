@@ -118,9 +118,12 @@ def test_the_controller_stops_skips_records_and_ends(tmp_path):
     race = Race(_trials(("direct", "joint"), seeds=2), RacePolicy(deadline=3600.0), clock=lambda: now[0])
     control = RaceController(race, tmp_path, final=finals.get, progress=progress.get, minutes=lambda n: 5.0)
 
-    class C:  # a grid cell: the controller needs its name only
+    class C:  # a grid cell: its name and folder
         def __init__(self, name):
             self.name = name
+
+        def folder(self, out):
+            return tmp_path / "cells" / self.name
 
     launched = control.ready([C(n) for n in ("direct/seed-0", "joint/seed-0", "direct/seed-1", "joint/seed-1")])
     assert [c.name for c in launched] == ["direct/seed-0", "joint/seed-0"]
@@ -129,7 +132,11 @@ def test_the_controller_stops_skips_records_and_ends(tmp_path):
     progress["direct/seed-0"] = {"dev": [[0.2, 0.3], [0.3, 0.35], [0.4, 0.4]]}
     stops = control.poll()
     assert [name for name, _ in stops] == ["direct/seed-0"] and "40.0 vs joint 50.0 at the same share" in stops[0][1]
-    assert control.poll() == []  # stopped once
+    assert control.poll() == stops  # asked again while its process has not ended (it may still be starting)
+    ended = C("direct/seed-0").folder(tmp_path)
+    ended.mkdir(parents=True)
+    (ended / "runs.jsonl").write_text('{"seconds": 1.0, "status": "stopped"}\n')  # the grid's record of its end
+    assert control.poll() == []  # ended: not asked again
     launched = control.ready([C("direct/seed-1"), C("joint/seed-1")])
     assert [c.name for c in launched] == ["joint/seed-1"]
     assert "first seed direct/seed-0 was stopped" in control.skipped()["direct/seed-1"]

@@ -287,6 +287,9 @@ class RaceController:
         self.tick = tick
         self.running: set[str] = set()
         self.launched: dict[str, Any] = {}
+        self.stopping: dict[str, str] = {}
+        self.launched_at: dict[str, float] = {}
+        """Cells asked to stop whose process has not ended yet."""
         self._last: str | None = None
 
     def refresh(self, *, minutes: bool = False) -> None:
@@ -312,6 +315,7 @@ class RaceController:
         launch = [by_name[n] for n in self.race.ready(list(by_name))]
         self.running |= {c.name for c in launch}
         self.launched.update({c.name: c for c in launch})
+        self.launched_at.update({c.name: time.time() - 1.0 for c in launch})  # the file system's clock is coarse
         self.save()
         return launch
 
@@ -331,13 +335,29 @@ class RaceController:
                 reason = self.race.should_stop(name)
             if reason is not None and name not in self.race.stopped:
                 self.race.stopped[name] = reason
-                stop.append((name, reason))
+                self.stopping[name] = reason
                 self.running.discard(name)
                 logger.info("race: %s %s", name, reason)
+        # asked again until the cell's process has ended: a cell whose process was still starting (forked from a
+        # warm interpreter not yet ready) was not the grid's to stop at the first asking
+        for name, reason in list(self.stopping.items()):
+            cell = self.launched.get(name)
+            if cell is not None and getattr(cell, "folder", None) is not None and not self._alive(cell):
+                del self.stopping[name]
+            else:
+                stop.append((name, reason))
         self.save()
         if self.tick is not None:
             self.tick(sorted(self.running))
         return stop
+
+    def _alive(self, cell: Any) -> bool:
+        """Whether the cell's process may still run: it has not recorded the end of a run since it was launched
+        (``runs.jsonl``, which the grid appends when a cell's process ends)."""
+        try:
+            return (cell.folder(self.out) / "runs.jsonl").stat().st_mtime < self.launched_at.get(cell.name, 0.0)
+        except OSError:
+            return True
 
     def skipped(self) -> dict[str, str]:
         return dict(self.race.skipped_cells)
