@@ -23,6 +23,7 @@ tagging them again (a --bilstm_crf cell, or a cell made before cells recorded th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from crossner_hf.selection.config import AdaptConfig
@@ -92,8 +93,19 @@ def main(args: AdaptArguments) -> int:
         return 0
     target = args.load_target()
     if args.dry_run:
+        from crossner_hf.executors import plan_packing
+        from crossner_hf.selection.run import _plan, _paths
+
+        options = args.executor_options()
+        workers = 1
+        if options.executor == "local":  # the packing the run would use: the wall time for those workers
+            config = args.config()
+            entities = _paths(args.entity_list)
+            _, cells, _, _ = _plan(args.model_name_or_path, target, config, Path(config.output_dir or "."),
+                                   _paths(args.raw_text), entities[0] if entities else None, args.data_dir)
+            workers = plan_packing(cells, options).workers if cells else 1
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
-                      entity_list=args.entity_list, data_dir=args.data_dir))
+                      entity_list=args.entity_list, data_dir=args.data_dir, workers=workers))
         return 0
     options = args.executor_options()
     result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,

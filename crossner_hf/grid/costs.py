@@ -192,11 +192,23 @@ class Estimate:
             peak = max(peak, disk)
             if not events:
                 break  # the rest wait on cells outside this estimate
-            clock, name = heapq.heappop(events)
-            finished.add(name)
-            disk += self.final_mb.get(name, 0.0) - self.running_mb.get(name, 0.0)
+            clock = events[0][0]
+            while events and events[0][0] <= clock + 1e-9:  # every cell ending now frees its slot first
+                _, name = heapq.heappop(events)
+                finished.add(name)
+                disk += self.final_mb.get(name, 0.0) - self.running_mb.get(name, 0.0)
             peak = max(peak, disk)
         return clock, peak
+
+    def clock_text(self, workers: int, *, raced: bool = False) -> str:
+        """One line: the wall time of the cells left on ``workers`` at once and the disk when done and at its peak
+        (the checkpoints of the cells running at once)."""
+        wall, peak = self.wall_minutes(workers)
+        return (f"on {workers} worker{'s' if workers != 1 else ''} at once: ~{wall:.1f} min ({wall / 60:.1f} h) of wall "
+                f"time for every cell in full" + (" (racing stops or skips the methods that cannot win: less)"
+                                                 if raced else "")
+                + (f"; disk ~{_size(self.disk_mb)} when done, ~{_size(peak)} at its peak (the checkpoints of the "
+                   "cells running at once)" if self.disk_mb else ""))
 
     @property
     def left(self) -> int:
@@ -313,9 +325,12 @@ MIN_SHARE = 0.05
 
 
 def cell_seconds(cell: Any, out: str | Path) -> float | None:
-    """The wall seconds a finished cell's result file records (the estimate's and the grid's progress ETA's one
-    reading of them), or None."""
-    return measured_seconds(cell.result_path(out))
+    """The wall seconds a finished cell took (the estimate's and the grid's progress ETA's one reading of them): the
+    sum of its process's runs (``runs.jsonl``: a cell stopped and resumed ran more than once), else what its result
+    file records (a cell run before 0.4), or None."""
+    from crossner_hf.grid.cells import run_seconds
+
+    return run_seconds(cell, out) or measured_seconds(cell.result_path(out))
 
 
 def measured_seconds(path: Path) -> float | None:

@@ -24,7 +24,7 @@ from crossner_hf.selection.run import _load, _paths, _plan, rows_of
 def price(cells: Sequence[Cell], out: Path, model: str) -> Estimate:
     """The search's cost: its finished cells measured, the others priced from them (see the module's text)."""
     kinds = {str(c.meta.get("cost") or c.command) for c in cells}
-    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds})
+    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds}, model=model)
 
 
 def method_minutes(method: Method, priced: Estimate) -> float:
@@ -40,7 +40,7 @@ def method_minutes(method: Method, priced: Estimate) -> float:
 
 
 def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
-            entity_list: str | None = None, data_dir: str | None = None) -> str:
+            entity_list: str | None = None, data_dir: str | None = None, workers: int = 1) -> str:
     """The cells a search would run, with their command lines and dependencies, what is left of it and its
     estimated minutes and disk (from this machine's finished cells in OUT, then the packaged table), and the other
     budgets' table minutes; nothing is trained or written."""
@@ -66,7 +66,7 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
                      f"    {cell.shell_line(out.resolve())}")
     from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map _plan checked, said
 
-    lines += [f"this search: {priced.text()}",
+    lines += [f"this search: {priced.text()}", priced.clock_text(workers, raced=config.prune == "on"),
               describe_label_map(resolve_label_map(config.source_label_map, target.labels, target.name),
                                  target.labels), "", "methods:"]
     for m in methods:
