@@ -260,6 +260,20 @@ def test_word_tokenizer_on_stdlib_re_is_identical_to_nltk(crossner_data_dir):
     assert [list(fast.span_tokenize(s)) for s in sentences] == [list(reference.span_tokenize(s)) for s in sentences]
 
 
+def test_punkt_loads_without_scipy_and_sklearn(wiki):
+    # the builder's start-up: NLTK imported without its optional SciPy / scikit-learn bridges, which stay importable
+    import subprocess
+
+    code = ("import sys; from crossner_hf.wikipedia.sentences import require_punkt, anchor_sentences\n"
+            f"require_punkt({str(wiki['nltk'])!r})\n"
+            "print(sorted(m for m in ('scipy', 'sklearn') if m in sys.modules))\n"
+            f"print(len(anchor_sentences('He left. She stayed.', [], nltk_data={str(wiki['nltk'])!r})))\n"
+            "import scipy.stats, sklearn; print(scipy.stats.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.stdout.split() == ["[]", "2", "scipy.stats"], out.stderr
+
+
 def test_guarded_words_and_stdlib_punkt_give_nltks_output(crossner_data_dir, sample_pages):
     # the Wikipedia builder's word tokenizer skips the patterns a sentence cannot match, and its punkt runs on
     # the stdlib re engine: the same sentences, words and offsets as NLTK's

@@ -28,6 +28,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -132,6 +133,29 @@ def _words_of(text: str, offset: int) -> Iterator[tuple[str, int, int]]:
         yield text[start:end], offset + start, offset + end
 
 
+def _import_nltk_lean() -> None:
+    """Import NLTK without its optional SciPy and scikit-learn bridges, when neither is loaded yet.
+
+    ``import nltk`` imports every subpackage, and those import ``scipy.stats`` (collocation measures) and
+    scikit-learn (a classifier wrapper) when installed, inside ``try/except ImportError``: a second of
+    start-up, in the builder and in each of its worker processes, for modules punkt and the word tokenizer
+    never use. A ``None`` entry in ``sys.modules`` makes those imports raise ImportError (the documented
+    way to block an import), so NLTK takes its fallbacks; the entries are removed right after, and a later
+    ``import scipy`` or ``import sklearn`` in the process works as usual.
+    """
+    if "nltk" in sys.modules:
+        return
+    hidden = [name for name in ("scipy", "sklearn") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        import nltk  # noqa: F401
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, False) is None:
+                del sys.modules[name]
+
+
 @lru_cache(maxsize=4)
 def _stdlib_punkt(nltk_data: str | None) -> object | None:
     """The punkt sentence tokenizer (:func:`crossner_hf.data.words._punkt`) with its fixed patterns on the stdlib
@@ -140,6 +164,7 @@ def _stdlib_punkt(nltk_data: str | None) -> object | None:
     The same sentence spans (tested on every line of the sample dump); None without punkt's data."""
     import copy
 
+    _import_nltk_lean()
     from nltk.tokenize import punkt as nltk_punkt
 
     from crossner_hf.data.words import _stdlib_pattern
@@ -174,6 +199,7 @@ def _stdlib_punkt(nltk_data: str | None) -> object | None:
 
 def require_punkt(nltk_data: str | None = None) -> None:
     """Fail early, naming where punkt was looked for, when its English data is missing."""
+    _import_nltk_lean()
     if _punkt(nltk_data) is None:
         raise FileNotFoundError(
             f"NLTK punkt_tab English data not found (looked in --nltk_data={nltk_data!r} and "

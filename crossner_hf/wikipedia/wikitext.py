@@ -42,6 +42,7 @@ import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from crossner_hf.extras import require
 
@@ -108,6 +109,8 @@ _BRACES = re.compile(r"(?=[{}\n \t])(?:\{\{|\}\}|(?:^|(?<=\n))[ \t]*\{\||\n[ \t]
 _TEMPLATE_NAME = re.compile(r"\{\{\s*([^|{}<\n]*)")
 
 _C_TOKENIZER_CHECKED = False
+_normalised_title = lru_cache(maxsize=1 << 16)(normalise_title)
+"""Link targets repeat within and across pages: each spelling is normalised once."""
 
 
 def prestrip(wikitext: str) -> str:
@@ -231,7 +234,7 @@ def _render_link(link: Link, out: _Builder, trail: str) -> None:
             shown = re.sub(r"\s*\([^)]*\)$", "", shown.split(":", 1)[-1])
         out.write(shown)
     out.write(trail)
-    target = "" if namespace is not None else normalise_title(raw_title)
+    target = "" if namespace is not None else _normalised_title(raw_title)
     if target and out.length > start:
         out.anchors.append((start, out.length, out.resolve(target)))
 
