@@ -705,6 +705,68 @@ def test_run_experiment_is_the_python_api_of_reproduce(tmp_path):
     assert "| PER |" in result.table.read_text() and (tmp_path / "plan.json").is_file()
     again = run_experiment(grid, tmp_path, run=False)
     assert again.status == result.status
+    from crossner_hf.results import WorkflowResult
+
+    # a study's result is a WorkflowResult: the shared keys, its experiment and each cell's status
+    assert isinstance(result, WorkflowResult) and result["workflow"] == "reproduce" and result.model == grid.model
+    assert result["experiment"] == "cdlm-table5" and result["status"] == {k: str(v) for k, v in result.status.items()}
+    assert result.dev_f1 is None and result.test_f1 is None  # its scores are the table's
+
+
+def test_a_misspelt_setting_fails_the_plan_in_one_line_before_any_cell_runs(tmp_path, monkeypatch, capsys):
+    """Each cell's settings are checked by its own command's parser at planning: a flag the command lacks (with
+    the nearest one it has) or a value outside its choices is one line, and no cell has run."""
+    import dataclasses
+
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.commands.reproduce import check_plan
+    from crossner_hf.reproduce import experiments
+
+    real = experiments.plan
+
+    def misspelt(*args, **kwargs):
+        grid = real(*args, **kwargs)
+        first = grid.cells[0]
+        bad = dataclasses.replace(first, settings={**first.settings, "max_step": 5})
+        return dataclasses.replace(grid, cells=[bad, *grid.cells[1:]])
+
+    monkeypatch.setattr(experiments, "plan", misspelt)
+    out = tmp_path / "out"
+    for dry in ([], ["--dry_run"]):
+        assert cli_main(["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics",
+                         "--output_dir", str(out), *dry]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "has no such flag: --max_step (did you mean --max_steps?)" in err[0], err
+        assert not out.exists()  # nothing planned ran, nothing was written
+    cells = real("crossner-table2", "smoke", out, domains=["politics"]).cells
+    check_plan(cells)  # the packaged plans pass
+    train = next(c for c in cells if c.command == "train")
+    with pytest.raises(ValueError, match=r"--schedule jiont: choose one of .*joint"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "schedule": "jiont"})])
+    with pytest.raises(ValueError, match="is set by the grid itself: --output_dir"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "output_dir": "x"})])
+
+
+def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path):
+    """An interrupted experiment: the dry run prices a started cell by what is left of it and shows the step its
+    last complete checkpoint saved; the status table shows it too, and a stopped cell its reason."""
+    from crossner_hf.grid import status_table
+    from crossner_hf.reproduce.run import dry_run_text
+
+    cells = plan("crossner-table2", "cpu", tmp_path, domains=["politics"]).cells
+    train = next(c for c in cells if c.command == "train" and not c.deps)
+    checkpoint = train.folder(tmp_path) / "seed-555" / "checkpoint-190"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 190, "max_steps": 722}))
+    (checkpoint / "checkpoint_complete.json").write_text("{}")
+    later = train.folder(tmp_path) / "seed-555" / "checkpoint-200"  # not complete: not what a rerun continues from
+    later.mkdir()
+    (later / "trainer_state.json").write_text(json.dumps({"global_step": 200, "max_steps": 722}))
+    text = dry_run_text(cells, tmp_path)
+    assert f"{train.name}: waiting at step 190 of 722" in text and "left, at step 190 of 722" in text
+    assert "step 190 of 722" in status_table(cells, tmp_path)
+    (train.folder(tmp_path) / ".stopped").write_text(json.dumps({"reason": "the time budget ended"}))
+    assert "step 190 of 722 (the time budget ended)" in status_table(cells, tmp_path)
 
 
 def _vectors_file(path: Path, width: int, key: str = "the") -> Path:

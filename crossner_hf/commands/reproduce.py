@@ -99,6 +99,19 @@ def make_parser(subparsers: Any | None = None):
     )
 
 
+def check_plan(cells: Any) -> None:
+    """Each cell's settings checked by its own command's parser (:func:`crossner_hf.grid.study.check_settings`),
+    before anything runs: ``reproduce`` and ``adapt`` plan their cells through it."""
+    import importlib
+
+    from crossner_hf.grid.study import check_settings
+
+    def parser_of(command: str) -> Any:  # the command's own module (crossner_hf.commands.<name>), its parser
+        return importlib.import_module(f"crossner_hf.commands.{command.replace('-', '_')}").make_parser()
+
+    check_settings(cells, parser_of)
+
+
 def main(args: ReproduceArguments) -> int:
     """Plan the experiment, then print it (``--dry_run``), or run it (``--status``: only read what is done) and print
     the status table and our table beside the paper's; 1 when a cell failed."""
@@ -115,6 +128,7 @@ def main(args: ReproduceArguments) -> int:
     grid = plan(args.experiment, args.scale, args.output_dir, domains=args.domains, seeds=args.seeds, model=args.model,
                 corpora=args.corpora, data_dir=args.data_dir, rows=args.rows, nerbert_corpus=args.nerbert_corpus,
                 datasets=args.datasets, raw_text=args.raw_text, vectors=vectors)
+    check_plan(grid.cells)  # a misspelt setting is one line now, not a failure in every cell that has it
     if args.dry_run:
         print(dry_run_text(grid.cells, args.output_dir))
         for row, reason in grid.unplanned:

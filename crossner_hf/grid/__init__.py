@@ -17,16 +17,17 @@ from crossner_hf.grid.cells import (
     Status,
     cell_status,
     grid_status,
+    progress_note,
     read_counts,
     read_score,
     render_flags,
+    run_seconds,
     status_table,
     stop_reason,
     topological,
 )
-from crossner_hf.grid.run import (Controller, GridInterrupted, GridRun, grid_lock, grid_lock_if_free, run_cell, run_grid,
-                                  run_seconds)
+from crossner_hf.grid.run import Controller, GridInterrupted, GridRun, grid_lock, grid_lock_if_free, run_cell, run_grid
 
 __all__ = ["STATUSES", "Cell", "Controller", "GridInterrupted", "GridRun", "Status", "cell_status", "grid_lock",
-           "grid_lock_if_free", "grid_status", "read_counts", "read_score", "render_flags", "run_cell", "run_grid",
-           "run_seconds", "status_table", "stop_reason", "topological"]
+           "grid_lock_if_free", "grid_status", "progress_note", "read_counts", "read_score", "render_flags", "run_cell",
+           "run_grid", "run_seconds", "status_table", "stop_reason", "topological"]

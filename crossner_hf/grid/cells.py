@@ -75,6 +75,8 @@ STATUSES = tuple(Status)
 """Every status, in the order the status table counts them."""
 STOPPED_MARK = ".stopped"
 SKIPPED_FILE = ".skipped.json"
+RUNS_FILE = "runs.jsonl"
+"""In a cell's folder: one line per run of its process (when it started, its seconds, how it ended)."""
 
 
 @dataclass(frozen=True)
@@ -444,7 +446,12 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
             note = f"  ran with {changed_settings(cell, out)}; delete {cell.folder(out)} to run it again"[:300]
         elif status[cell.name] == Status.MISSING_INPUT:
             note = "  needs " + ", ".join(p for p in cell.inputs if not Path(p).exists())
-        elif status[cell.name] in (Status.STOPPED, Status.SKIPPED):
+        elif status[cell.name] == Status.SKIPPED:
+            note = "  " + stop_reason(cell, out)[:200]
+        if status[cell.name] in (Status.STOPPED, Status.WAITING, Status.RUNNING) and progress_note(cell, out):
+            note += f"  {progress_note(cell, out)}" + (f" ({stop_reason(cell, out)[:200]})"
+                                                        if status[cell.name] == Status.STOPPED else "")
+        elif status[cell.name] == Status.STOPPED:
             note = "  " + stop_reason(cell, out)[:200]
         lines.append(shown(f"{shown(cell.name):<{width}}  {status[cell.name]:<13}  {cell.command}{note}"))
     counts = {s: sum(1 for v in status.values() if v == s) for s in STATUSES}
@@ -495,3 +502,57 @@ def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | Non
     if per_type is None:
         raise ValueError(f"{path}: no test.per_type scores (a bilstm-crf, cdlm or multicell result file has them).")
     return {t: (round(s["recall"] * s["support"]), int(s["support"])) for t, s in per_type.items()}
+
+
+def run_seconds(cell: Cell, out: str | Path) -> float | None:
+    """The wall seconds of every run of ``cell``'s process, summed (a cell stopped and resumed ran more than once;
+    its last run alone would price it too low); None when none is recorded (a cell run before 0.4)."""
+    try:
+        lines = (cell.folder(out) / RUNS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    total = 0.0
+    for line in lines:
+        try:
+            total += float(json.loads(line)["seconds"])
+        except (ValueError, KeyError, TypeError):  # a line cut by a kill mid-write
+            continue
+    return total or None
+
+
+def saved_step(cell: Cell, out: str | Path) -> tuple[int, int, str] | None:
+    """(step, of max_steps, stage) a started cell continues from: its last complete checkpoint's
+    ``trainer_state.json`` (the newest, of any stage: a seed's, a source stage's), else its ``progress.json``
+    (written as it trains); None when it saved neither."""
+    from crossner_hf.outputs import CHECKPOINT_COMPLETE
+
+    folder = cell.folder(out)
+    newest: tuple[float, Path] | None = None
+    if folder.is_dir():
+        for state in folder.rglob("checkpoint-*/trainer_state.json"):
+            if (state.parent / CHECKPOINT_COMPLETE).is_file() and not state.parent.is_symlink():
+                mtime = state.stat().st_mtime
+                if newest is None or mtime > newest[0]:
+                    newest = (mtime, state)
+    if newest is not None:
+        try:
+            record = json.loads(newest[1].read_text(encoding="utf-8"))
+            stage = "source" if newest[1].parent.parent.name == "source" else ""
+            return int(record["global_step"]), int(record.get("max_steps") or 0), stage
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    try:
+        record = json.loads((folder / "progress.json").read_text(encoding="utf-8"))
+        return int(record["step"]), int(record.get("max_steps") or 0), str(record.get("stage") or "")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def progress_note(cell: Cell, out: str | Path) -> str:
+    """``step 190 of 722`` (``of the source stage`` where it is that stage's) for a started cell, "" otherwise."""
+    saved = saved_step(cell, out)
+    if saved is None:
+        return ""
+    step, max_steps, stage = saved
+    where = f" of its {stage} stage" if stage in ("source",) else ""
+    return f"step {step}" + (f" of {max_steps}" if max_steps else "") + where

@@ -35,7 +35,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from crossner_hf.grid.cells import (INTERRUPTED, SKIPPED_FILE, STOPPED_MARK, Cell, Status, cell_status,
+from crossner_hf.grid.cells import (INTERRUPTED, RUNS_FILE, SKIPPED_FILE, STOPPED_MARK, Cell, Status, cell_status,
                                     changed_settings, critical_path_order, redact_flags, shown, topological)
 from crossner_hf.grid.costs import cell_seconds
 from crossner_hf.grid.warm import Zygote, die_with_parent
@@ -48,8 +48,6 @@ logger = logging.getLogger(__name__)
 
 GRID_LOCK = ".grid.lock"
 GRID_OWNER = ".grid.owner.json"
-RUNS_FILE = "runs.jsonl"
-"""In a cell's folder: one line per run of its process (when it started, its seconds, how it ended)."""
 OUT_OF_MEMORY = ("CUDA out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "HIP out of memory")
 """What a cell's log says when its GPU ran out of memory (torch's messages)."""
 POLL_SECONDS = 2.0
@@ -358,22 +356,6 @@ def _record_run(folder: Path, started: float, seconds: float, status: Status) ->
     with open(folder / RUNS_FILE, "a", encoding="utf-8") as runs:
         runs.write(json.dumps({"started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(started)),
                                "seconds": round(seconds, 3), "status": str(status)}) + "\n")
-
-
-def run_seconds(cell: Cell, out: str | Path) -> float | None:
-    """The wall seconds of every run of ``cell``'s process, summed (a cell stopped and resumed ran more than once;
-    its last run alone would price it too low); None when none is recorded."""
-    try:
-        lines = (cell.folder(out) / RUNS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return None
-    total = 0.0
-    for line in lines:
-        try:
-            total += float(json.loads(line)["seconds"])
-        except (ValueError, KeyError, TypeError):  # a line cut by a kill mid-write
-            continue
-    return total or None
 
 
 def _log_tail(path: Path, start: int, limit: int = 64 * 1024) -> str:

@@ -1,17 +1,21 @@
 """Running an experiment: ``run_experiment(plan(..., out), executor=ExecutorOptions(...)) -> ExperimentResult`` runs
-the grid's cells, in the folder the plan was made for, on the chosen executor and writes the table and the figure; :func:`dry_run_text` describes a
-plan without running it. The ``reproduce`` command translates its flags into these calls."""
+the grid's cells, in the folder the plan was made for, on the chosen executor and writes the table and the figure;
+:func:`dry_run_text` describes a plan without running it. Plan, dry run, estimate, status and lock are the grid
+study's (:mod:`crossner_hf.grid.study`), shared with ``adapt``. The ``reproduce`` command translates its flags into
+these calls."""
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.reproduce.experiments import Plan
-from crossner_hf.grid import Cell, grid_lock, grid_lock_if_free, grid_status, run_grid, topological
+from crossner_hf.grid import Cell, Status, grid_lock, grid_lock_if_free, grid_status, run_grid
+from crossner_hf.grid.study import cell_lines, price, started_lines, write_plan
+from crossner_hf.results import WorkflowResult, shared_record
 from crossner_hf.reproduce.tables import FIGURES, write_figure, write_tables
 
 logger = logging.getLogger(__name__)
@@ -20,20 +24,16 @@ STATUS_DIR = ".status"
 """Where ``--status`` beside a live run writes the table so far (the run writes ``OUT/table.md`` itself)."""
 
 
-def dry_run_text(cells, out) -> str:
-    """Each cell with its command line, dependencies, missing inputs and estimated minutes; then the total."""
-    lines = []
-    for cell in topological(cells):
-        deps = f"  after {', '.join(cell.deps)}" if cell.deps else ""
-        missing = [p for p in cell.inputs if not Path(p).exists()]
-        need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
-        lines.append(f"{cell.name}  (~{cell.minutes:g} min, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
-                     f"    {cell.shell_line(out)}")
-    from crossner_hf.grid.costs import estimate
-
-    # a resumed experiment is priced on its cells left, from the finished ones' measured seconds first
-    lines.append(estimate(cells, out).text())
-    return "\n".join(lines)
+def dry_run_text(cells: list[Cell], out: str | Path) -> str:
+    """Each cell with its cost, command line, dependencies and missing inputs (the grid study's listing), the cells
+    started and not finished with their saved progress; then the total. A resumed experiment is priced on its cells
+    left, from the finished and started ones' measured seconds first."""
+    status = grid_status(cells, out)
+    priced = price(cells, out)
+    started = started_lines(cells, out, status)
+    return "\n".join([*cell_lines(cells, out, priced, status),
+                      *(["started and not finished:", *(f"  {line}" for line in started)] if started else []),
+                      priced.text()])
 
 
 def _output_dir(grid: Plan, output_dir: str | Path | None) -> Path:
@@ -51,20 +51,23 @@ def _output_dir(grid: Plan, output_dir: str | Path | None) -> Path:
     return Path(output_dir)
 
 
-@dataclass(frozen=True)
-class ExperimentResult:
-    """What running (or refreshing) an experiment gives back: each cell's status, the table (Markdown and CSV)
-    and the figure (figure experiments)."""
+@dataclass(frozen=True, repr=False)
+class ExperimentResult(WorkflowResult):
+    """What running (or refreshing) an experiment gives back, a :class:`~crossner_hf.results.WorkflowResult`
+    (``workflow`` "reproduce"; its ``results`` hold the experiment, scale, each cell's status and the cells' summed
+    seconds; no dev or test F1 of its own: those are the table's): each cell's status, the table (Markdown and
+    CSV) and the figure (figure experiments)."""
 
-    output_dir: Path
-    status: dict[str, str]
-    table: Path
-    table_csv: Path
-    figure: Path | None
+    status: dict[str, str] = field(default_factory=dict)
+    table: Path | None = None
+    table_csv: Path | None = None
+    figure: Path | None = None
+
+    workflow: ClassVar[str | None] = "reproduce"
 
     @property
     def failed(self) -> list[str]:
-        return [name for name, state in self.status.items() if state == "failed"]
+        return [name for name, state in self.status.items() if state == Status.FAILED]
 
 
 def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: ExecutorOptions | None = None, *,
@@ -137,11 +140,7 @@ def _smoke_words(cells: list[Cell]) -> list[str]:
 
 
 def _write_plan(grid: Plan, out: Path) -> None:
-    from crossner_hf.outputs import atomic_output
-
-    with atomic_output(out / "plan.json") as tmp:  # whole or absent: --status may write it beside a running grid
-        tmp.write_text(json.dumps({"experiment": grid.experiment, "scale": grid.scale, "model": grid.model,
-                                   "cells": [c.to_dict() for c in grid.cells]}, indent=2))
+    write_plan(out, {"experiment": grid.experiment, "scale": grid.scale, "model": grid.model}, grid.cells)
 
 
 def _tables(grid: Plan, out: Path, dest: Path | None = None) -> ExperimentResult:
@@ -153,4 +152,12 @@ def _tables(grid: Plan, out: Path, dest: Path | None = None) -> ExperimentResult
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model) if dest is None else None
     if figure is not None:
         logger.info("figure: %s", figure)
-    return ExperimentResult(out, grid_status(grid.cells, out), md, csv_path, figure)
+    status = grid_status(grid.cells, out)
+    from crossner_hf.grid.costs import cell_seconds
+
+    seconds = sum(cell_seconds(c, out) or 0.0 for c in grid.cells if status[c.name] == Status.DONE)
+    seeds = sorted({c.seed for c in grid.cells if c.seed is not None})
+    results = {**shared_record("reproduce", model=grid.model, dataset=grid.experiment, seeds=seeds, dev=None,
+                               test=None, seconds=round(seconds, 3)),
+               "experiment": grid.experiment, "scale": grid.scale, "status": {k: str(v) for k, v in status.items()}}
+    return ExperimentResult(out, results, status=dict(status), table=md, table_csv=csv_path, figure=figure)
