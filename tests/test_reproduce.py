@@ -871,3 +871,35 @@ def test_plans_follow_the_release_and_the_papers_sources(tmp_path):
     tsne = [c for c in fig3.cells if c.command == "plot-entities"]
     assert tsne and all("--config" not in c.flags() and c.flags()[c.flags().index("--domain") + 1] == "politics"
                         for c in tsne)
+
+
+def test_adapt_checks_its_cells_settings_by_the_same_plan_check(tmp_path, crossner_data_dir, monkeypatch, capsys):
+    """adapt and reproduce plan through one check: a misspelt setting in a search's cell fails adapt (its dry run
+    too) in one line, before its data copy or any cell."""
+    import dataclasses
+
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.selection import run as selection_run
+
+    data = tmp_path / "mydata"
+    data.mkdir()
+    for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
+        rows = read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:4]
+        (data / f"{name}.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"], "ner_tags": r["ner_tags"]})
+                                                    + "\n" for r in rows), encoding="utf-8")
+    real = selection_run.plan_search
+
+    def misspelt(*args, **kwargs):
+        methods, cells, name, folder = real(*args, **kwargs)
+        bad = dataclasses.replace(cells[0], settings={**cells[0].settings, "learning_rat": "1e-4"})
+        return methods, [bad, *cells[1:]], name, folder
+
+    monkeypatch.setattr(selection_run, "plan_search", misspelt)
+    out = tmp_path / "out"
+    for dry in (["--dry_run"], []):
+        assert cli_main(["adapt", "--dataset_dir", str(data), "--model_name_or_path", "m", "--budget", "smoke",
+                         "--methods", "direct", "--output_dir", str(out), *dry]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--learning_rat (did you mean --learning_rate?)" in err[0], err
+        assert not out.exists()

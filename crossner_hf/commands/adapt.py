@@ -92,17 +92,20 @@ def main(args: AdaptArguments) -> int:
         print(status_text(args.status))
         return 0
     target = args.load_target()
+    from crossner_hf.commands.reproduce import check_plan
+    from crossner_hf.selection.run import plan_search, resolved_files
+
+    config = args.config()
+    entities = resolved_files(args.entity_list)
+    _, cells, _, _ = plan_search(args.model_name_or_path, target, config, Path(config.output_dir or "."),
+                                 resolved_files(args.raw_text), entities[0] if entities else None, args.data_dir)
+    check_plan(cells)  # each cell's settings by its command's parser: a misspelt one is one line, before any runs
     if args.dry_run:
         from crossner_hf.executors import plan_packing
-        from crossner_hf.selection.run import _plan, _paths
 
         options = args.executor_options()
         workers = 1
         if options.executor == "local":  # the packing the run would use: the wall time for those workers
-            config = args.config()
-            entities = _paths(args.entity_list)
-            _, cells, _, _ = _plan(args.model_name_or_path, target, config, Path(config.output_dir or "."),
-                                   _paths(args.raw_text), entities[0] if entities else None, args.data_dir)
             workers = plan_packing(cells, options).workers if cells else 1
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
                       entity_list=args.entity_list, data_dir=args.data_dir, workers=workers))

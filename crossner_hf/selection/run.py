@@ -75,7 +75,8 @@ def _options(executor: ExecutorOptions | str | None) -> ExecutorOptions:
     return ExecutorOptions(executor=executor) if isinstance(executor, str) else executor
 
 
-def _load(target: Any) -> Any:
+def as_target(target: Any) -> Any:
+    """``target`` as :class:`~crossner_hf.data.target.TargetData` (anything ``load_target`` opens, loaded once)."""
     from crossner_hf.data.target import TargetData, load_target
 
     return target if isinstance(target, TargetData) else load_target(target)
@@ -113,8 +114,9 @@ def write_entity_list(target: Any, path: Path) -> Path:
     return save_entity_list(entities, path)
 
 
-def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
-          entity_list: str | None, data_dir: str | None) -> tuple[list[Method], list[Cell], str, Path]:
+def plan_search(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: list[str] | None,
+                entity_list: str | None, data_dir: str | None) -> tuple[list[Method], list[Cell], str, Path]:
+    """The search's plan: its methods, their cells (typed), the data's name and the folder its copy goes to."""
     from crossner_hf.data.labels import format_label_map, resolve_label_map
 
     name = slug(target.name)
@@ -129,7 +131,8 @@ def _plan(model: str, target: Any, config: AdaptConfig, out: Path, raw_text: lis
     return methods, cells_of(methods), name, data
 
 
-def _paths(files: Any) -> list[str] | None:
+def resolved_files(files: Any) -> list[str] | None:
+    """A file or files given (``--raw_text``, ``--entity_list``) as absolute paths; None for none."""
     if files is None:
         return None
     files = [files] if isinstance(files, (str, Path)) else list(files)
@@ -152,15 +155,16 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
     from crossner_hf.outputs import check_writable
 
     config = config or AdaptConfig()
-    target = _load(target)
+    target = as_target(target)
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
     check_writable(out, "--output_dir", folder=True)
     with grid_lock(out):  # one run per folder, from the plan to best/
-        raw, entities = _paths(raw_text), _paths(entity_list)
+        raw, entities = resolved_files(raw_text), resolved_files(entity_list)
         for path in (raw or []) + (entities or []):
             if not Path(path).is_file():
                 raise FileNotFoundError(f"{path}: no such file (--raw_text / --entity_list take text files).")
-        methods, cells, name, data = _plan(model, target, config, out, raw, entities[0] if entities else None, data_dir)
+        methods, cells, name, data = plan_search(model, target, config, out, raw, entities[0] if entities else None,
+                                                 data_dir)
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")
@@ -542,7 +546,7 @@ def compare(folders: Sequence[str | Path], *, target: Any = None, output_dir: st
                   + (f" {schedule}" if schedule else "") + f" from {result.model}",
                   models=[str(Path(folder).resolve())])
         rows.append(row)
-    target = _load(target) if target is not None else None
+    target = as_target(target) if target is not None else None
     out = Path(output_dir) if output_dir is not None else None
     if out is None:
         attach_paper_gains(rows)

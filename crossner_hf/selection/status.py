@@ -1,6 +1,7 @@
 """What a search will cost and how far it got, without running anything: the dry run (every cell with its command
 line, priced from this machine's finished cells, and the disk it will use) and ``adapt --status OUT`` (the table so
-far, from another shell while the search runs).
+far, from another shell while the search runs). The listing, the pricing and the started cells' progress are the
+grid study's (:mod:`crossner_hf.grid.study`), shared with ``reproduce``.
 
 Pricing (:func:`crossner_hf.grid.costs.estimate`): a cell left to run costs the measured seconds of the finished
 cells of its kind in OUT (direct, joint, DAPT, ...), a kind none measured the packaged table scaled by this
@@ -14,17 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.grid import Cell, grid_status, topological
-from crossner_hf.grid.costs import Estimate, disk_mb, estimate
+from crossner_hf.grid import Cell, grid_status
+from crossner_hf.grid.costs import Estimate
+from crossner_hf.grid.study import cell_lines, counts_line, started_lines
+from crossner_hf.grid.study import price as study_price
 from crossner_hf.selection.candidates import Method, read_plan, slug
 from crossner_hf.selection.config import BUDGETS, AdaptConfig
 from crossner_hf.selection.evidence import markdown_table
-from crossner_hf.selection.run import _load, _paths, _plan, rows_of
+from crossner_hf.selection.run import as_target, plan_search, resolved_files, rows_of
 
 def price(cells: Sequence[Cell], out: Path, model: str) -> Estimate:
     """The search's cost: its finished cells measured, the others priced from them (see the module's text)."""
-    kinds = {str(c.meta.get("cost") or c.command) for c in cells}
-    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds}, model=model)
+    return study_price(cells, out, model)
 
 
 def method_minutes(method: Method, priced: Estimate) -> float:
@@ -45,26 +47,15 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
     estimated minutes and disk (from this machine's finished cells in OUT, then the packaged table), and the other
     budgets' table minutes; nothing is trained or written."""
     config = config or AdaptConfig()
-    target = _load(target)
+    target = as_target(target)
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
-    raw, entities = _paths(raw_text), _paths(entity_list)
+    raw, entities = resolved_files(raw_text), resolved_files(entity_list)
     entity = entities[0] if entities else None
-    methods, cells, _, _ = _plan(model, target, config, out, raw, entity, data_dir)
+    methods, cells, _, _ = plan_search(model, target, config, out, raw, entity, data_dir)
     priced = price(cells, out, str(model))
     status = grid_status(cells, out)
-    lines = []
-    for cell in topological(cells):
-        deps = f"  after {', '.join(cell.deps)}" if cell.deps else ""
-        missing = [p for p in cell.inputs if not Path(p).exists()]
-        need = f"  MISSING INPUT {', '.join(missing)}" if missing else ""
-        if status[cell.name] == "done":
-            took = priced.measured.get(cell.name)
-            cost = "done" + (f", took {took:.1f} min" if took is not None else "")
-        else:
-            cost = f"~{priced.per_cell[cell.name]:.1f} min"
-        lines.append(f"{cell.name}  ({cost}, {cell.cpus} CPU, {cell.gpus} GPU){deps}{need}\n"
-                     f"    {cell.shell_line(out.resolve())}")
-    from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map _plan checked, said
+    lines = cell_lines(cells, out, priced, status)
+    from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map plan_search checked, said
 
     lines += [f"this search: {priced.text()}", priced.clock_text(workers, raced=config.prune == "on"),
               describe_label_map(resolve_label_map(config.source_label_map, target.labels, target.name),
@@ -78,7 +69,7 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
                          f"({priced.minutes_left / 60:.1f} h) one after another  <- this run")
             continue
         other = AdaptConfig(**{**config.__dict__, "budget": budget, "push_to_hub": None})
-        _, budget_cells, _, _ = _plan(model, target, other, out, raw, entity, data_dir)
+        _, budget_cells, _, _ = plan_search(model, target, other, out, raw, entity, data_dir)
         total = sum(c.minutes for c in budget_cells)
         lines.append(f"budget {budget}: {len(budget_cells)} cells, ~{total:g} min ({total / 60:.1f} h) one after "
                      "another (the packaged table)")
@@ -94,10 +85,9 @@ def status_text(out: str | Path) -> str:
     status = grid_status(cells, out)
     rows = rows_of(methods, out, status, (record.get("config") or {}).get("budget", ""))
     priced = price(cells, out, str(record.get("model", "")))
-    counts = {s: sum(1 for v in status.values() if v == s) for s in dict.fromkeys(status.values())}
-    head = [f"# {record.get('dataset')}: adapt search in {out} (so far)", "",
-            "cells: " + ", ".join(f"{n} {s}" for s, n in counts.items()) + f" (of {len(cells)}); "
-            f"~{priced.minutes_left:.1f} min of runs left one after another", ""]
+    started = started_lines(cells, out, status)  # "direct/seed-1: stopped at step 190 of 722 (why)"
+    head = [f"# {record.get('dataset')}: adapt search in {out} (so far)", "", counts_line(status, priced), "",
+            *(["started and not finished:", *(f"- {line}" for line in started), ""] if started else [])]
     done = (out / "adapt.json").is_file()
     tail = ["", "The search finished: adapt.md holds the choice." if done else
             "No choice yet: the search chooses when every cell is done (rerun `crossner-hf adapt` with the same flags "
