@@ -954,3 +954,29 @@ def test_a_copied_search_is_not_changed_and_a_terminal_escape_in_a_name_is_shown
     odd = _cell("x\x1b[31mred", probe)
     table = status_table([odd], tmp_path / "none")
     assert "\x1b" not in table and "x\\x1b[31mred" in table
+
+
+def test_a_controller_runs_on_the_local_executor_only(tmp_path, probe):
+    """docs/grid.md: Ray and Slurm refuse a controller in one line (they submit every cell at once), nothing run."""
+    class Everything:
+        def ready(self, cells_ready):
+            return cells_ready
+
+        def poll(self, out):
+            return []
+
+        def skipped(self):
+            return {}
+
+        def done(self):
+            return False
+
+    from crossner_hf.grid import Controller
+
+    assert isinstance(Everything(), Controller)
+    cell = _cell("a", probe)
+    for executor in ("ray", "slurm"):
+        with pytest.raises(ValueError, match=f"--executor {executor}: a controlled grid .* runs on --executor local"):
+            run_grid([cell], tmp_path / "grid", ExecutorOptions(executor=executor), controller=Everything())
+    assert not (cell.folder(tmp_path / "grid") / "started").exists()
+    assert run_grid([cell], tmp_path / "grid", controller=Everything()) == {"a": "done"}

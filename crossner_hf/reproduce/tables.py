@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.grid import Cell, grid_status, read_counts, read_score
+from crossner_hf.grid import Cell, Status, grid_status, read_counts, read_score
 from crossner_hf.reproduce.papers import number, paper_data, paper_table, source_text
 
 
@@ -87,13 +87,13 @@ def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None =
     entries = {}
     for key, group in grouped.items():
         scores = [s for s in (read_score(c, out, category, metric) for c in group) if s is not None]
-        pending = [status[c.name] for c in group if status[c.name] != "done"]
+        pending = [status[c.name] for c in group if status[c.name] != Status.DONE]
         # a DAPT row's fine-tuning waits on its DAPT cell: show that cell's state when it is the reason
         for c in group:
             for dep in c.deps:
-                if status[c.name] != "done" and status.get(dep) in ("missing input", "failed"):
+                if status[c.name] != Status.DONE and status.get(dep) in (Status.MISSING_INPUT, Status.FAILED):
                     pending = [status[dep]] + pending
-        done = sum(1 for c in group if status[c.name] == "done")
+        done = sum(1 for c in group if status[c.name] == Status.DONE)
         mean, std = mean_std(scores)
         entries[key] = Entry(
             mean=mean, std=std, n=done, expected=len(group), state="ok" if not pending else pending[0],
@@ -193,7 +193,7 @@ def _count_records(experiment: str, cells: Sequence[Cell], out: str | Path) -> l
         for row in (base, compared):
             group = [c for c in cells if c.score and c.column == dataset and c.row == row]
             found = [k for k in (read_counts(c, out) for c in group) if k is not None]
-            pending = [status[c.name] for c in group if status[c.name] != "done"]
+            pending = [status[c.name] for c in group if status[c.name] != Status.DONE]
             counts[row] = found
             state[row] = ("not run" if not group else pending[0] if pending else "ok", len(found), len(group))
         types = list(dict.fromkeys(t for runs in counts.values() for run in runs for t, (_, gold) in run.items()
