@@ -1,7 +1,8 @@
 """The ``crossner-hf`` command: it dispatches to :mod:`crossner_hf.commands` and runs the command with one-line errors.
 
 ``crossner-hf --help`` lists the commands of :data:`COMMAND_TABLE` (the one list of them) without
-importing any; ``crossner-hf COMMAND --help`` lists a command's flags. Every command takes a YAML
+importing any; ``crossner-hf COMMAND --help`` lists a command's flags (after the first time, the text kept by
+:mod:`crossner_hf.commands.help_cache`, without importing the command). Every command takes a YAML
 file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``).
 :func:`run_command` parses and runs one command, a user error one line on stderr (exit 2); the runnable shims in
 ``dataset_scripts/`` and ``trainer_recipes/`` end in :func:`shim_exit`, so they and ``crossner-hf`` are one command.
@@ -83,7 +84,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = argv[0]
     if command not in COMMANDS:
         build_parser().error(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}.")
+    from crossner_hf.commands.help_cache import help_flag, print_help  # here: the listing above imports no command
+
+    flag = help_flag(argv[1:])
     try:
+        if flag is not None:  # the kept text when this installation would print the same (commands/help_cache.py);
+            # it ends as argparse's --help ends, in SystemExit
+            sys.exit(print_help(command, flag, f"crossner-hf {command}",
+                                lambda: command_parser(command)[1].parse_args([flag])))
         module, parser = command_parser(command)
     except MissingExtraError as err:  # a command module that needs an extra at import time
         print(f"crossner-hf {command}: error: {err}", file=sys.stderr)
@@ -199,11 +207,23 @@ def one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
-def shim_exit(make_parser: Any, main: Any) -> NoReturn:
-    """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command run as ``crossner-hf`` runs it.
-    It ends with ``sys.exit``, not :func:`exit_process`: a file is also run inside a host interpreter that must
-    live on (a notebook's ``%run``, ``runpy`` in a test)."""
-    sys.exit(run_command(make_parser, main))
+def shim_exit(command: str) -> NoReturn:
+    """The end of a runnable shim (``trainer_recipes/finetune.py``, ...): the command named as ``crossner-hf`` names it
+    (``train``), run as ``crossner-hf`` runs it, under the shim's own program name. Its module is imported only
+    here, so the shim's bare ``--help`` is the kept text as ``crossner-hf``'s is
+    (:mod:`crossner_hf.commands.help_cache`). It ends with ``sys.exit``, not :func:`exit_process`: a file is also
+    run inside a host interpreter that must live on (a notebook's ``%run``, ``runpy`` in a test)."""
+    from crossner_hf.commands.help_cache import help_flag, print_help
+
+    def module():
+        return importlib.import_module(f"crossner_hf.commands.{COMMANDS[command]}")
+
+    flag = help_flag(sys.argv[1:])
+    if flag is not None:
+        # the shim's parser names its own program (trainer_recipes/finetune.py), however the file was reached
+        sys.exit(print_help(command, flag, "script", lambda: module().make_parser().parse_args([flag])))
+    commands = module()
+    sys.exit(run_command(commands.make_parser, commands.main))
 
 
 def run() -> NoReturn:

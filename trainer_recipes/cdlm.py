@@ -4,7 +4,6 @@ Run with `--help` for the flags; see that module's docstring for examples.
 """
 
 from crossner_hf.cli import shim_exit
-from crossner_hf.commands.cdlm import main, make_parser
 
 if __name__ == "__main__":
-    shim_exit(make_parser, main)
+    shim_exit("cdlm")
