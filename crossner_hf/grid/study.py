@@ -123,7 +123,7 @@ def write_plan(out: str | Path, record: Mapping[str, Any], cells: Iterable[Cell]
 
     path = Path(out) / "plan.json"
     with atomic_output(path) as tmp:
-        tmp.write_text(json.dumps({**record, "cells": [c.to_dict() for c in cells]}, indent=2))
+        tmp.write_text(json.dumps({**record, "cells": [c.to_dict() for c in cells]}, indent=2, default=str))
     return path
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.selection.candidates import PLAN, Method, cells_of, plan_methods, plan_record, select, slug
+from crossner_hf.selection.candidates import Method, cells_of, plan_methods, plan_record, select, slug
 from crossner_hf.selection.choice import (
     Choice,
     Row,
@@ -36,6 +36,7 @@ from crossner_hf.selection.evidence import attach_paper_gains, card_section, mar
 from crossner_hf.executors import ExecutorOptions
 from crossner_hf.outputs import replace_folder, scrub_paths
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
+from crossner_hf.grid.study import write_plan
 from crossner_hf.grid.cells import failed_line
 from crossner_hf.results import WorkflowResult, read_results, shared_record
 
@@ -168,11 +169,9 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         write_target(target, data)
         if raw and not entities and any(c.command == "build-corpora" for c in cells):
             write_entity_list(target, out / "entity_list.tsv")
-        from crossner_hf.outputs import atomic_output
-
-        with atomic_output(out / PLAN) as tmp:  # whole or absent: `adapt --status` reads it from another shell
-            tmp.write_text(json.dumps(plan_record(str(model), target.name, config, raw, methods, cells), indent=2,
-                                      default=str))
+        # whole or absent, the grid study's one writer: `adapt --status` reads it from another shell
+        record = plan_record(str(model), target.name, config, raw, methods, cells)
+        write_plan(out, {k: v for k, v in record.items() if k != "cells"}, cells)
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
         options = _options(executor)
         started = time.time()
