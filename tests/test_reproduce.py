@@ -903,3 +903,40 @@ def test_adapt_checks_its_cells_settings_by_the_same_plan_check(tmp_path, crossn
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "--learning_rat (did you mean --learning_rate?)" in err[0], err
         assert not out.exists()
+
+
+def test_adapt_status_of_an_interrupted_search_shows_each_started_cells_saved_step(tmp_path, crossner_data_dir,
+                                                                                    capsys):
+    """``adapt --status`` (the grid study's status): a stopped cell with its saved step and reason, a cell killed
+    after a checkpoint with its saved step, and the minutes left."""
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.data.conll import read_conll
+    from crossner_hf.grid.study import write_plan
+    from crossner_hf.selection.candidates import plan_record
+    from crossner_hf.selection.config import AdaptConfig
+    from crossner_hf.selection.run import as_target, plan_search
+
+    data = tmp_path / "mydata"
+    data.mkdir()
+    for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
+        rows = read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:4]
+        (data / f"{name}.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"], "ner_tags": r["ner_tags"]})
+                                                    + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "out"
+    config = AdaptConfig(budget="smoke", methods="direct,joint", output_dir=str(out))
+    target = as_target(str(data))
+    methods, cells, _, _ = plan_search("m", target, config, out, None, None, str(crossner_data_dir))
+    record = plan_record("m", target.name, config, None, methods, cells)
+    write_plan(out, {k: v for k, v in record.items() if k != "cells"}, cells)
+    for cell, step, reason in ((cells[0], 1, "behind the leader at dev check 1"), (cells[1], 2, None)):
+        checkpoint = cell.folder(out) / f"seed-{cell.seed}" / f"checkpoint-{step}"
+        checkpoint.mkdir(parents=True)
+        (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step, "max_steps": 3}))
+        (checkpoint / "checkpoint_complete.json").write_text("{}")
+        if reason:
+            (cell.folder(out) / ".stopped").write_text(json.dumps({"reason": reason}))
+    assert cli_main(["adapt", "--status", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert f"- {cells[0].name}: stopped at step 1 of 3 (behind the leader at dev check 1)" in text, text
+    assert f"- {cells[1].name}: waiting at step 2 of 3" in text, text
+    assert "1 stopped" in text and "min of runs left" in text
