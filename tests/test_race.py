@@ -146,3 +146,16 @@ def test_the_controller_stops_skips_records_and_ends(tmp_path):
     now[0] = 3600.0
     assert control.done()
     assert [n for n, r in control.poll() if "--time_budget" in r] == ["joint/seed-1"]
+
+
+def test_a_running_leader_counts_once_it_trained_past_the_same_share():
+    """ASHA's rung, by share: two first seeds running side by side are compared at the share both have reached;
+    a leader still short of it has nothing to compare yet."""
+    race = Race(_trials(("direct", "joint"), seeds=1), RacePolicy(min_margin=2.0))
+    joint, direct = race.trials["joint/seed-0"], race.trials["direct/seed-0"]
+    direct.history = [(0.1, 10.0), (0.2, 12.0), (0.4, 15.0)]
+    joint.history = [(0.1, 30.0), (0.3, 45.0)]  # ahead, but only to 30% of its budget
+    assert race.should_stop(direct.name) is None
+    joint.history.append((0.45, 50.0))  # past 40% now: its best by 40% is 45.0
+    assert "15.0 vs joint 45.0 at the same share" in race.should_stop(direct.name)
+    assert race.should_stop(joint.name) is None  # the one ahead is never stopped by the one behind

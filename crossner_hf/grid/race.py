@@ -20,8 +20,9 @@ The rules (each stated in the reason the table prints):
   difference excludes 0);
 - **stop a training clearly behind**: at a dev check at share ``s`` of its own budget (never before
   :attr:`RacePolicy.min_share`, never before its :attr:`RacePolicy.min_checks`-th check), a cell whose best dev F1
-  so far is behind the leader's best by ``s`` (the leader's curve read at the same share) by more than the margin
-  is stopped. The margin is the larger of :attr:`RacePolicy.min_margin` and twice the seed spread measured so far.
+  so far is behind, by more than the margin, the best any other method's cell reached by the same share of its
+  own budget (a finished cell, or a running one that has trained past that share: ASHA's rungs, by share) is
+  stopped. The margin is the larger of :attr:`RacePolicy.min_margin` and twice the seed spread measured so far.
   Shares, not steps: a pretrain-finetune cell's source stage and a DAPT method's pre-training are parts of their
   own budgets, so a slow starter is compared with the leader at the same fraction of its run, not the leader's
   later, better checks;
@@ -139,15 +140,25 @@ class Race:
         seeds = max(spreads) if spreads else 0.0
         return max(self.policy.min_margin, self.policy.spread_factor * seeds)
 
-    def leader_curve(self, method: str) -> list[tuple[float, float]]:
-        """The leader's dev history to compare ``method``'s against: its best-dev finished cell's (a finished cell
-        also counts its final dev F1 at share 1)."""
-        leader = self.leader(exclude=method)
-        cells = [t for t in self.trials.values() if t.method == leader and t.final is not None]
-        if not cells:
-            return []
-        best = max(cells, key=lambda t: t.final)
-        return [*best.history, (1.0, best.final)]
+    def ahead_at(self, method: str, share: float) -> tuple[str, float] | None:
+        """The best dev F1 any other method's cell had by ``share`` of its own budget, and whose: a running or
+        finished cell that trained past ``share`` (its best check by then), or one that ended before it (its final
+        dev F1). A cell short of ``share``, or finished without a recorded curve, has nothing fair to compare. None
+        when no other cell got that far."""
+        best: tuple[str, float] | None = None
+        for trial in self.trials.values():
+            if trial.method == method:
+                continue
+            history = trial.history
+            if trial.final is not None and history and history[-1][0] <= share:
+                theirs = trial.final  # it ended (early stopping) before this share: what it reached
+            elif history and history[-1][0] >= share:
+                theirs = best_by(history, share)
+            else:
+                continue  # not that far yet, or finished without a recorded curve: nothing fair to compare
+            if theirs is not None and (best is None or theirs > best[1]):
+                best = (trial.method, theirs)
+        return best
 
     # ---------------------------------------------------------------------------------------------- decisions
 
@@ -179,15 +190,14 @@ class Race:
         share, _ = trial.history[-1]
         if share < self.policy.min_share or len(trial.history) < self.policy.min_checks:
             return None
-        curve = self.leader_curve(trial.method)
-        theirs = best_by(curve, share)
+        ahead = self.ahead_at(trial.method, share)
         mine = best_by(trial.history, share)
-        if theirs is None or mine is None:
+        if ahead is None or mine is None:
             return None
+        leader, theirs = ahead
         margin = self.margin()
         if theirs - mine <= margin:
             return None
-        leader = self.leader(exclude=trial.method)
         return (f"stopped at dev check {len(trial.history)} ({100 * share:.0f}% of its budget): {mine:.1f} vs "
                 f"{leader} {theirs:.1f} at the same share, behind by more than the margin ({margin:.1f})")
 
