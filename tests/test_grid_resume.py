@@ -211,7 +211,8 @@ def test_reproduce_cell_killed_after_its_first_checkpoint_continues_from_it(tiny
     from datasets import Dataset
     from safetensors.torch import load_file
 
-    from crossner_hf.grid import grid_status, read_score
+    from crossner_hf.grid import grid_status
+    from crossner_hf.reproduce.tables import read_score
     from crossner_hf.publishing.dataset_folder import write_hub_dataset_folder
     from crossner_hf.reproduce.experiments import plan
     from crossner_hf.reproduce.tables import build_table

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from crossner_hf.reproduce.experiments import plan, select_rows
-from crossner_hf.grid import Cell, grid_status, read_score, render_flags
-from crossner_hf.reproduce.tables import build_table, paper_numbers
+from crossner_hf.grid import Cell, grid_status, render_flags
+from crossner_hf.reproduce.tables import build_table, paper_numbers, read_score
 from crossner_hf.reproduce.vectors import RNNVectors
 
 ROOT = Path(__file__).resolve().parents[1]

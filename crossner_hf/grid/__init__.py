@@ -6,9 +6,11 @@ methods on a user's domain). It sits low in the layers (it imports only the base
 as a process, never by importing a command.
 
 - :mod:`.cells`: :class:`Cell`, its folder and :class:`Status`, the dependency order, the status table, a cell's
-  scores
+  saved step and the seconds of its runs
 - :mod:`.run`: running one cell (its process, log, markers, resume) and a whole grid under the folder's lock, the
   :class:`Controller` a raced search plugs in, :class:`GridRun` (one run's state)
+- :mod:`.study`: the study shape ``reproduce`` and ``adapt`` share (the plan checked, the dry run, the status)
+- :mod:`.costs`: what a cell costs; :mod:`.warm`: the warm interpreter CPU cells fork from
 """
 
 from crossner_hf.grid.cells import (
@@ -18,8 +20,6 @@ from crossner_hf.grid.cells import (
     cell_status,
     grid_status,
     progress_note,
-    read_counts,
-    read_score,
     render_flags,
     run_seconds,
     status_table,
@@ -29,5 +29,5 @@ from crossner_hf.grid.cells import (
 from crossner_hf.grid.run import Controller, GridInterrupted, GridRun, grid_lock, grid_lock_if_free, run_cell, run_grid
 
 __all__ = ["STATUSES", "Cell", "Controller", "GridInterrupted", "GridRun", "Status", "cell_status", "grid_lock",
-           "grid_lock_if_free", "grid_status", "progress_note", "read_counts", "read_score", "render_flags", "run_cell",
-           "run_grid", "run_seconds", "status_table", "stop_reason", "topological"]
+           "grid_lock_if_free", "grid_status", "progress_note", "render_flags", "run_cell", "run_grid", "run_seconds",
+           "status_table", "stop_reason", "topological"]

@@ -459,51 +459,6 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
     return "\n".join(lines)
 
 
-def read_score(cell: Cell, out: str | Path, category: str | None = None, metric: str = "f1") -> float | None:
-    """The cell's score from its result file, or None when it has none.
-
-    Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
-    for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: the overall ones,
-    CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1, overall or of
-    ``category``) for ``plot-entities``. A category the run did not score gives None.
-    """
-    path = cell.result_path(out)
-    if not cell.score or not path.is_file():
-        return None
-    from crossner_hf.results import READ_RESULT_FILES, read_results
-
-    if path.name not in READ_RESULT_FILES:  # crossner-hf plot-entities' entities.json: not a workflow's results
-        from crossner_hf.outputs import read_json
-
-        scores = read_json(path)["silhouette"]
-        return scores["overall"] if category is None else scores["per_category"].get(category)
-    result = read_results(path)  # any schema this version reads: the shared keys say where the scores are
-    test = result["test"] or {}
-    if category is None:
-        return 100 * (result.test_f1 if metric == "f1" else test[f"overall_{metric}"])
-    if result["workflow"] == "finetune":  # the mean over the seeds that scored the type
-        per_seed = [s["test"]["per_type"].get(category, {}).get("f1") for s in result["per_seed"]]
-        per_seed = [f for f in per_seed if f is not None]
-        return 100 * sum(per_seed) / len(per_seed) if per_seed else None
-    f1 = test.get("per_type", {}).get(category, {}).get("f1")
-    return None if f1 is None else 100 * f1
-
-
-def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | None:
-    """``{entity type: (correctly recognised, gold)}`` on the test split of an RNN recipe's cell (``bilstm-crf``,
-    ``cdlm``, ``multicell``), or None when it has no result file. Correct = recall x gold, the true positives of
-    the conlleval count the run reported (CDLM's Table 5 counts them per type)."""
-    path = cell.result_path(out)
-    if not cell.score or not path.is_file():
-        return None
-    from crossner_hf.results import read_results
-
-    per_type = (read_results(path)["test"] or {}).get("per_type")  # any schema this version reads
-    if per_type is None:
-        raise ValueError(f"{path}: no test.per_type scores (a bilstm-crf, cdlm or multicell result file has them).")
-    return {t: (round(s["recall"] * s["support"]), int(s["support"])) for t, s in per_type.items()}
-
-
 def run_seconds(cell: Cell, out: str | Path) -> float | None:
     """The wall seconds of every run of ``cell``'s process, summed (a cell stopped and resumed ran more than once;
     its last run alone would price it too low); None when none is recorded (a cell run before 0.4)."""

@@ -2,7 +2,7 @@
 
 The papers' numbers are transcribed once, each row with its source line, in ``paper_tables.json``
 (:mod:`.papers`). A table entry is built only from the result files of done cells
-(:func:`~crossner_hf.grid.read_score`); a row/column whose cells are not all done
+(:func:`read_score`); a row/column whose cells are not all done
 says what they are (``2/3 seeds``, ``failed``, ``missing input``, ``waiting``), never a partial
 mean presented as complete. The average column is given only when every column of the row is
 done. Paper rows no cell plans appear with the paper's numbers and the reason (not implemented,
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from crossner_hf.grid import Cell, Status, grid_status, read_counts, read_score
+from crossner_hf.grid import Cell, Status, grid_status
 from crossner_hf.reproduce.papers import number, paper_data, paper_table, source_text
 
 
@@ -73,7 +73,7 @@ class Entry:
 def table_entries(cells: Sequence[Cell], out: str | Path, category: str | None = None, metric: str = "f1"
                   ) -> tuple[list[str], list[str], dict[tuple[str, str], Entry]]:
     """(rows, columns, entries) of the scored cells, in the grid's order (scores of one entity
-    ``category`` when given, or test ``metric``, see :func:`~crossner_hf.grid.read_score`)."""
+    ``category`` when given, or test ``metric``, see :func:`read_score`)."""
     status = grid_status(cells, out)
     rows: list[str] = []
     columns: list[str] = []
@@ -389,3 +389,48 @@ def write_figure(experiment: str, cells: Sequence[Cell], out: str | Path, *, mod
     if experiment in FIGURES:
         return write_curve_figure(experiment, cells, out, xlabel=FIGURES[experiment], model=model)
     return None
+
+
+def read_score(cell: Cell, out: str | Path, category: str | None = None, metric: str = "f1") -> float | None:
+    """The cell's score from its result file, or None when it has none.
+
+    Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
+    for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: the overall ones,
+    CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1, overall or of
+    ``category``) for ``plot-entities``. A category the run did not score gives None.
+    """
+    path = cell.result_path(out)
+    if not cell.score or not path.is_file():
+        return None
+    from crossner_hf.results import READ_RESULT_FILES, read_results
+
+    if path.name not in READ_RESULT_FILES:  # crossner-hf plot-entities' entities.json: not a workflow's results
+        from crossner_hf.outputs import read_json
+
+        scores = read_json(path)["silhouette"]
+        return scores["overall"] if category is None else scores["per_category"].get(category)
+    result = read_results(path)  # any schema this version reads: the shared keys say where the scores are
+    test = result["test"] or {}
+    if category is None:
+        return 100 * (result.test_f1 if metric == "f1" else test[f"overall_{metric}"])
+    if result["workflow"] == "finetune":  # the mean over the seeds that scored the type
+        per_seed = [s["test"]["per_type"].get(category, {}).get("f1") for s in result["per_seed"]]
+        per_seed = [f for f in per_seed if f is not None]
+        return 100 * sum(per_seed) / len(per_seed) if per_seed else None
+    f1 = test.get("per_type", {}).get(category, {}).get("f1")
+    return None if f1 is None else 100 * f1
+
+
+def read_counts(cell: Cell, out: str | Path) -> dict[str, tuple[int, int]] | None:
+    """``{entity type: (correctly recognised, gold)}`` on the test split of an RNN recipe's cell (``bilstm-crf``,
+    ``cdlm``, ``multicell``), or None when it has no result file. Correct = recall x gold, the true positives of
+    the conlleval count the run reported (CDLM's Table 5 counts them per type)."""
+    path = cell.result_path(out)
+    if not cell.score or not path.is_file():
+        return None
+    from crossner_hf.results import read_results
+
+    per_type = (read_results(path)["test"] or {}).get("per_type")  # any schema this version reads
+    if per_type is None:
+        raise ValueError(f"{path}: no test.per_type scores (a bilstm-crf, cdlm or multicell result file has them).")
+    return {t: (round(s["recall"] * s["support"]), int(s["support"])) for t, s in per_type.items()}
