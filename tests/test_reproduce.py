@@ -764,6 +764,10 @@ def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path):
     (later / "trainer_state.json").write_text(json.dumps({"global_step": 200, "max_steps": 722}))
     text = dry_run_text(cells, tmp_path)
     assert f"{train.name}: waiting at step 190 of 722" in text and "left, at step 190 of 722" in text
+    # its runs took 60 s for 190 of 722 steps: the minutes left are what is left of it at that pace
+    (train.folder(tmp_path) / "runs.jsonl").write_text(json.dumps({"seconds": 60.0, "status": "waiting"}) + "\n")
+    assert f"(~{60 / (190 / 722) / 60 * (1 - 190 / 722):.1f} min left, at step 190 of 722" in dry_run_text(cells,
+                                                                                                   tmp_path)
     assert "step 190 of 722" in status_table(cells, tmp_path)
     (train.folder(tmp_path) / ".stopped").write_text(json.dumps({"reason": "the time budget ended"}))
     assert "step 190 of 722 (the time budget ended)" in status_table(cells, tmp_path)

@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.grid.cells import Cell, Status, progress_note, shown, stop_reason, topological
-from crossner_hf.grid.costs import Estimate, cost_key, disk_mb, estimate
+from crossner_hf.grid.cells import (Cell, Status, progress_note, run_seconds, saved_step, shown, stop_reason,
+                                    topological)
+from crossner_hf.grid.costs import Estimate, cost_key, disk_mb, estimate, read_progress
 
 ParserOf = Callable[[str], Any]
 """``parser_of(command)``: the command's own argparse parser (``crossner_hf.cli.command_parser(command)[1]``)."""
@@ -67,9 +68,24 @@ def check_settings(cells: Iterable[Cell], parser_of: ParserOf) -> None:
 
 def price(cells: Sequence[Cell], out: str | Path, model: str = "") -> Estimate:
     """The study's cost: its finished cells measured, its started ones by their own pace, the others priced from
-    them or the packaged table (:func:`crossner_hf.grid.costs.estimate`); disk at one model copy a cell."""
+    them or the packaged table (:func:`crossner_hf.grid.costs.estimate`); disk at one model copy a cell. A started
+    cell's progress is its ``progress.json``, else its saved step (:func:`saved_progress`)."""
     kinds = {cost_key(c) for c in cells}
-    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds} if model else None, model=model or None)
+    return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds} if model else None, model=model or None,
+                    progress=lambda cell: saved_progress(cell, out))
+
+
+def saved_progress(cell: Cell, out: str | Path) -> dict[str, Any] | None:
+    """A started cell's progress record for the estimate: its ``progress.json`` (written as it trains), else, for a
+    cell that ran without one, the share its last complete checkpoint saved and the seconds its runs took."""
+    record = read_progress(cell.folder(out))
+    if record is not None:
+        return record
+    saved = saved_step(cell, out)
+    seconds = run_seconds(cell, out)
+    if saved is None or not saved[1] or saved[2] == "source" or not seconds:  # a source stage: not the run's share
+        return None
+    return {"share": saved[0] / saved[1], "seconds": seconds}
 
 
 def cell_lines(cells: Sequence[Cell], out: str | Path, priced: Estimate, status: Mapping[str, str]) -> list[str]:
