@@ -876,6 +876,8 @@ def test_forked_cells_draw_their_own_random_numbers_and_a_dead_zygote_fails_its_
         for key in ("random", "numpy", "torch", "fingerprint"):
             assert draws[0][key] != draws[1][key], key
         assert draws[0]["cmdline"].startswith("crossner-hf draw-here --output_dir ")
+        zygote_line = Path(f"/proc/{zygote._proc.pid}/cmdline").read_bytes()
+        assert zygote_line.startswith(b"crossner-hf (warm interpreter of a grid) ") and b"    " not in zygote_line
 
         held = Cell("held", "hold-here", "r", "c")
         ended = {}

@@ -375,13 +375,13 @@ def _reseed() -> None:
         logger.debug("datasets' fingerprint generator not found; not reseeded")
 
 
-def _set_title(argv: Sequence[str]) -> None:
+def _set_title(argv: Sequence[str], name: bytes = b"crossner-cell") -> None:
     """``ps`` shows the cell's command, not the zygote's: the command line's memory (the zygote's arguments, padded
     with :data:`_TITLE_ROOM` bytes) is overwritten, and the thread's name set (``PR_SET_NAME``, 15 bytes)."""
     import ctypes
 
     if _PRCTL is not None:
-        _PRCTL(15, ctypes.c_char_p(b"crossner-cell"), 0, 0, 0)  # PR_SET_NAME: what `ps -o comm` and top show
+        _PRCTL(15, ctypes.c_char_p(name[:15]), 0, 0, 0)  # PR_SET_NAME: what `ps -o comm` and top show
     try:
         with open("/proc/self/stat", "rb") as stat:
             fields = stat.read().rpartition(b")")[2].split()
@@ -395,6 +395,7 @@ def _set_title(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
+    _set_title(["crossner-hf", "(warm interpreter of a grid)", sys.argv[1]], b"crossner-warm")  # not the padding
     served = _serve(sys.argv[1])
     if served is not None:  # a forked cell ends as a cold process does: crossner_hf.cli.run exits it (an exception
         sys.exit(_run_cell(*served))  # ends it through the interpreter's traceback and exit code 1)
