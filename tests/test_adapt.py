@@ -252,12 +252,13 @@ def test_adapt_on_your_own_folder_cli_and_python(searched, mydata, tiny_bert_dir
     assert record["chosen"] == max(rows, key=lambda m: (rows[m]["dev_f1"], -rows[m]["estimated_minutes"]))
     # best/ is a normal model folder: Tagger gives the shipped F1, and the card holds the table and the reason
     shipped = record["shipped"]
-    assert Path(shipped["path"]) == (out / "best").resolve()
+    assert shipped["path"] == "best" and result.best_dir == (out / "best").resolve()  # relative: OUT moves whole
     assert evaluate_tagger(Tagger.from_pretrained(out / "best"), target).f1 == shipped["test_f1"]  # a fraction
     chosen_cell = WorkflowResult.read(out / "cells" / record["chosen"] / f"seed-{shipped['seed']}")
     assert (shipped["dev_f1"], shipped["test_f1"]) == (chosen_cell.dev_f1, chosen_cell.test_f1)  # its own scores
     card = (out / "best" / "README.md").read_text()
     assert "How this method was chosen" in card and "| dapt-domain/direct |" in card and record["reason"] in card
+    assert "**This is a smoke model**" in card and "Budget smoke:" in card
     assert (out / "adapt.png").is_file() and "Paired bootstrap on dev" in (out / "adapt.md").read_text()
     # each train cell's seed recorded the dev and test tags it scored: the bootstrap read from them is the one every
     # seed's model tagging dev again gives
@@ -692,7 +693,7 @@ def test_a_time_budget_stops_the_running_cells_at_the_deadline_and_chooses_among
     from crossner_hf.executors import ExecutorOptions
     from crossner_hf.grid import run as grid_run
     from crossner_hf.grid.race import read_race
-    from crossner_hf.selection import run as selection_run
+    from crossner_hf.selection import racing as selection_run
 
     monkeypatch.setattr(grid_run, "POLL_SECONDS", 0.2)
     target = load_target(str(mydata), text_column="words", label_column="labels")
@@ -718,18 +719,54 @@ def test_a_time_budget_stops_the_running_cells_at_the_deadline_and_chooses_among
 def test_racing_and_the_time_budget_need_the_local_executor_and_say_so(tmp_path, caplog):
     from crossner_hf.executors import ExecutorOptions
     from crossner_hf.grid.race import RACE
-    from crossner_hf.selection.run import race_controller
+    from crossner_hf.selection.racing import race_controller
 
     methods = _plan_cpu(tmp_path, ["direct", "joint"])
     cells = [c for m in methods for c in m.cells]
     (tmp_path / RACE).write_text("{}")  # an earlier run's decisions: never this run's
     config = AdaptConfig(budget="cpu", time_budget=30)
-    assert race_controller(methods, cells, tmp_path, None, config, "m", ExecutorOptions(executor="ray"), 0.0) is None
+    assert race_controller(methods, cells, tmp_path, config, "m", ExecutorOptions(executor="ray"), 0.0) is None
     assert "need the local executor; on ray every cell runs in full" in caplog.text
     assert not (tmp_path / RACE).exists()
-    local = race_controller(methods, cells, tmp_path, None, config, "m", ExecutorOptions(), 0.0)
+    local = race_controller(methods, cells, tmp_path, config, "m", ExecutorOptions(), 0.0)
     assert local.race.policy.prune and local.race.policy.deadline == 30 * 60
     with pytest.raises(ValueError, match="--prune 'maybe': choose on or off"):
         AdaptConfig(prune="maybe")
     with pytest.raises(ValueError, match="--time_budget 0"):
         AdaptConfig(time_budget=0)
+
+
+def test_issue_66_the_small_things(tmp_path, monkeypatch):
+    """compare() names adapt's cells as adapt does; a --max_steps smoke search says its steps; the help's smoke
+    seed is the one used; the Python adapt() shows its progress without the caller configuring logging; a smoke
+    search's card says it is a smoke model."""
+    import logging
+
+    from crossner_hf.selection.config import DEFAULT_SEEDS
+    from crossner_hf.selection.evidence import card_section
+    from crossner_hf.selection.run import _progress_shown, method_names
+
+    cells = tmp_path / "out" / "cells"
+    assert method_names([cells / "direct" / "seed-1", cells / "dapt-domain" / "direct" / "seed-1"]) == [
+        "direct", "dapt-domain/direct"]
+    assert method_names([cells / "direct" / "seed-1", cells / "direct" / "seed-2"]) == [
+        "direct/seed-1", "direct/seed-2"]  # two seeds of one method: their seeds tell them apart
+    assert method_names([tmp_path / "a" / "direct", tmp_path / "b" / "direct"]) == ["a/direct", "b/direct"]
+    config = AdaptConfig(budget="smoke", max_steps=200)
+    methods = plan_methods("m", "data", "mydata", config, raw_text=None, entity_list=None, data_dir=None,
+                           out=tmp_path / "out")
+    assert "smoke: direct, 200 steps" in methods[0].settings and "2 steps" not in methods[0].settings
+    assert "capped at 30 steps" in plan_methods("m", "data", "mydata", AdaptConfig(max_steps=30), raw_text=None,
+                                                entity_list=None, data_dir=None, out=tmp_path)[0].settings
+    from dataclasses import fields
+
+    seeds_help = next(f for f in fields(AdaptConfig) if f.name == "seeds").metadata["help"]
+    assert DEFAULT_SEEDS["smoke"] == [1] and "smoke (1)" in seeds_help and "cpu (555)" in seeds_help
+    package = logging.getLogger("crossner_hf")
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])  # a caller that configured nothing
+    with _progress_shown():
+        assert package.handlers and package.getEffectiveLevel() == logging.INFO
+    assert not package.handlers and package.level == logging.NOTSET
+    choice = choose([_row("direct", [50], [40])])
+    assert "**This is a smoke model**" in card_section("| table |", choice, None, smoke=True)
+    assert "smoke model" not in card_section("| table |", choice, None)

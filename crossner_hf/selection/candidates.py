@@ -97,7 +97,7 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     mapped = f"; CoNLL-2003 types mapped: {label_map}" if label_map else ""
 
     def settings(schedule: str, encoder: str, dapt: bool = False) -> str:
-        return _settings(budget, schedule, encoder, dapt) + (mapped if schedule != "direct" else "")
+        return _settings(budget, schedule, encoder, dapt, config.max_steps) + (mapped if schedule != "direct" else "")
 
     methods = [Method(s, s, finetune(s, s, model, model), minutes[s], model, paper_row=PAPER_ROWS[(s, None)],
                       settings=settings(s, model)) for s in SCHEDULES]
@@ -177,14 +177,16 @@ def cells_of(methods: list[Method]) -> list[Cell]:
     return list(seen.values())
 
 
-def _settings(budget: str, schedule: str, model: str, dapt: bool = False) -> str:
+def _settings(budget: str, schedule: str, model: str, dapt: bool = False, max_steps: int | None = None) -> str:
     """The settings column of the table: what the budget gives this method, in a few words."""
     from crossner_hf.selection.config import is_minilm
 
     encoder = "MiniLM settings (lr 1e-4, head 1e-3, batch 8)" if is_minilm(model) else (
         "paper preset" if budget == "paper" else "lr 5e-5, batch 8")
-    if budget == "smoke":
-        encoder = "2 steps"
+    if budget == "smoke":  # the smoke budget's 2 steps, or --max_steps over them
+        encoder = f"{max_steps or 2} steps"
+    elif max_steps is not None:
+        encoder += f", capped at {max_steps} steps"
     return f"{budget}: {schedule}, {encoder}" + (", after DAPT (span-adjacent)" if dapt else "")
 
 

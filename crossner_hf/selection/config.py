@@ -56,7 +56,7 @@ class AdaptConfig:
                 "every candidate the inputs allow."})
     seeds: list[str] | None = field(default=None, metadata={
         "help": "Seeds of every fine-tuning (the choice is on the mean dev F1 over them); default: one at smoke "
-                "and cpu (555), three at gpu and paper (555, 666, 777)."})
+                "(1) and at cpu (555), three at gpu and paper (555, 666, 777)."})
     models: list[str] | None = field(default=None, metadata={
         "help": "Other encoders to try beside --model_name_or_path (their three schedules, no DAPT)."})
     bilstm_crf: bool = field(default=False, metadata={

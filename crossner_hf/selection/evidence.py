@@ -155,10 +155,18 @@ def plot_methods(rows: Sequence[Row], choice: Choice, path: Path, *, title: str)
     return path
 
 
-def card_section(table_md: str, choice: Choice, bootstrap_line: str | None, race_text: str | None = None) -> str:
-    """The shipped model card's section: how this method was chosen, the whole table, what the race and the time
-    budget cut."""
-    lines = ["", "## How this method was chosen (crossner-hf adapt)", "",
+def card_section(table_md: str, choice: Choice, bootstrap_line: str | None, race_text: str | None = None, *,
+                 budget_text: str | None = None, smoke: bool = False) -> str:
+    """The shipped model card's section: how this method was chosen, the budget, the whole table, what the race and
+    the time budget cut; a smoke search's model says first that it is one."""
+    lines = ["", "## How this method was chosen (crossner-hf adapt)", ""]
+    if smoke:
+        lines += ["**This is a smoke model**: `crossner-hf adapt --budget smoke` trains each candidate a few steps to "
+                  "check the plumbing; its figures say nothing about the methods, and it is not meant to tag text.",
+                  ""]
+    if budget_text:
+        lines += [f"Budget {budget_text}.", ""]
+    lines += [
              "This model is the method `crossner-hf adapt` shipped after running the candidates below on the same "
              "data and choosing on mean dev F1 over seeds (never test F1).", "", *([race_text, ""] if race_text else []),
              table_md, "",

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 import time
 from collections.abc import Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +65,7 @@ class AdaptResult(WorkflowResult):
     @property
     def best_dir(self) -> Path | None:
         shipped = self.results.get("shipped")
-        return Path(shipped["path"]) if shipped else None
+        return (self.output_dir / shipped["path"]).resolve() if shipped else None
 
     @property
     def table(self) -> str:
@@ -153,9 +155,35 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
     joint; default ``$CROSSNER_DATA_DIR``). ``executor``: ``local`` (default), ``ray``, ``slurm`` or
     :class:`~crossner_hf.executors.ExecutorOptions`.
     """
+    config = config or AdaptConfig()
+    with _progress_shown():
+        return _adapt(model, target, config, raw_text=raw_text, entity_list=entity_list, data_dir=data_dir,
+                      executor=executor)
+
+
+@contextmanager
+def _progress_shown() -> Any:
+    """A caller that configured no logging (a notebook, a script) still sees the search's progress: the package's
+    INFO lines on stderr for the call, as the command prints them; a caller's own logging setup is left alone."""
+    package = logging.getLogger("crossner_hf")
+    if logging.getLogger().handlers or package.handlers or package.level not in (logging.NOTSET,):
+        yield
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    package.addHandler(handler)
+    package.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        package.removeHandler(handler)
+        package.setLevel(logging.NOTSET)
+
+
+def _adapt(model: str, target: Any, config: AdaptConfig, *, raw_text: Any, entity_list: str | None,
+           data_dir: str | None, executor: ExecutorOptions | str | None) -> AdaptResult:
     from crossner_hf.outputs import check_writable
 
-    config = config or AdaptConfig()
     target = as_target(target)
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
     check_writable(out, "--output_dir", folder=True)
@@ -175,136 +203,24 @@ def adapt(model: str, target: Any, config: AdaptConfig | None = None, *, raw_tex
         logger.info("adapt: %d methods, %d cells to run or reuse in %s", len(methods), len(cells), out)
         options = _options(executor)
         started = time.time()
-        controller = race_controller(methods, cells, out, target, config, str(model), options, started)
+        from crossner_hf.selection.racing import race_controller, race_text
+
+        controller = race_controller(methods, cells, out, config, str(model), options, started, dev_counts=lambda f: (
+            sentence_counts(*split_tags(f, target, "validation"))))
         status = run_grid(cells, out, options, controller=controller) if cells else {}
         status = {**grid_status(cells, out), **{k: v for k, v in status.items() if v == "blocked"}}
         rows = rows_of(methods, out, status, config.budget)
         return finish(out, rows, target, config=config, model=str(model), status=status,
-                      budget_text=BUDGET_TEXT[config.budget], seconds=_cells_seconds(cells, out, status),
+                      budget_text=budget_text(config), seconds=_cells_seconds(cells, out, status),
                       race_text=race_text(out, config, started))
 
 
-def race_controller(methods: Sequence[Method], cells: Sequence[Cell], out: Path, target: Any, config: AdaptConfig,
-                    model: str, options: ExecutorOptions, started: float) -> Any:
-    """The grid's controller that races the methods (:mod:`crossner_hf.grid.race`): ``--prune``, ``--time_budget``
-    and the clock logged as the search runs; None (every cell in full) on Ray or Slurm, where the grid takes no
-    controller, with a warning when racing or a time budget was asked."""
-    from crossner_hf.grid.race import RACE, Race, RaceController, RacePolicy, Trial
-
-    (out / RACE).unlink(missing_ok=True)  # this run's decisions only
-    if options.executor != "local":
-        if config.prune == "on" or config.time_budget:
-            logger.warning("adapt: racing (--prune on) and --time_budget need the local executor; on %s every cell "
-                           "runs in full", options.executor)
-        return None
-    trials = [Trial(c.name, m.name, i, minutes=c.minutes) for m in methods for i, c in enumerate(m.cells)]
-    by_name = {c.name: c for c in cells}
-    deadline = started + 60 * config.time_budget if config.time_budget else None
-    policy = RacePolicy(prune=config.prune == "on", deadline=deadline)
-    race = Race(trials, policy, separated=_separated_on_dev(methods, out, target))
-    clock = _Clock(cells, out, model, options)
-
-    def final(name: str) -> float | None:
-        cell = by_name[name]
-        if not cell.result_path(out).is_file():
-            return None
-        return 100 * (WorkflowResult.read(cell.folder(out)).dev_f1 or 0.0)
-
-    def progress(name: str) -> dict | None:
-        from crossner_hf.grid.costs import read_progress
-
-        return read_progress(by_name[name].folder(out))
-
-    def failed(name: str) -> bool:
-        from crossner_hf.grid import cell_status
-
-        return str(cell_status(by_name[name], out)) == "failed"
-
-    return RaceController(race, out, final=final, progress=progress, failed=failed,
-                          minutes=clock.minutes if deadline is not None else None, tick=clock.tick)
-
-
-class _Clock:
-    """The search's clock as it runs: each cell's minutes left priced from this machine
-    (:func:`crossner_hf.grid.costs.estimate`: finished cells, then the running ones' progress), refreshed at most
-    every :attr:`every` seconds, and the ETA logged when it moves."""
-
-    every = 20.0
-
-    def __init__(self, cells: Sequence[Cell], out: Path, model: str, options: ExecutorOptions):
-        from crossner_hf.executors import plan_packing
-
-        self.cells, self.out, self.model = list(cells), out, model
-        self.workers = max(1, plan_packing(self.cells, options).workers)
-        self.priced: Any = None
-        self.at = 0.0
-        self.said = ""
-
-    def refresh(self) -> Any:
-        from crossner_hf.grid.costs import disk_mb, estimate
-
-        if self.priced is None or time.monotonic() - self.at > self.every:
-            kinds = {str(c.meta.get("cost") or c.command) for c in self.cells}
-            self.priced = estimate(self.cells, self.out, disk={k: disk_mb(k, self.model) for k in kinds},
-                                   model=self.model)
-            self.at = time.monotonic()
-        return self.priced
-
-    def minutes(self, name: str) -> float:
-        priced = self.refresh()
-        return priced.per_cell.get(name, 0.0)
-
-    def tick(self, running: Sequence[str]) -> None:
-        priced = self.refresh()
-        wall, _ = priced.wall_minutes(self.workers, running=running)
-        text = (f"clock: {priced.done} of {priced.cells} cells done, {len(running)} running; ETA ~{wall:.0f} min "
-                f"at {self.workers} at once (priced from {', '.join(sorted(set(priced.priced_from.values())))})"
-                if priced.left else "")
-        if text and text != self.said:
-            self.said = text
-            logger.info("%s", text)
-
-
-def _separated_on_dev(methods: Sequence[Method], out: Path, target: Any) -> Any:
-    """``separated(leader, method)`` for the race: the paired bootstrap on dev between the two methods' finished
-    seeds (their recorded dev predictions); a reason when its 95% interval excludes 0, else None."""
-    cells = {m.name: m.cells for m in methods}
-    cache: dict[tuple, str | None] = {}
-
-    def separated(leader: str, method: str) -> str | None:
-        folders = [[str(c.folder(out)) for c in cells[m] if c.result_path(out).is_file()] for m in (leader, method)]
-        key = (leader, method, *map(tuple, folders))
-        if key not in cache:
-            counts = [[sentence_counts(*split_tags(f, target, "validation")) for f in group] for group in folders]
-            result = paired_bootstrap(counts[0], counts[1])
-            cache[key] = (f"paired bootstrap on dev: {leader} - {method} = {result['delta']:+.1f} F1, 95% interval "
-                          f"{result['low']:+.1f} to {result['high']:+.1f} excludes 0") if result["low"] > 0 else None
-        return cache[key]
-
-    return separated
-
-
-def race_text(out: Path, config: AdaptConfig, started: float) -> str | None:
-    """What the race and the time budget did, for ``adapt.md`` and the card (None: every cell ran in full)."""
-    from crossner_hf.grid.race import read_race
-
-    record = read_race(out)
-    if not record:
-        return None
-    stopped, skipped = record.get("stopped", {}), record.get("skipped", {})
-    parts = []
-    if config.prune == "on":
-        parts.append(f"Raced (--prune on): one seed of every method first, further seeds only to methods that could "
-                     f"still win, a training stopped when it trailed the leader at the same share of its own budget by "
-                     f"more than the margin ({record.get('margin', 0):.1f} F1); {len(stopped)} cell(s) stopped, "
-                     f"{len(skipped)} never started (see the status column; a rerun with --prune off continues them "
-                     "from their checkpoints).")
-    if config.time_budget:
-        expired = record.get("expired")
-        parts.append(f"Time budget {config.time_budget:g} min: " + (
-            "reached; the cells still running were stopped (resumable) and the choice was made among the finished "
-            "methods." if expired else f"the search ended within it ({(time.time() - started) / 60:.1f} min)."))
-    return " ".join(parts) or None
+def budget_text(config: AdaptConfig) -> str:
+    """The budget's sentence for adapt.md and the card, with ``--max_steps`` when it overrides the budget's steps."""
+    text = BUDGET_TEXT[config.budget]
+    if config.max_steps is not None:
+        text += f"; --max_steps {config.max_steps}: every fine-tuning and DAPT run capped at {config.max_steps} steps"
+    return text
 
 
 def _cells_seconds(cells: Sequence[Any], out: Path, status: dict[str, str]) -> float:
@@ -468,7 +384,7 @@ def ship(row: Row, out: Path, target: Any) -> dict[str, Any]:
     # the cell's folder, not best/: its seed folders (where the predictions are) are not copied
     dev, test = (compute_ner_metrics(*split_tags(row.models[index], target, split))["overall_f1"]
                  for split in ("validation", "test"))
-    return {"path": str(best.resolve()), "method": row.method, "seed": row.seeds[index],
+    return {"path": best.name, "method": row.method, "seed": row.seeds[index],  # relative to OUT: it moves with it
             "dev_f1": dev, "test_f1": test}  # fractions, as in every results file
 
 
@@ -486,7 +402,8 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
         card = out / "best" / "README.md"
         body = card.read_text(encoding="utf-8") if card.is_file() else ""
         card.write_text(body + scrub_paths(card_section(markdown_table(rows, choice), choice, boot_line,
-                                                        race_text)),
+                                                        race_text, budget_text=budget_text,
+                                                        smoke=config is not None and config.budget == "smoke")),
                         encoding="utf-8")  # pushed: no local path
     seeds = sorted({s for r in rows for s in r.seeds})
     dataset = target.name if target is not None else "the given runs"
@@ -508,14 +425,30 @@ def finish(out: Path, rows: list[Row], target: Any, *, config: AdaptConfig | Non
 
 
 def method_names(folders: Sequence[str | Path]) -> list[str]:
-    """Each folder's name, with as many parent folders as make the names unique (``direct/seed-1`` and
-    ``dapt-domain/direct/seed-1`` rather than ``seed-1`` twice)."""
+    """Each folder's name as ``adapt``'s table names it: an ``adapt`` cell (``OUT/cells/<method>/seed-<n>``) by its
+    method (``dapt-domain/direct``; with its seed when two folders are seeds of one method), any other folder by its
+    name with as many parent folders as make the names unique (``runs/direct`` and ``old/direct``)."""
+    cells = [_cell_method(Path(f).resolve()) for f in folders]
+    if all(cells):
+        seeds = [f"{c}/{Path(f).name}" for c, f in zip(cells, folders)]
+        for names in (cells, seeds):
+            if len(set(names)) == len(names):
+                return [str(n) for n in names]
     parts = [Path(f).resolve().parts for f in folders]
     for depth in range(1, max((len(p) for p in parts), default=1) + 1):
         names = ["/".join(p[-depth:]) for p in parts]
         if len(set(names)) == len(names):
             return names
     return [str(f) for f in folders]
+
+
+def _cell_method(folder: Path) -> str | None:
+    """``dapt-domain/direct`` for ``.../cells/dapt-domain/direct/seed-1`` (an adapt search's cell), else None."""
+    parts = folder.parts
+    if len(parts) < 3 or not re.fullmatch(r"seed-\d+", parts[-1]) or "cells" not in parts[:-2]:
+        return None
+    start = len(parts) - 1 - parts[::-1].index("cells")
+    return "/".join(parts[start + 1:-1]) or None
 
 
 def compare(folders: Sequence[str | Path], *, target: Any = None, output_dir: str | Path | None = None,
