@@ -982,3 +982,33 @@ def test_a_controller_runs_on_the_local_executor_only(tmp_path, probe):
             run_grid([cell], tmp_path / "grid", ExecutorOptions(executor=executor), controller=Everything())
     assert not (cell.folder(tmp_path / "grid") / "started").exists()
     assert run_grid([cell], tmp_path / "grid", controller=Everything()) == {"a": "done"}
+
+
+def test_a_controllers_released_cells_start_in_its_order_as_workers_free_up(tmp_path, probe):
+    """One worker, three cells released at once in reverse order: they run one after another in that order, each
+    offered to the controller once; a held one is offered again until released."""
+    class Reverse:
+        def __init__(self):
+            self.offered: list[list[str]] = []
+
+        def ready(self, cells_ready):
+            self.offered.append([c.name for c in cells_ready])
+            if len(self.offered) == 1:  # the first call: release three, hold "d" once
+                return [c for c in reversed(cells_ready) if c.name != "d"]
+            return cells_ready
+
+        def poll(self, out):
+            return []
+
+        def skipped(self):
+            return {}
+
+        def done(self):
+            return False
+
+    out = tmp_path / "grid"
+    cells = [_cell(name, probe, "order") for name in ("a", "b", "c", "d")]
+    controller = Reverse()
+    assert run_grid(cells, out, ExecutorOptions(workers=1), controller=controller) == {n: "done" for n in "abcd"}
+    assert (out / "cells" / "order.txt").read_text().split() == ["c", "b", "a", "d"]
+    assert controller.offered[0] == ["a", "b", "c", "d"] and all(o == ["d"] for o in controller.offered[1:])

@@ -72,8 +72,9 @@ class Controller(Protocol):
     """
 
     def ready(self, cells_ready: list[Cell]) -> list[Cell]:
-        """Of the cells whose dependencies are done, those to start now, in the order to start them; the others
-        wait and are offered again later."""
+        """Of the cells whose dependencies are done (and not released before), those to start, in the order to
+        start them: each is launched as a worker frees up and never offered again; the others wait and are offered
+        again later."""
 
     def poll(self, out: Path) -> Iterable[tuple[str, str]]:
         """``(cell name, reason)`` of running cells to stop now: each is stopped gracefully (SIGTERM to its
@@ -174,6 +175,7 @@ class GridRun:
         """Set by Ctrl-C or the controller's end: no cell starts any more."""
         self.ended = False
         """The controller ended the grid (its cells stopped are ``stopped``, not Ctrl-C's ``waiting``)."""
+        self._released: list[str] = []  # cells the controller released, launched in order as workers free up
         self._live: dict[str, Any] = {}  # cell name -> its process (a Popen or a forked WarmProcess)
         self._stop_reasons: dict[str, str] = {}
         self._guard = threading.Lock()
@@ -332,12 +334,14 @@ class GridRun:
         if self.stopping.is_set() or not ready:
             return []
         by_name = {cell.name: cell for cell in ready}
-        chosen, seen = [], set()
-        for cell in controller.ready(list(ready)) or ():
-            if cell.name in by_name and cell.name not in seen:  # only cells offered, each once
-                seen.add(cell.name)
-                chosen.append(by_name[cell.name])
-        return chosen
+        # a released cell is the controller's decision: launched as a worker frees up, never offered again
+        self._released = [name for name in self._released if name in by_name]
+        offered = [cell for cell in ready if cell.name not in self._released]
+        if offered:
+            for cell in controller.ready(offered) or ():
+                if cell.name in by_name and cell.name not in self._released:  # only cells offered, each once
+                    self._released.append(cell.name)
+        return [by_name[name] for name in self._released]
 
 
 def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, *,
