@@ -12,9 +12,13 @@
   a kill during the moves leaves an unfinished folder, never old results beside new weights; the
   leftovers of killed runs (staging folders, temporary files) are removed by the next run. Files get the usual mode (``umask``), not the
   0600 some writers (``transformers``' ``save_pretrained`` for weights, ``mkstemp``) leave.
-- :func:`check_ours`: a non-empty folder that crossner_hf did not make (none of :data:`OWN_MARKERS`) is refused in
-  one line unless the user passes ``--overwrite_output_dir``; of a previous run's outputs only the plain names its
-  manifest lists are removed (:func:`plain_names`: ``../x`` removes nothing).
+- :func:`check_ours`: a non-empty folder that crossner_hf did not make is refused in one line unless the user passes
+  ``--overwrite_output_dir``. A folder is ours by the mark our writers leave in it (:data:`OWNED`, a record with
+  the id of the run that took it: :func:`mark_ours`), never by the names of the files it holds (a user's
+  ``plan.json`` is a user's file); an older version's output folder, from before the mark, is taken once by its
+  signature (:func:`legacy_signature`) with one warning line and marked. Of a previous run's outputs only the plain
+  names its manifest lists are removed (:func:`plain_names`: ``../x`` removes nothing). The mark and the lock are
+  never written through a symbolic link planted in their place (one line instead).
 - :func:`replace_folder`: a finished folder takes a folder's place in one step (Linux swaps the two names at once;
   elsewhere two renames), so a reader sees the old folder or the new one, never none.
 - :func:`default_output_dir`: the one folder rule of every runner and command given no ``--output_dir``,
@@ -26,11 +30,15 @@
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import os
 import re
 import shutil
+import stat
 import tempfile
+import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -142,24 +150,135 @@ CHECKPOINT_COMPLETE = "checkpoint_complete.json"
 the Trainer saves it: a checkpoint holding neither is not ours, and nothing here deletes it."""
 
 OWNED = ".crossner_hf"
-"""Written into a folder when a run takes it (:func:`run_lock`, after :func:`check_ours`): the folder is ours."""
-OWN_MARKERS = (OWNED, MANIFEST, ".run_settings.json", "cell.json", "plan.json")
-"""A folder holding one of these was made by crossner_hf (its mark, its outputs' manifest, a run's settings, a grid
-cell's record, a grid's plan: the folders of ``reproduce`` and ``adapt`` from before the mark)."""
+"""The mark our writers leave in a folder they take (:func:`mark_ours`): ``{"written_by": "crossner_hf", "version":
+..., "run_id": ...}``. A folder is ours only when it holds this mark, never by the names of the files in it."""
+_MARK_WRITER = "crossner_hf"
+LEGACY_RESULT_FILES = ("results.json", "adapt.json", "compare.json", "dapt_results.json")
+"""The results files an older version's folder holds (``crossner_hf.results.READ_RESULT_FILES``, named here because
+that module imports this one): with our schema in them, the folder is an older version's (:func:`legacy_signature`)."""
+_LEGACY_SCHEMA = "crossner_hf.results/"
 _TRANSIENT = re.compile(r"^(\.lock|\.grid\.lock|\.grid\.owner\.json|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
+_NEVER_LINKS = (OWNED, ".lock")
+"""What this module writes into a folder it takes, and never through a symbolic link planted in its place."""
+
+_RUN_ID: dict[int, str] = {}
+
+
+def run_id() -> str:
+    """This run's id (one a process: a grid's forked or spawned cell is a run of its own), written in the marks."""
+    pid = os.getpid()
+    if pid not in _RUN_ID:
+        _RUN_ID.clear()  # a forked child starts with its parent's: it is another run
+        _RUN_ID[pid] = uuid.uuid4().hex
+    return _RUN_ID[pid]
+
+
+def refuse_links(folder: str | Path, flag: str = "--output_dir", names: tuple[str, ...] = _NEVER_LINKS) -> None:
+    """One line if one of ``names`` in ``folder`` is a symbolic link: a planted ``.lock`` or ``.crossner_hf``
+    pointing at a file elsewhere would have that file truncated or overwritten by the next run."""
+    folder = Path(folder)
+    for name in names:
+        if (folder / name).is_symlink():
+            raise FileExistsError(f"{flag} {folder}: {name} is a symbolic link (to {os.readlink(folder / name)}); "
+                                  f"crossner_hf never writes through one: remove {folder / name}, then run again.")
+
+
+def _read_mark(folder: Path) -> dict | str | None:
+    """``folder``'s mark: its record (a dict), ``"empty"`` (the empty mark of the first 0.3.0 builds), or None (no
+    mark, or a file of that name that is not ours). Read without following a link."""
+    path = folder / OWNED
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:  # absent, a link (ELOOP), unreadable
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        raw = os.read(fd, 4097)
+    finally:
+        os.close(fd)
+    if not raw.strip():
+        return "empty"
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    ours = isinstance(record, dict) and record.get("written_by") == _MARK_WRITER and \
+        isinstance(record.get("run_id"), str) and bool(record["run_id"])
+    return record if ours else None
+
+
+def mark_ours(folder: str | Path, flag: str = "--output_dir") -> None:
+    """Mark ``folder`` as taken by this run (:data:`OWNED`, with :func:`run_id`); written beside and renamed, so
+    never through a link planted under its name (refused in one line before)."""
+    from importlib import metadata
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    refuse_links(folder, flag, (OWNED,))
+    record = _read_mark(folder)
+    if isinstance(record, dict) and record.get("run_id") == run_id():
+        return
+    try:
+        version: str | None = metadata.version("crossner_hf")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        version = None
+    with atomic_output(folder / OWNED) as tmp:
+        tmp.write_text(json.dumps({"written_by": _MARK_WRITER, "version": version, "run_id": run_id()}),
+                       encoding="utf-8")
+
+
+def legacy_signature(folder: str | Path) -> str | None:
+    """What shows ``folder`` is an output folder an older crossner_hf wrote, before the mark held a run id: the empty
+    mark of the first 0.3.0 builds, or a results file carrying our schema (``crossner_hf.results/N``); None when
+    nothing does. Older layouts (0.1's results without a schema) are not recognised: ``--overwrite_output_dir``."""
+    folder = Path(folder)
+    if _read_mark(folder) == "empty":
+        return f"its empty {OWNED} mark"
+    for name in LEGACY_RESULT_FILES:
+        path = folder / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 64 * 1024 * 1024:
+            try:
+                schema = json.loads(path.read_text(encoding="utf-8")).get("schema")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(schema, str) and schema.startswith(_LEGACY_SCHEMA):
+                return f"its {name} ({schema})"
+    return None
+
+
+_WARNED_LEGACY: set[str] = set()
+
+
+def is_ours(folder: str | Path) -> bool:
+    """Whether ``folder`` holds our mark (:data:`OWNED`), or is an older version's output folder
+    (:func:`legacy_signature`: taken as ours with one warning line; the run that takes it marks it)."""
+    folder = Path(folder)
+    if isinstance(_read_mark(folder), dict):
+        return True
+    signature = legacy_signature(folder)
+    if signature is None:
+        return False
+    if str(folder.resolve()) not in _WARNED_LEGACY:
+        _WARNED_LEGACY.add(str(folder.resolve()))
+        logger.warning("%s: an older crossner_hf's output folder (%s, no run mark): taken as ours and marked now.",
+                       folder, signature)
+    return True
 
 
 def check_ours(folder: str | Path, flag: str = "--output_dir", *, overwrite: bool = False,
                fix: str | None = "--overwrite_output_dir true", claim: bool = False) -> None:
-    """Refuse (one line) to write into a non-empty ``folder`` that crossner_hf did not make (no :data:`OWN_MARKERS`,
-    entries other than our own transient ones), unless ``overwrite``: a user's files there are never replaced
-    or removed by a run they did not ask to write over them."""
+    """Refuse (one line) to write into a non-empty ``folder`` that crossner_hf did not make (no mark of ours,
+    :func:`is_ours`, and entries other than our own transient ones), unless ``overwrite``: a user's files there are
+    never replaced or removed by a run they did not ask to write over them. A planted link under the name of the
+    mark or the lock is refused, ``overwrite`` or not. ``claim``: mark the folder as this run's (:func:`mark_ours`)."""
     folder = Path(folder)
-    if not (overwrite or not folder.is_dir() or any((folder / m).exists() for m in OWN_MARKERS)):
-        _refuse_foreign(folder, flag, fix)
+    if folder.is_dir():
+        refuse_links(folder, flag)
+        if not overwrite and not is_ours(folder):
+            _refuse_foreign(folder, flag, fix)
     if claim:  # the folder is this run's from now: what it writes before its final outputs (reports) is ours
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / OWNED).touch()
+        mark_ours(folder, flag)
 
 
 def _refuse_foreign(folder: Path, flag: str, fix: str | None) -> None:
@@ -220,7 +339,7 @@ def staged_outputs(folder: str | Path, *, overwrite: bool = False, flag: str = "
     folder = Path(folder)
     if not _holds(folder):  # a run holding the folder checked it when it took it
         check_ours(folder, flag, overwrite=overwrite)
-    folder.mkdir(parents=True, exist_ok=True)
+    mark_ours(folder, flag)  # every writer's folder carries the mark: the next run's check reads it, not file names
     clean_leftovers(folder)
     stage = Path(tempfile.mkdtemp(dir=folder, prefix=f"{STAGING_PREFIX}{os.getpid()}-"))
     try:
@@ -291,37 +410,62 @@ COSMETIC_SETTINGS = frozenset({
 @contextmanager
 def run_lock(folder: str | Path, flag: str = "--output_dir") -> Iterator[None]:
     """Hold ``folder``'s lock while a run writes into it: a second live run into the same folder is refused in one
-    line. The lock is an ``fcntl`` lock (``filelock``, as ``huggingface_hub`` locks its cache), which the
-    operating system releases when the holder dies, so a killed run never leaves it stuck."""
+    line, from another process or another thread of this one (re-entrant within the holding thread only: a runner
+    around its stages). The lock is an ``fcntl`` lock (``filelock``, as ``huggingface_hub`` locks its cache), which
+    the operating system releases when the holder dies, so a killed run never leaves it stuck. A ``.lock`` or
+    ``.crossner_hf`` that is a symbolic link is refused in one line, never written through."""
     from filelock import FileLock, Timeout
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     key = str(folder.resolve())
-    if key in _HELD:  # this process holds it already (a runner around its stages): the outer hold covers it
-        yield
+    busy = (f"{flag} {folder}: another run is writing into this folder now (it holds {folder / LOCK}); "
+            f"wait for it to finish or choose another {flag}.")
+    with _HELD_GUARD:
+        holder = _HELD.get(key)
+        if holder is not None and holder[0] != threading.get_ident():  # another thread of this process
+            raise ValueError(busy)
+        if holder is not None:  # this thread holds it already: the outer hold covers it
+            _HELD[key] = (holder[0], holder[1] + 1)
+    if holder is not None:
+        try:
+            yield
+        finally:
+            with _HELD_GUARD:
+                _HELD[key] = (holder[0], _HELD[key][1] - 1)
         return
+    refuse_links(folder, flag)
     lock = FileLock(str(folder / LOCK), timeout=0)
+    with _HELD_GUARD:  # taken under the guard: two threads never both pass the check above and then both lock
+        if key in _HELD:
+            raise ValueError(busy)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ValueError(busy) from None
+        except OSError as err:  # a link planted between the check and the open (O_NOFOLLOW: ELOOP)
+            raise FileExistsError(f"{flag} {folder}: cannot open {folder / LOCK} ({err.strerror or err}); remove it, "
+                                  "then run again.") from None
+        _HELD[key] = (threading.get_ident(), 1)
     try:
-        lock.acquire()
-    except Timeout:
-        raise ValueError(f"{flag} {folder}: another run is writing into this folder now (it holds {folder / LOCK}); "
-                         f"wait for it to finish or choose another {flag}.") from None
-    _HELD.add(key)
-    try:
-        (folder / OWNED).touch()
+        mark_ours(folder, flag)
         yield
     finally:
-        _HELD.discard(key)
+        with _HELD_GUARD:
+            del _HELD[key]
         lock.release()
 
 
-_HELD: set[str] = set()
-"""The folders whose lock this process holds (an fcntl lock is not re-entrant across two opens of one file)."""
+_HELD: dict[str, tuple[int, int]] = {}
+"""The folders whose lock this process holds: the holding thread and its depth (an fcntl lock is not re-entrant
+across two opens of one file, and a second thread must be refused, not let in)."""
+_HELD_GUARD = threading.Lock()
 
 
 def _holds(folder: Path) -> bool:
-    return folder.is_dir() and str(folder.resolve()) in _HELD
+    """Whether this thread holds ``folder``'s lock."""
+    holder = _HELD.get(str(folder.resolve())) if folder.is_dir() else None
+    return holder is not None and holder[0] == threading.get_ident()
 
 
 @contextmanager

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from crossner_hf.outputs import atomic_output, staged_outputs
+from crossner_hf.outputs import atomic_output, mark_ours, staged_outputs
 
 
 def _tree(folder):
@@ -21,6 +21,7 @@ def test_staged_outputs_fail_leaves_the_folder_as_it_was(tmp_path):
     (out / "README.md").write_text("old card")
     (out / "seed-1").mkdir()
     (out / ".outputs.json").write_text('["README.md", "data"]')  # a previous run's
+    mark_ours(out)
     before = _tree(out)
     with pytest.raises(RuntimeError, match="half-way"):
         with staged_outputs(out) as stage:
@@ -38,6 +39,8 @@ def test_staged_outputs_replace_folders_whole_card_last_usual_mode(tmp_path):
     (out / "data" / "gone" / "old.parquet").write_bytes(b"old")
     (out / "checkpoint-5").mkdir()
     (out / ".outputs.json").write_text('["data"]')  # a previous run's
+    mark_ours(out)
+    mark = (out / ".crossner_hf").read_bytes()
     with staged_outputs(out) as stage:
         (stage / "README.md").write_text("card")
         (stage / "data" / "politics").mkdir(parents=True)
@@ -49,7 +52,8 @@ def test_staged_outputs_replace_folders_whole_card_last_usual_mode(tmp_path):
     assert _tree(out) == {"README.md": b"card", "data/politics/train.parquet": b"new", "results.json": b"{}",
                           "model.safetensors": b"w",
                           # what these outputs are, so a rewrite removes entries it no longer writes
-                          ".outputs.json": b'["README.md", "data", "model.safetensors", "results.json"]'}
+                          ".outputs.json": b'["README.md", "data", "model.safetensors", "results.json"]',
+                          ".crossner_hf": mark}
     assert (out / "checkpoint-5").is_dir()  # what the stage does not hold is left alone
     umask = os.umask(0)
     os.umask(umask)
@@ -66,8 +70,9 @@ def test_staged_outputs_move_the_card_last(tmp_path, monkeypatch):
     with staged_outputs(tmp_path / "run") as stage:
         for name in ("README.md", "results.json", "config.json", "model.safetensors"):
             (stage / name).write_text(name)
+    assert order[0] == ".crossner_hf"  # the folder is marked ours before anything is written into it
     assert order[-2:] == ["results.json", "README.md"]
-    assert set(order[:3]) == {".outputs.json", "config.json", "model.safetensors"}
+    assert set(order[1:4]) == {".outputs.json", "config.json", "model.safetensors"}
 
 
 def test_atomic_output_keeps_the_old_file_on_failure(tmp_path):
@@ -118,6 +123,7 @@ def test_a_manifest_naming_a_path_outside_deletes_nothing(tmp_path):
     (out / "a").mkdir(parents=True)
     (out / "a" / "b").write_text("nested")
     (out / "old.bin").write_text("the previous run's")
+    mark_ours(out)
     (out / ".outputs.json").write_text(json.dumps(["../x", str(far), "a/b", "..", ".", "", 3, "old.bin"]))
     with staged_outputs(out) as stage:
         (stage / "README.md").write_text("card")
@@ -146,8 +152,11 @@ def test_our_folders_and_transient_entries_pass_the_ownership_check(tmp_path):
     check_ours(tmp_path / "empty")
     cell = tmp_path / "cell"
     cell.mkdir()
-    (cell / "cell.json").write_text("{}")  # a grid cell's folder: the grid writes its record and log first
+    (cell / "cell.json").write_text("{}")  # a grid cell's folder: the grid marks it, then writes its record and log
     (cell / "log.txt").write_text("$ crossner-hf train ...")
+    with pytest.raises(FileExistsError, match=r"\(cell.json, log.txt\)"):  # by its name alone: not ours
+        check_ours(cell)
+    mark_ours(cell)
     check_ours(cell)
     locked = tmp_path / "locked"
     with run_lock(locked):
@@ -159,6 +168,109 @@ def test_our_folders_and_transient_entries_pass_the_ownership_check(tmp_path):
     with pytest.raises(FileExistsError, match="notes.txt"):
         check_ours(tmp_path / "user")
     check_ours(tmp_path / "user", overwrite=True)
+
+
+@pytest.mark.parametrize("name", ["plan.json", "cell.json", ".outputs.json", ".run_settings.json"])
+def test_a_folder_is_ours_by_our_mark_never_by_a_file_name(tmp_path, name):
+    """Issue 66: a user's folder holding a file named as one of our records (a ``plan.json`` of their own) is not
+    ours: refused in one line, every file as it was; our mark records the run that took the folder."""
+    from crossner_hf.outputs import check_ours, is_ours, run_id
+
+    mine = tmp_path / "pj"
+    mine.mkdir()
+    (mine / "README.md").write_text("# my project\n")
+    (mine / name).write_text("{}")
+    before = _tree(mine)
+    with pytest.raises(FileExistsError, match=r"holds files crossner_hf did not write \(.*README.md") as err:
+        check_ours(mine)
+    assert "\n" not in str(err.value) and _tree(mine) == before and not is_ours(mine)
+    (mine / ".crossner_hf").write_text('{"written_by": "someone else"}')  # our mark's name, not our record
+    assert not is_ours(mine)
+    mark_ours(mine)
+    mark = json.loads((mine / ".crossner_hf").read_text())
+    assert mark["written_by"] == "crossner_hf" and mark["run_id"] == run_id() and len(run_id()) == 32
+    assert is_ours(mine)
+
+
+def test_an_older_versions_folder_is_taken_once_with_one_warning(tmp_path, caplog):
+    """Decided (docs/robustness.md): a folder an older crossner_hf wrote, before the mark held a run id (its empty
+    mark, or a results file carrying our schema) is ours, with one warning line, and the run that takes it marks it;
+    a results.json without our schema is a user's file."""
+    from crossner_hf.outputs import LEGACY_RESULT_FILES, check_ours, is_ours
+    from crossner_hf.results import READ_RESULT_FILES, SCHEMA
+
+    assert set(LEGACY_RESULT_FILES) == set(READ_RESULT_FILES)  # named twice (results imports outputs): kept equal
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "README.md").write_text("an old card")
+    (old / "results.json").write_text(json.dumps({"schema": SCHEMA, "workflow": "finetune"}))
+    with caplog.at_level("WARNING", logger="crossner_hf.outputs"):
+        check_ours(old)
+        check_ours(old)
+    warned = [r.getMessage() for r in caplog.records if "older crossner_hf" in r.getMessage()]
+    assert len(warned) == 1 and "results.json (crossner_hf.results/2)" in warned[0] and "\n" not in warned[0]
+    with staged_outputs(old) as stage:  # the writer marks it: from now it is ours by the mark
+        (stage / "README.md").write_text("a new card")
+    assert json.loads((old / ".crossner_hf").read_text())["written_by"] == "crossner_hf"
+    first = tmp_path / "first-build"
+    first.mkdir()
+    (first / "README.md").write_text("a card")
+    (first / ".crossner_hf").touch()  # the first 0.3.0 builds' mark
+    assert is_ours(first)
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "results.json").write_text('{"accuracy": 0.9}')
+    with pytest.raises(FileExistsError, match="results.json"):
+        check_ours(user)
+
+
+@pytest.mark.parametrize("name", [".crossner_hf", ".lock"])
+def test_the_mark_and_the_lock_never_follow_a_planted_link(tmp_path, name):
+    """A ``.crossner_hf`` or ``.lock`` planted as a symbolic link to a file elsewhere: the run is refused in one line
+    (with ``--overwrite_output_dir`` too) and the file it points at is untouched."""
+    from crossner_hf.outputs import check_ours, run_lock
+
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / name).symlink_to(target)
+    for attempt in (lambda: check_ours(out), lambda: check_ours(out, overwrite=True, claim=True),
+                    lambda: run_lock(out).__enter__(), lambda: staged_outputs(out, overwrite=True).__enter__()):
+        with pytest.raises(FileExistsError, match=f"{name} is a symbolic link .*never writes through one") as err:
+            attempt()
+        assert "\n" not in str(err.value)
+    assert target.read_text() == "keep me" and (out / name).is_symlink()
+
+
+def test_a_second_thread_of_the_same_process_is_refused_the_folder(tmp_path):
+    """``run_lock`` is re-entrant within the thread that holds it (a runner around its stages), never across
+    threads: a second thread of the same process is refused in one line, as another process is."""
+    import threading
+
+    from crossner_hf.outputs import run_lock
+
+    out = tmp_path / "run"
+    outcome = []
+
+    def second():
+        try:
+            with run_lock(out):
+                outcome.append("held")
+        except ValueError as err:
+            outcome.append(str(err))
+
+    with run_lock(out):
+        with run_lock(out):  # the same thread: the outer hold covers it
+            pass
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join()
+    assert len(outcome) == 1 and "another run is writing into this folder now" in outcome[0]
+    thread = threading.Thread(target=second)  # released: another thread may take it
+    thread.start()
+    thread.join()
+    assert outcome[1] == "held"
 
 
 def test_a_folder_is_replaced_in_one_step_where_the_system_can(tmp_path, monkeypatch):

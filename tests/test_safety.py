@@ -229,8 +229,8 @@ def test_a_kill_between_the_moves_never_leaves_old_results_beside_new_weights(tm
         (stage / "model.safetensors").write_text("third")
         (stage / "results.json").write_text("{}")
         (stage / "README.md").write_text("card")
-    assert sorted(p.name for p in out.iterdir()) == [".outputs.json", "README.md", "model.safetensors",
-                                                     "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".crossner_hf", ".outputs.json", "README.md",
+                                                     "model.safetensors", "results.json"]
 
 
 def test_a_resume_with_other_settings_is_refused_naming_the_flags(tiny_bert_dir, tmp_path, crossner_data_dir,
@@ -514,3 +514,30 @@ def test_train_refuses_a_users_folder_in_one_line(tiny_bert_dir, tmp_path, cross
     assert "holds files crossner_hf did not write (README.md, data)" in err[0], err
     assert "--overwrite_output_dir true" in err[0]
     assert sorted(p.relative_to(mine).as_posix() for p in mine.rglob("*")) == before
+
+
+@pytest.mark.parametrize("record", ["plan.json", "cell.json"])
+@pytest.mark.parametrize("command", ["train", "adapt", "reproduce"])
+def test_a_users_folder_named_like_our_records_is_refused_by_every_command(command, record, tiny_bert_dir, tmp_path,
+                                                                           crossner_data_dir, capsys):
+    """Issue 66: ``mkdir pj; echo "# my project" > pj/README.md; echo '{}' > pj/plan.json``: the folder is not ours
+    (only our mark says so, never a file's name), so ``train``, ``adapt`` and ``reproduce`` into it stop in one line
+    before any work, README intact, nothing added."""
+    pj = tmp_path / "pj"
+    pj.mkdir()
+    (pj / "README.md").write_text("# my project\n")
+    (pj / record).write_text("{}\n")
+    before = {p.name: p.read_bytes() for p in pj.iterdir()}
+    argv = {"train": ["train", "--model_name_or_path", tiny_bert_dir, "--domain", "politics", "--data_dir",
+                      str(crossner_data_dir), "--few_shot", "8", "--max_steps", "1", "--use_cpu", "true",
+                      "--disable_tqdm", "true", "--seeds", "1"],
+            "adapt": ["adapt", "--dataset_dir", str(crossner_data_dir / "politics"), "--budget", "smoke",
+                      "--methods", "direct", "--model_name_or_path", tiny_bert_dir],
+            "reproduce": ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics"]}[command]
+    capsys.readouterr()
+    assert cli_main([*argv, "--output_dir", str(pj)]) == 2
+    text = capsys.readouterr().err
+    err = [line for line in text.splitlines() if "error:" in line]
+    assert len(err) == 1 and "Traceback" not in text, text[-1500:]
+    assert f"holds files crossner_hf did not write ({', '.join(sorted(['README.md', record]))})" in err[0], err
+    assert {p.name: p.read_bytes() for p in pj.iterdir()} == before
