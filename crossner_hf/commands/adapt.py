@@ -6,6 +6,7 @@ Usage:
     crossner-hf adapt --dataset_dir mydata --model_name_or_path bert-base-cased --budget paper --dry_run \\
         --output_dir outputs/adapt-mydata
     crossner-hf adapt ... --methods direct,joint,'dapt-*/direct' --seeds 1,2,3 --executor ray
+    crossner-hf adapt ... --time_budget 60            # a choice within the hour; --prune off: every seed in full
     crossner-hf adapt --status outputs/adapt-mydata
 
 The candidates: direct, pretrain-finetune and joint with CoNLL-2003 (from --data_dir); with --raw_text, DAPT with
@@ -14,7 +15,11 @@ by default your train split's labeled spans), each DAPT run once and the three s
 raw text those are listed as "needs --raw_text". Each run is a cell of a resumable grid (rerun the same command to
 resume; a failure is one line and the others go on). The choice reads mean dev F1 over seeds, never test; a cheaper
 method within one standard deviation of the best is shipped instead unless --prefer best. OUT/adapt.md,
-OUT/adapt.json and OUT/adapt.png hold the evidence; OUT/best is the shipped model (Tagger, predict, report, export,
+OUT/adapt.json and OUT/adapt.png hold the evidence. The search races its methods (--prune on, the default): one seed of
+every method first, more seeds only to methods that can still win on dev, a training that trails the others at the
+same share of its own budget by more than the seed spread stopped there (its checkpoint kept; a rerun with --prune off
+continues it); the table says how far each got and why it stopped. --time_budget MINUTES ends the search with a
+choice among what finished by then. OUT/best is the shipped model (Tagger, predict, report, export,
 push), its card carries the table. The paired bootstrap on dev and OUT/best's dev and test F1 come from the dev and
 test predictions each fine-tuning cell recorded when it scored (seed-*/predictions.jsonl), not from its model
 tagging them again (a --bilstm_crf cell, or a cell made before cells recorded them, is tagged).
@@ -114,6 +119,8 @@ def main(args: AdaptArguments) -> int:
     result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
                    entity_list=args.entity_list, data_dir=args.data_dir, executor=options)
     print(result.table)
+    if result.results.get("race"):
+        print(f"\n{result.results['race']}")
     print(f"\nChosen: {result.chosen}. {result.choice.reason}")
     if result.best_dir is not None:
         shipped = result.results["shipped"]
