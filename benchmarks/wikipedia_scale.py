@@ -23,6 +23,15 @@ Usage:
     python benchmarks/wikipedia_scale.py dump --dump_mb 2048 --output_dir /data/scale-2g
     python benchmarks/wikipedia_scale.py typed --sentences 16300000 --output_dir /data/typed-16m
     python benchmarks/wikipedia_scale.py post --work_dir /data/typed-16m     # the corpus steps, timed
+    python benchmarks/wikipedia_scale.py peer --dump_dir /data/scale-50m --runs 5 --profile
+
+``peer``: WikiExtractor 3.1 (``--links --processes 1``) and the whole NER-BERT builder (one worker, its
+DBpedia lookup prebuilt outside the timing, as ``benchmarks/wikipedia.py --dump_dir`` does) on the same
+generated dump, interleaved run by run (the machine is shared: a burst of load hits both), each in a fresh
+process; the medians, MB of XML a second and the ratio, the builder's wall seconds by step (its
+``timings.json``), the load average around the runs, and with ``--profile`` one more builder run under
+cProfile cut into stages (reading, the redirect scan, wikitext to text, sentences and words, typing,
+Parquet, the rest: start-up, imports, the corpus steps).
 """
 
 from __future__ import annotations
@@ -270,6 +279,118 @@ def run_post_extraction(work_dir: str | Path, *, merged_categories: int = 212, w
             "categories": len(builder.before_balancing)}
 
 
+# --------------------------------------------------------------------------- the peer, side by side
+
+PROFILE_STAGES = {
+    # a stage: the functions (file, name) whose cumulative time it is (disjoint call trees in the builder)
+    "reading pages (bz2 + XML lines)": [("crossner_hf/wikipedia/dump.py", "iter_unit_pages")],
+    "redirect pre-scan (bz2 + byte scan)": [("crossner_hf/wikipedia/dump.py", "iter_unit_redirects")],
+    "wikitext to text + anchors": [("crossner_hf/wikipedia/wikitext.py", "wikitext_to_text")],
+    "sentences (punkt) + words (Treebank)": [("crossner_hf/wikipedia/sentences.py", "anchor_sentences")],
+    "typing (redirects + DBpedia lookups)": [("crossner_hf/wikipedia/redirects.py", "resolve_many"),
+                                             ("crossner_hf/wikipedia/dbpedia.py", "categories")],
+    "Parquet writing (datatrove writers)": [("datatrove/pipeline/writers/disk_base.py", "write")],
+}
+
+
+def _profile_stages(stats_file: Path) -> list[tuple[str, float]]:
+    """Seconds by stage from a cProfile file of a builder run (see :data:`PROFILE_STAGES`), and the rest."""
+    import pstats
+
+    stats = pstats.Stats(str(stats_file)).stats  # (file, line, name) -> (calls, primitive, tottime, cumtime, callers)
+    total = max(v[3] for v in stats.values())
+    out = [(stage, sum(v[3] for (file, _, name), v in stats.items()
+                       if any(file.endswith(f) and name == n for f, n in functions)))
+           for stage, functions in PROFILE_STAGES.items()]
+    out.append(("the rest: start-up, imports, datatrove, the corpus steps", total - sum(s for _, s in out)))
+    return out
+
+
+def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: bool = False) -> str:
+    """WikiExtractor 3.1 and the whole NER-BERT builder, one worker each, interleaved (see ``peer`` above)."""
+    import os
+    import resource
+    import shutil
+    import statistics
+    import subprocess
+    import tempfile
+    import time
+
+    from crossner_hf.wikipedia.dbpedia import build_types_db, load_ontology
+
+    folder = Path(dump_dir)
+    made = json.loads((folder / SCALE_FILE).read_text(encoding="utf-8"))
+    dump, index, xml_mb = folder / "dump.xml.bz2", folder / "index.txt.bz2", made["xml_mb"]
+    work = Path(tempfile.mkdtemp(prefix="peer-", dir=folder))
+    types_db = work / "types.sqlite"
+    build_types_db([folder / "instance_types.nt"], load_ontology(ONTOLOGY), types_db)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+
+    def builder(out: Path) -> list[str]:
+        return [sys.executable, str(ROOT / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump),
+                "--index", str(index), "--ontology", str(ONTOLOGY), "--instance_types", str(folder / "instance_types.nt"),
+                "--types_db", str(types_db), "--output_dir", str(out), "--nltk_data", str(SHARED / "nltk_data"),
+                "--workers", "1"]
+
+    def wikiextractor(out: Path) -> list[str]:
+        return [sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out), "--links",
+                "--processes", "1", "-q"]
+
+    def timed(command: list[str]) -> tuple[float, float]:
+        """Wall seconds and CPU seconds (user + system, the process and its children) of a command."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+    names = ["WikiExtractor 3.1 --links, 1 process", "whole NER-BERT builder, 1 worker"]
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    steps: list[dict[str, float]] = []
+    load_before = os.getloadavg()
+    for run in range(runs):
+        for name, command in zip(seconds, (wikiextractor, builder)):
+            out = work / f"{'wx' if name.startswith('Wiki') else 'b'}-{run}"
+            wall, used = timed(command(out))
+            seconds[name].append(wall)
+            cpu[name].append(used)
+            print(f"run {run + 1}: {name}: {wall:.2f} s, CPU {used:.2f} s (load {os.getloadavg()[0]:.1f})",
+                  file=sys.stderr)
+            if not name.startswith("Wiki"):
+                steps.append(json.loads((Path(f"{out}.work") / "timings.json").read_text()))
+            shutil.rmtree(out, ignore_errors=True)
+    load_after = os.getloadavg()
+    peer, peer_cpu = statistics.median(seconds[names[0]]), statistics.median(cpu[names[0]])
+    lines = [f"Input: {folder.name}, {made['pages']:,} pages ({made['copies']} renamed copies of the sample), "
+             f"{xml_mb:,.1f} MB of XML, {made['bz2_mb']:,.1f} MB bz2 multistream; {os.cpu_count()} cores, load average "
+             f"{load_before[0]:.1f} before / {load_after[0]:.1f} after; {runs} interleaved runs, medians, wall time "
+             "including interpreter start; CPU: user + system seconds of the process and its children (less "
+             "sensitive to a busy machine than wall time).", "",
+             "| method | median wall s | all runs s | MB XML/s | x WikiExtractor | median CPU s | MB XML/CPU s | "
+             "x WikiExtractor (CPU) |", "|---|---:|---|---:|---:|---:|---:|---:|"]
+    for name in names:
+        median, median_cpu = statistics.median(seconds[name]), statistics.median(cpu[name])
+        lines.append(f"| {name} | {median:.2f} | {' '.join(f'{v:.1f}' for v in seconds[name])} | "
+                     f"{xml_mb / median:.2f} | {peer / median:.2f} | {median_cpu:.2f} | {xml_mb / median_cpu:.2f} | "
+                     f"{peer_cpu / median_cpu:.2f} |")
+    lines += ["", "Builder steps, median wall s: " + ", ".join(
+        f"{step} {statistics.median(t[step] for t in steps):.2f}" for step in steps[0])]
+    if profile:
+        out = work / "profiled"
+        stats_file = work / "builder.prof"
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats_file), *builder(out)[1:]], env=env,
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stages = _profile_stages(stats_file)
+        total = sum(s for _, s in stages)
+        lines += ["", "One builder run under cProfile (its overhead inflates the Python-heavy stages):", "",
+                  "| stage | s | share |", "|---|---:|---:|"]
+        lines += [f"| {stage} | {s:.2f} | {100 * s / total:.0f}% |" for stage, s in stages]
+    shutil.rmtree(work, ignore_errors=True)
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -289,8 +410,16 @@ def main(argv: list[str] | None = None) -> int:
     post.add_argument("--merged_categories", type=int, default=212)
     post.add_argument("--workers", type=int, default=1, help="processes for the corpus passes (the builder uses "
                       "all cores)")
+    peer = sub.add_parser("peer", allow_abbrev=False, help="WikiExtractor 3.1 and the whole builder, one worker "
+                          "each, interleaved; MB/s and the ratio")
+    peer.add_argument("--dump_dir", required=True, help="a folder made by the dump command")
+    peer.add_argument("--runs", type=int, default=5)
+    peer.add_argument("--profile", action="store_true", help="and one builder run under cProfile, by stage")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
+    if args.what == "peer":
+        print(compare_with_wikiextractor(args.dump_dir, runs=args.runs, profile=args.profile))
+        return 0
     if args.what == "post":
         result = run_post_extraction(args.work_dir, merged_categories=args.merged_categories, workers=args.workers)
     elif args.what == "dump":

@@ -178,3 +178,32 @@ def test_side_by_side_benchmark_runs_on_a_generated_dump(scale, tmp_path, wiki):
              for section, text in (("nerbert", nerbert), ("domain", domain))}
     assert {"redirects", "typed_extract", "corpus_count", "corpus_select", "hub_folder", "sum"} <= steps["nerbert"]
     assert {"index", "domain_pages", "extract", "domain_corpus", "levels", "hub_folder", "sum"} <= steps["domain"]
+
+
+@pytest.mark.slow
+def test_peer_benchmark_interleaves_wikiextractor_and_the_builder(scale, tmp_path, wiki):
+    """`benchmarks/wikipedia_scale.py peer`: both tools timed on one generated dump, the ratio, the builder's steps
+    and its profile cut into stages that account for the whole run."""
+    import os
+    import subprocess
+
+    import bz2
+
+    pytest.importorskip("wikiextractor", reason="pip install -e .[benchmark]")
+    header, pages, footer = scale.sample_pages()
+    source = tmp_path / "source.xml.bz2"
+    with bz2.open(source, "wt", encoding="utf-8") as handle:
+        handle.write(header + "".join(pages[:12]) + footer)
+    scale.make_scaled_dump(tmp_path / "in", 0.1, source=source)
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "wikipedia_scale.py"), "peer", "--dump_dir",
+                          str(tmp_path / "in"), "--runs", "1", "--profile"], capture_output=True, text=True,
+                         env={**os.environ, "NLTK_DATA": str(wiki["nltk"])}, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = [line.split(" | ") for line in out.stdout.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [r[0].strip("| ") for r in rows[1:3]] == ["WikiExtractor 3.1 --links, 1 process",
+                                                     "whole NER-BERT builder, 1 worker"]
+    assert rows[1][4] == "1.00" and float(rows[2][4]) > 0 and float(rows[2][5]) > 0  # CPU seconds
+    assert "redirects" in out.stdout and "typed_extract" in out.stdout
+    stages = {r[0].strip("| "): float(r[1]) for r in rows[4:]}
+    assert stages["wikitext to text + anchors"] > 0 and stages["sentences (punkt) + words (Treebank)"] > 0
+    assert stages["redirect pre-scan (bz2 + byte scan)"] > 0 and stages["reading pages (bz2 + XML lines)"] > 0
