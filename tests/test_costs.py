@@ -114,3 +114,16 @@ def test_progress_places_the_source_stage_in_the_whole_run_and_sums_a_continued_
     record = read_progress(tmp_path)
     assert record["dev"] == [[0.4, 0.4], [0.55, 0.5]] and record["runs"] == 2
     assert record["seconds"] == pytest.approx(85)
+
+
+def test_an_rnn_recipes_epochs_write_the_same_progress(tmp_path):
+    from crossner_hf.training.progress import write_epoch_progress
+
+    history = [{"epoch": 1, "dev_f1": 0.2, "seconds": 10.0}, {"epoch": 2, "dev_f1": 0.3, "seconds": 12.0}]
+    write_epoch_progress(tmp_path / "run", history, step=40, max_steps=200)
+    assert read_progress(tmp_path / "run") is None and read_progress(tmp_path) is None  # not a grid cell: nothing
+    (tmp_path / "cell.json").write_text("{}")
+    write_epoch_progress(tmp_path, history, step=40, max_steps=200)
+    record = read_progress(tmp_path)
+    assert record["dev"] == [[0.1, 0.2], [0.2, 0.3]] and record["share"] == 0.2 and record["seconds"] == 22.0
+    assert (record["step"], record["max_steps"]) == (40, 200)

@@ -152,3 +152,25 @@ class ProgressCallback(TrainerCallback):
 
     def on_train_end(self, args, state, control, **kwargs):
         self._write(state, force=True)
+
+
+def write_epoch_progress(output_dir: str | Path, history: list[dict[str, Any]], step: int, max_steps: int) -> None:
+    """``progress.json`` of an RNN recipe's epoch loop (:mod:`crossner_hf.training.rnn.loop`) inside a grid cell:
+    the same record :class:`ProgressCallback` writes, from the loop's history (one dev F1 an epoch, its seconds;
+    the history is in the loop's checkpoint, so a continued run's seconds are both runs'). Nothing outside a cell."""
+    folder = cell_folder(output_dir)
+    if folder is None:
+        return
+    planned = max(1, int(max_steps))
+    per_epoch = step / max(1, len(history))  # the steps an epoch took so far place each check on the run
+    dev = [[round(min(1.0, (i + 1) * per_epoch / planned), 5), float(e["dev_f1"])]
+           for i, e in enumerate(history) if e.get("dev_f1") is not None]
+    record = {"stage": "train", "step": int(step), "max_steps": planned, "share": round(min(1.0, step / planned), 5),
+              "stage_share": [0.0, 1.0], "planned_steps": planned, "stages": {"train": {"max_steps": planned}},
+              "seconds": round(sum(float(e.get("seconds") or 0.0) for e in history), 2), "metric": "dev_f1",
+              "dev": dev, "updated": time.time()}
+    try:
+        with atomic_output(folder / PROGRESS) as tmp:
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+    except OSError as err:  # progress is a convenience: a full disk must not end the training
+        logger.warning("%s: progress not written (%s)", folder / PROGRESS, err)

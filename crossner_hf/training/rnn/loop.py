@@ -280,6 +280,10 @@ def _run_loop(
                               "seconds": time.perf_counter() - started, "optimizer": state.optimizer_name})
         logger.info("epoch %d: loss %.3f, dev F1 %.2f%s", state.epoch, total / max(steps, 1), 100 * f1,
                     " (best)" if improved else "")
+        from crossner_hf.training.progress import write_epoch_progress  # a grid cell's progress.json
+
+        write_epoch_progress(output_dir, state.history, state.global_step, args.max_steps if args.max_steps > 0
+                             else steps_per_epoch * int(args.num_train_epochs))
         if switch_optimizer is not None:
             new = switch_optimizer(state.optimizer_name, f1)
             if new != state.optimizer_name:
