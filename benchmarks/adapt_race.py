@@ -5,8 +5,8 @@ For each CrossNER domain: its first 100 train sentences (dev and test whole) as 
 the DAPT corpus a user of 100 labeled sentences can have offline here); then the same ``cpu`` search (direct,
 pretrain-finetune, joint and dapt-domain/direct, 2 seeds, ``--workers 2``) run twice, each in a fresh folder as its
 own process: raced (``--prune on``, adapt's default) and in full (``--prune off``). It prints, per run, the wall
-time, the cells that ran (finished / stopped by the race / never started), the chosen method and the ratio of the
-wall times; and, per cell of the full run, the dry run's estimate (priced before anything ran: the packaged prior)
+time, the cells that ran (finished / stopped by the race / never started), the chosen method, the ratio of the
+wall times and the ETA the search's ``clock:`` line gave half-way against the time that was then left; and, per cell of the full run, the dry run's estimate (priced before anything ran: the packaged prior)
 and the clock's estimate once the first seeds had finished (their measured seconds), against the cell's measured
 seconds (the sum of its runs).
 
@@ -97,14 +97,25 @@ def cells_of(out: Path) -> dict[str, dict]:
 
 def search(folder: Path, raw: Path, out: Path, args: argparse.Namespace, prune: str) -> dict:
     """One search as its own process: its wall time, its cells, its choice."""
+    import re
+
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "crossner_hf.cli", *flags(folder, raw, out, args, prune)],
-                          env=env, capture_output=True, text=True)
+    etas = []  # (seconds since the start, the ETA the search's clock line said, in minutes)
+    log = open(out.parent / f"{out.name}.log", "w", encoding="utf-8")
+    with subprocess.Popen([sys.executable, "-m", "crossner_hf.cli", *flags(folder, raw, out, args, prune)],
+                          env=env, stdout=log, stderr=subprocess.PIPE, text=True) as proc:
+        for line in proc.stderr:
+            log.write(line)
+            found = re.search(r"clock: .*ETA ~(\d+) min", line)
+            if found:
+                etas.append((time.perf_counter() - started, float(found.group(1))))
+    log.close()
     wall = time.perf_counter() - started
-    (out.parent / f"{out.name}.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
     record = json.loads((out / "adapt.json").read_text()) if (out / "adapt.json").is_file() else {}
-    return {"wall": wall, "rc": proc.returncode, "chosen": record.get("chosen"), "cells": cells_of(out)}
+    half = min(etas, key=lambda e: abs(e[0] - wall / 2)) if etas else None
+    return {"wall": wall, "rc": proc.returncode, "chosen": record.get("chosen"), "cells": cells_of(out),
+            "eta_half": None if half is None else (half[1], (wall - half[0]) / 60)}
 
 
 def estimates(folder: Path, raw: Path, out: Path, args: argparse.Namespace, first_seed_only: bool) -> dict:
@@ -156,6 +167,11 @@ def main() -> None:
             print(f"| {'raced' if prune == 'on' else 'full'} | {run['wall'] / 60:.1f} | {states.count('done')} | "
                   f"{states.count('stopped')} | {states.count('skipped') + states.count('not run')} | "
                   f"{run['chosen']} | {run['rc']} |")
+        for prune, run in runs.items():
+            if run["eta_half"] is not None:
+                said, left = run["eta_half"]
+                print(f"{'raced' if prune == 'on' else 'full'}: the clock half-way said ~{said:.0f} min left; "
+                      f"{left:.1f} min were left ({said / left if left else float('nan'):.2f}x)")
         ratio = runs["on"]["wall"] / runs["off"]["wall"]
         same = runs["on"]["chosen"] == runs["off"]["chosen"]
         print(f"raced / full wall time: {ratio:.2f}; same method chosen: {'yes' if same else 'NO'}")
