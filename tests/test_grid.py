@@ -798,7 +798,8 @@ def test_a_warm_cell_dies_with_a_killed_grid(tmp_path):
         started = json.loads(pids.read_text())
         assert _alive(started["zygote"]) and _alive(started["cell"])
         # ps shows the forked cell's own command, not the zygote's
-        assert Path(f"/proc/{started['cell']}/cmdline").read_bytes().split(b"\0")[0] == b"crossner-hf hold-here"
+        title = Path(f"/proc/{started['cell']}/cmdline")  # set by the cell as it starts: waited for, not raced
+        _wait_for(lambda: title.read_bytes().split(b"\0")[0] == b"crossner-hf hold-here", "the cell's ps line", 60)
         os.kill(driver.pid, signal.SIGKILL)  # a kill -9 of the grid: nothing of ours runs after it
         driver.wait()
         _wait_for(lambda: not _alive(started["zygote"]) and not _alive(started["cell"]),
