@@ -235,6 +235,8 @@ def test_batched_lookup_matches_single_and_spans_chunks(subset_db):
     assert len(titles) > 2 * DBpediaTypes._CHUNK
     assert types.categories(titles) == [types.category(t) for t in titles]
     assert types.categories(titles, coarse=True) == [types.coarse_category(t) for t in titles]
+    assert DBpediaTypes(subset_db).both_categories(titles) == [(types.category(t), types.coarse_category(t))
+                                                               for t in titles]
 
 
 _INHERITED: dict[str, DBpediaTypes] = {}

@@ -420,6 +420,12 @@ class DBpediaTypes:
         table = self._coarse if coarse else self._fine
         return [table[i] for i in ids]
 
+    def both_categories(self, titles: Sequence[str]) -> list[tuple[str, str]]:
+        """``(category, coarse_category)`` of many titles from one lookup (:meth:`categories` twice, one query)."""
+        ids = self._ids(titles)  # connects first, which loads the tables
+        fine, coarse = self._fine, self._coarse
+        return [(fine[i], coarse[i]) for i in ids]
+
     @property
     def ontology(self) -> Ontology:
         self._connect()

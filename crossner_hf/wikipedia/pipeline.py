@@ -324,7 +324,8 @@ class TypedArticleExtractor(ArticleExtractor):
         redirects, types = self._typing()
         targets = list(dict.fromkeys(t for _, _, t in anchors))
         resolved = redirects.resolve_many(targets)
-        typed = dict(zip(targets, zip(resolved, types.categories(resolved), types.categories(resolved, coarse=True))))
+        typed = {target: (final, *categories)
+                 for target, final, categories in zip(targets, resolved, types.both_categories(resolved))}
         untyped = sum(1 for _, _, t in anchors if typed[t][1] == ENTITY)
         counts["typed_anchors"] += len(anchors) - untyped
         counts["untyped_anchors"] += untyped
