@@ -107,7 +107,7 @@ def search(folder: Path, raw: Path, out: Path, args: argparse.Namespace, prune: 
                           env=env, stdout=log, stderr=subprocess.PIPE, text=True) as proc:
         for line in proc.stderr:
             log.write(line)
-            found = re.search(r"clock: .*ETA ~(\d+) min", line)
+            found = re.search(r"clock: .*ETA ~([\d.]+) min", line)
             if found:
                 etas.append((time.perf_counter() - started, float(found.group(1))))
     log.close()

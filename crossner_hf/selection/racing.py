@@ -43,6 +43,7 @@ def race_controller(methods: Sequence[Method], cells: Sequence[Cell], out: Path,
     policy = RacePolicy(prune=config.prune == "on", deadline=deadline)
     race = Race(trials, policy, separated=None if dev_counts is None else _separated_on_dev(methods, out, dev_counts))
     clock = _Clock(cells, out, model, options)
+    clock.race = race
 
     def final(name: str) -> float | None:
         cell = by_name[name]
@@ -80,13 +81,18 @@ class _Clock:
         self.at = 0.0
         self.said = ""
         self.running: tuple[str, ...] = ()
+        self.race: Any = None
+        """The race whose stopped and skipped cells are not left to run (set by :func:`race_controller`)."""
 
     def refresh(self) -> Any:
         from crossner_hf.grid.costs import disk_mb, estimate
 
         if self.priced is None or time.monotonic() - self.at > self.every:
-            kinds = {str(c.meta.get("cost") or c.command) for c in self.cells}
-            self.priced = estimate(self.cells, self.out, disk={k: disk_mb(k, self.model) for k in kinds},
+            # the cells the race stopped or never starts are not left to run: the clock counts what will run
+            dropped = set(self.race.skipped_cells) | set(self.race.stopped) if self.race is not None else set()
+            cells = [c for c in self.cells if c.name not in dropped]
+            kinds = {str(c.meta.get("cost") or c.command) for c in cells}
+            self.priced = estimate(cells, self.out, disk={k: disk_mb(k, self.model) for k in kinds},
                                    model=self.model)
             self.at = time.monotonic()
         return self.priced
@@ -100,7 +106,8 @@ class _Clock:
             self.running, self.priced = tuple(running), None
         priced = self.refresh()
         wall, _ = priced.wall_minutes(self.workers, running=running)
-        text = (f"clock: {priced.done} of {priced.cells} cells done, {len(running)} running; ETA ~{wall:.0f} min "
+        text = (f"clock: {priced.done} of {priced.cells} cells to run done, {len(running)} running; ETA "
+                f"~{wall:.{0 if wall >= 10 else 1}f} min "
                 f"at {self.workers} at once (priced from {', '.join(sorted(set(priced.priced_from.values())))})"
                 if priced.left else "")
         if text and text != self.said:
