@@ -125,8 +125,13 @@ def test_the_controller_stops_skips_records_and_ends(tmp_path):
         def folder(self, out):
             return tmp_path / "cells" / self.name
 
-    launched = control.ready([C(n) for n in ("direct/seed-0", "joint/seed-0", "direct/seed-1", "joint/seed-1")])
-    assert [c.name for c in launched] == ["direct/seed-0", "joint/seed-0"]
+        def result_path(self, out):
+            return self.folder(out) / "results.json"
+
+    launched = control.ready([C(n) for n in ("direct/seed-0", "joint/seed-0", "direct/seed-1", "joint/seed-1",
+                                             "dapt/domain")])
+    # a DAPT run (no dev F1: not a raced trial) starts as the grid plans it, before the seeds, and is never stopped
+    assert [c.name for c in launched] == ["dapt/domain", "direct/seed-0", "joint/seed-0"]
     finals["joint/seed-0"] = 70.0  # percent: the caller's `final` reads it so
     progress["joint/seed-0"] = {"dev": [[0.2, 0.5], [0.5, 0.65], [0.9, 0.7]]}
     progress["direct/seed-0"] = {"dev": [[0.2, 0.3], [0.3, 0.35], [0.4, 0.4]]}
