@@ -71,6 +71,9 @@ def test_a_training_behind_at_the_same_share_is_stopped_with_its_reason():
     # close behind (within the margin) goes on
     direct.history[-1] = (0.4, 53.5)
     assert race.should_stop(direct.name) is None
+    # past 90% of its run it finishes, however far behind: what is left costs little, a finished seed is a row
+    direct.history = [(0.3, 20.0), (0.6, 21.0), (0.95, 22.0)]
+    assert race.should_stop(direct.name) is None
 
 
 def test_a_slow_starter_is_compared_at_its_own_share_not_cut_early():

@@ -19,7 +19,8 @@ The rules (each stated in the reason the table prints):
   ``separated(leader, method)`` says so too (``adapt``: the paired bootstrap on dev, whose 95% interval of the
   difference excludes 0);
 - **stop a training clearly behind**: at a dev check at share ``s`` of its own budget (never before
-  :attr:`RacePolicy.min_share`, never before its :attr:`RacePolicy.min_checks`-th check), a cell whose best dev F1
+  :attr:`RacePolicy.min_share`, never before its :attr:`RacePolicy.min_checks`-th check, never past
+  :attr:`RacePolicy.max_share`, where finishing costs little more), a cell whose best dev F1
   so far is behind, by more than the margin, the best any other method's cell reached by the same share of its
   own budget (a finished cell, or a running one that has trained past that share: ASHA's rungs, by share) is
   stopped. The margin is the larger of :attr:`RacePolicy.min_margin` and twice the seed spread measured so far.
@@ -58,6 +59,8 @@ class RacePolicy:
     """No training is stopped before this share of its own planned run (slow starters are not cut early)."""
     min_checks: int = 3
     """No training is stopped before this many dev checks of its own."""
+    max_share: float = 0.9
+    """A training past this share of its own run finishes: what is left costs little, and a finished seed is a row."""
     min_margin: float = 2.0
     """F1 points a training must trail the leader by (at least) to be stopped, whatever the measured spread."""
     spread_factor: float = 2.0
@@ -188,7 +191,7 @@ class Race:
         if not self.policy.prune or trial.final is not None or not trial.history:
             return None
         share, _ = trial.history[-1]
-        if share < self.policy.min_share or len(trial.history) < self.policy.min_checks:
+        if share < self.policy.min_share or share > self.policy.max_share or len(trial.history) < self.policy.min_checks:
             return None
         ahead = self.ahead_at(trial.method, share)
         mine = best_by(trial.history, share)
