@@ -10,7 +10,8 @@ One :class:`ExecutorOptions` (``--executor local|ray|slurm`` and its knobs) and 
   - ``local``: the tasks in dependency order on this machine.
   - ``ray``: each task a Ray task asking for its CPUs/GPUs; a dependency is passed as the upstream task's
     result, so Ray starts a task when its inputs are ready. Joins the cluster named by ``RAY_ADDRESS`` (or
-    ``ray_address``), else starts a local one.
+    ``ray_address``), else starts a local one. A task's environment is built on its worker, from the worker's
+    own, with the driver's run settings over it (:func:`driver_settings`).
   - ``slurm``: each task a submitit job; dependencies become ``--dependency=afterok:<job ids>``
     (:func:`slurm_parameters`). ``slurm_cluster="local"`` runs the same path through submitit's local
     executor (which has no job dependencies: a task is submitted when its dependencies finished).
@@ -130,15 +131,25 @@ RunTask = Callable[..., str]
 ``env``, the whole environment that process gets (:func:`task_environment`)."""
 
 ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "CROSSNER_", "TRANSFORMERS_", "TORCH_", "PYTORCH_", "TOKENIZERS_", "LC_",
-                "SLURM_", "SUBMITIT_")
+                "SLURM_", "SUBMITIT_", "NCCL_")
 ENV_NAMES = frozenset({
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
     "PYTHONHASHSEED", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "NLTK_DATA",
-    "XDG_CACHE_HOME", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER",
+    "XDG_CACHE_HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "CUBLAS_WORKSPACE_CONFIG",
     "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+    # a cluster behind a proxy, or with its own certificate authority, reaches the Hub only with these
+    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
+    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+    "HUGGING_FACE_HUB_TOKEN",  # huggingface_hub's older token name (a secret: only for a pushing task)
 })
-"""What of the driver's environment a task gets (names, and names starting with :data:`ENV_PREFIXES`): the data
-and cache locations, the offline switches, thread and path variables. ``CROSSNER_CELL_ENV=A,B`` adds names."""
+"""What of the environment a task gets (names, and names starting with :data:`ENV_PREFIXES`): the data and cache
+locations, the offline switches, thread and path variables, proxies and certificate bundles, CUDA's and NCCL's
+settings. ``CROSSNER_CELL_ENV=A,B`` adds names. Applied where the task runs (:func:`task_environment`): on this
+machine, on a Slurm node, on a Ray worker, each to its own environment."""
+
+DRIVER_PREFIXES = ("HF_", "HUGGINGFACE_", "HUGGING_FACE_", "CROSSNER_", "TRANSFORMERS_")
+"""What a task on another machine (a Ray worker) takes of the driver's environment over its own: the run's Hub,
+cache and crossner_hf settings (:func:`driver_settings`); its paths, libraries and home stay the worker's."""
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
                     "VECLIB_MAXIMUM_THREADS")
@@ -152,15 +163,31 @@ def secret_name(name: str) -> bool:
     return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
 
 
+def _extra_names(env: Mapping[str, str]) -> set[str]:
+    return {n.strip() for n in env.get("CROSSNER_CELL_ENV", "").split(",") if n.strip()}
+
+
+def driver_settings(driver: Mapping[str, str], *, pushes: bool = False) -> dict[str, str]:
+    """What a task on another machine takes of the driver's environment (``driver``): its :data:`DRIVER_PREFIXES`
+    variables (``HF_HOME``, ``HF_HUB_OFFLINE``, ``CROSSNER_DATA_DIR``, ...) and the names ``CROSSNER_CELL_ENV``
+    adds; tokens (``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``) only when the task pushes to the Hub. Shipped with the
+    task and laid over the allow-list of the worker's own environment (:func:`task_environment`, ``settings``)."""
+    extra = _extra_names(driver)
+    return {k: v for k, v in driver.items()
+            if (k.startswith(DRIVER_PREFIXES) or k in extra) and (pushes or k in extra or not secret_name(k))}
+
+
 def task_environment(base: Mapping[str, str], *, gpus: Sequence[str | int] | None = None, threads: int | None = None,
-                     pushes: bool = False) -> dict[str, str]:
-    """The environment of one task's process: the allow-list of ``base`` (never the driver's whole environment,
-    which on Ray or Slurm would ship every variable, tokens included, through the cluster), tokens only when the
-    task pushes to the Hub, ``CUDA_VISIBLE_DEVICES`` set to the task's own GPUs (``None``: left as ``base`` has
-    it; ``[]``: none) and every thread variable set to ``threads``."""
-    extra = {n.strip() for n in base.get("CROSSNER_CELL_ENV", "").split(",") if n.strip()}
+                     pushes: bool = False, settings: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of one task's process, built where it runs: the allow-list of ``base`` (that machine's own
+    environment; never its whole environment, which would hand every variable, tokens included, to the task),
+    tokens only when the task pushes to the Hub, then ``settings`` over it (a Ray task's :func:`driver_settings`),
+    ``CUDA_VISIBLE_DEVICES`` set to the task's own GPUs (``None``: left as ``base`` has it; ``[]``: none) and every
+    thread variable set to ``threads``."""
+    extra = _extra_names({**base, **(settings or {})})
     env = {k: v for k, v in base.items()
            if (k in ENV_NAMES or k in extra or k.startswith(ENV_PREFIXES)) and (pushes or k in extra or not secret_name(k))}
+    env.update(settings or {})
     if gpus is not None:
         env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
     elif "CUDA_VISIBLE_DEVICES" in base:
@@ -322,12 +349,14 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
     return {t.name: state.get(t.name, "blocked") for t in tasks}
 
 
-def _ray_task(run: RunTask, task: Any, env: dict[str, str], *dep_status: str) -> str:
+def _ray_task(run: RunTask, task: Any, settings: dict[str, str], threads: int, *dep_status: str) -> str:
+    """A cell on a Ray worker: its environment built here, from the worker's own (its ``PATH``, ``HOME``, libraries,
+    caches: the driver's machine may have none of them) with the driver's run settings over it."""
     if any(s != "done" for s in dep_status):
         return "blocked"
     import ray
 
-    env = dict(env)
+    env = task_environment(os.environ, threads=threads, pushes=getattr(task, "pushes", False), settings=settings)
     # the GPU(s) Ray assigned this task and no other: the task's process must not see the rest of the node's
     env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in ray.get_gpu_ids()) if task.gpus else ""
     return run(task, env=env)
@@ -378,10 +407,10 @@ def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask
         deps = [refs[d] if d in refs else state.get(d, "done") for d in task.deps]
         # a fraction of a GPU packs cells_per_gpu tasks on one device; the CPUs it asks for are its threads
         gpus = task.gpus / options.cells_per_gpu if task.gpus == 1 else task.gpus
-        env = task_environment(os.environ, threads=options.threads_per_cell or task.cpus,
-                               pushes=getattr(task, "pushes", False))
-        refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=gpus, name=task.name,
-                                         max_retries=0).remote(run, task, env, *deps)
+        # only the driver's run settings travel; the rest of the cell's environment is its worker's (_ray_task)
+        settings = driver_settings(os.environ, pushes=getattr(task, "pushes", False))
+        refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=gpus, name=task.name, max_retries=0).remote(
+            run, task, settings, options.threads_per_cell or task.cpus, *deps)
         state[task.name] = "running"
     progress(dict(state))
     names = {ref: name for name, ref in refs.items()}
