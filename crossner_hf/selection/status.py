@@ -41,6 +41,16 @@ def method_minutes(method: Method, priced: Estimate) -> float:
     return own + sum(cell_minutes(c) for c in method.extra_cells)
 
 
+def budget_line(priced: Estimate, workers: int, minutes: float) -> str:
+    """What ``--time_budget`` does to this search, as the dry run can tell: whether every cell left fits."""
+    wall, _ = priced.wall_minutes(workers)
+    if wall <= minutes:
+        return f"--time_budget {minutes:g} min: every cell left fits (~{wall:.1f} min of wall time)"
+    return (f"--time_budget {minutes:g} min: the search as planned needs ~{wall:.1f} min of wall time; first seeds "
+            "run first, and at the deadline the running cells are stopped (resumable) and the choice made among the "
+            "finished")
+
+
 def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
             entity_list: str | None = None, data_dir: str | None = None, workers: int = 1) -> str:
     """The cells a search would run, with their command lines and dependencies, what is left of it and its
@@ -58,6 +68,7 @@ def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_t
     from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map plan_search checked, said
 
     lines += [f"this search: {priced.text()}", priced.clock_text(workers, raced=config.prune == "on"),
+              *([budget_line(priced, workers, config.time_budget)] if config.time_budget else []),
               describe_label_map(resolve_label_map(config.source_label_map, target.labels, target.name),
                                  target.labels), "", "methods:"]
     for m in methods:
