@@ -10,7 +10,8 @@ domain) are two clients of it, and each step is written once here.
 - status: the cells started and not finished with their saved progress (``step 190 of 722``) and why a stopped or
   skipped one stopped (:func:`started_lines`), the counts and the minutes left (:func:`counts_line`);
 - result: each cell's own results file read through :func:`crossner_hf.results.read_results`
-  (``reproduce``'s :func:`~crossner_hf.reproduce.tables.read_score`), the study's own a :class:`~crossner_hf.results.WorkflowResult`.
+  (``reproduce``'s :func:`~crossner_hf.reproduce.tables.read_score`), the study's own a
+  :class:`~crossner_hf.results.WorkflowResult` (``ExperimentResult``, ``AdaptResult``).
 """
 
 from __future__ import annotations

@@ -396,8 +396,8 @@ def read_score(cell: Cell, out: str | Path, category: str | None = None, metric:
 
     Test F1 in percent (overall, or of one entity ``category``: the mean over the run's seeds)
     for ``train``, ``bilstm-crf``, ``cdlm`` and ``multicell`` (``metric`` precision or recall: the overall ones,
-    CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1, overall or of
-    ``category``) for ``plot-entities``. A category the run did not score gives None.
+    CDLM's Table 4), read by :func:`crossner_hf.results.read_results` (any results schema); the silhouette (-1..1,
+    overall or of ``category``) for ``plot-entities``. A category the run did not score gives None.
     """
     path = cell.result_path(out)
     if not cell.score or not path.is_file():
