@@ -106,7 +106,17 @@ def test_the_redirect_scan_finds_the_page_readers_redirects(wiki, sample_pages, 
     short = tmp_path / "short.xml.bz2"
     short.write_bytes(wiki["sample"].read_bytes()[:400_000])
     with pytest.raises(DumpError, match=r"short\.xml\.bz2: unreadable data"):
-        list(iter_unit_redirects(DumpUnit(str(short))))
+        list(iter_unit_redirects(DumpUnit(str(short)), keep_xml=tmp_path / "short.zst"))
+    assert not list(tmp_path.glob("short.zst*"))  # a unit that fails keeps no XML
+    # the XML the scan keeps is read back as the pages the bz2 data gives (then not decompressed again)
+    units = plan_units([dump], indexes=[index], unit_bytes=200_000) + [DumpUnit(str(wiki["sample"]))]
+    for number, unit in enumerate(units):
+        kept = tmp_path / f"kept-{number}.zst"
+        list(iter_unit_redirects(unit, keep_xml=kept))
+        assert kept.is_file() and kept.stat().st_size < 3 * Path(unit.path).stat().st_size
+        pages = [(p.title, p.id, p.namespace, p.redirect, p.wikitext) for p in iter_unit_pages(unit)]
+        assert [(p.title, p.id, p.namespace, p.redirect, p.wikitext)
+                for p in iter_unit_pages(unit, cached=kept)] == pages and pages
 
 
 def test_units_are_even_and_a_multiple_of_the_workers(wiki, tmp_path):

@@ -225,7 +225,10 @@ def prepare_domain_sentences(
 def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dict[str, Any]]:
     """The NER-BERT builder's stages (redirects, DBpedia lookup, typed extract); returns the work folder
     and stats. The typed sentences go to ``work/nerbert/typed``."""
-    from crossner_hf.wikipedia.pipeline import build_redirects, run_redirects, run_typed_extract, stage_stats
+    import shutil
+
+    from crossner_hf.wikipedia.pipeline import (KEPT_XML, build_redirects, run_redirects, run_typed_extract,
+                                                stage_stats)
 
     started, timings = time.monotonic(), {}
     with timed_step(timings, "setup"):
@@ -238,6 +241,7 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
     with timed_step(timings, "typed_extract"):
         run_typed_extract(work, tasks, types_db, nltk_data=nltk_data, options=options,
                           page_timeout=args.page_timeout, max_page_chars=args.max_page_chars)
+    shutil.rmtree(work / KEPT_XML, ignore_errors=True)  # the XML the redirect stage kept for the extract stage
     return work, _stats(stage_stats(work, "extract-typed"), len(tasks), started, types_db, timings)
 
 

@@ -7,7 +7,8 @@ The NER-BERT corpus (:func:`run_redirects`, then :func:`run_typed_extract`):
 
 1. ``redirects`` (one task per shard of the fixed manifest): the redirect pages, found by a byte-level
    scan of the page heads that parses no page and decodes no text (:class:`RedirectReader`), to
-   ``stage0/redirect/<rank>.parquet``, merged into
+   ``stage0/redirect/<rank>.parquet``; the XML it decompressed is kept, zstd-compressed, in ``kept_xml/`` for
+   the extract stage (the bz2 dump is decompressed once), and removed after it. Then merged into
    ``redirects.sqlite`` by :func:`build_redirects`.
 2. ``extract-typed``: read pages (:class:`WikipediaPageReader`), turn each article into text and
    anchors, type every anchor through the redirect map and the DBpedia lookup, and split into
@@ -151,11 +152,13 @@ class WikipediaPageReader(PipelineStep):
     type = "📖 - READER"
 
     def __init__(self, work_dir: str, log_every: float = 10.0,
-                 namespaces: tuple[int, ...] = (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE)):
+                 namespaces: tuple[int, ...] = (ARTICLE_NAMESPACE, CATEGORY_NAMESPACE), kept_xml: bool = False):
         super().__init__()
         self.work_dir = str(work_dir)
         self.log_every = log_every
         self.namespaces = tuple(namespaces)
+        self.kept_xml = kept_xml
+        """Read a unit's XML from what the redirect stage kept (:func:`kept_xml_path`) when it is there."""
 
     def run(self, data: DocumentsPipeline = None, rank: int = 0, world_size: int = 1) -> DocumentsPipeline:
         quiet_user_errors()
@@ -165,8 +168,9 @@ class WikipediaPageReader(PipelineStep):
         start = last = time.monotonic()
         pages = 0
         read_bytes = 0
-        for unit in (DumpUnit(**u) for u in tasks[rank]):
-            for page in iter_unit_pages(unit, namespaces=self.namespaces):
+        for number, unit in enumerate(DumpUnit(**u) for u in tasks[rank]):
+            cached = kept_xml_path(self.work_dir, rank, number) if self.kept_xml else None
+            for page in iter_unit_pages(unit, namespaces=self.namespaces, cached=cached):
                 pages += 1
                 self.stat_update("pages")
                 read_bytes += len(page.wikitext)
@@ -179,6 +183,15 @@ class WikipediaPageReader(PipelineStep):
                     "title": page.title, "namespace": page.namespace, "redirect": page.redirect})
         elapsed = max(time.monotonic() - start, 1e-9)
         task_logger.info(f"task {rank} done: {pages} pages in {elapsed:.1f} s ({pages / elapsed:.1f} pages/s)")
+
+
+KEPT_XML = "kept_xml"
+"""The redirect stage's copy of each bz2 unit's XML (zstd), read by the extract stage, removed after it."""
+
+
+def kept_xml_path(work_dir: str | Path, rank: int, number: int) -> Path:
+    """Where the redirect stage keeps the XML of task ``rank``'s ``number``-th unit."""
+    return Path(work_dir) / KEPT_XML / f"{rank:05d}-{number:04d}.xml.zst"
 
 
 class _PageTimeout(Exception):
@@ -360,8 +373,10 @@ class RedirectReader(PipelineStep):
         tasks = json.loads((Path(self.work_dir) / MANIFEST).read_text())["tasks"]
         if world_size != len(tasks):
             raise ValueError(f"the manifest has {len(tasks)} tasks but the executor runs {world_size}.")
-        for unit in (DumpUnit(**u) for u in tasks[rank]):
-            for title, target in iter_unit_redirects(unit):
+        for number, unit in enumerate(DumpUnit(**u) for u in tasks[rank]):
+            keep = kept_xml_path(self.work_dir, rank, number)
+            keep.parent.mkdir(parents=True, exist_ok=True)
+            for title, target in iter_unit_redirects(unit, keep_xml=keep):
                 self.stat_update("redirects")
                 yield Document(text="", id=title, metadata={"kind": "redirect", "title": title, "target": target})
 
@@ -520,7 +535,7 @@ def run_typed_extract(work_dir: str | Path, tasks: list[list[DumpUnit]], types_d
     work = Path(work_dir)
     require_punkt(nltk_data)
     pipeline = [
-        WikipediaPageReader(str(work)),
+        WikipediaPageReader(str(work), kept_xml=True),
         TypedArticleExtractor(str(work), str(types_db), nltk_data=nltk_data, page_timeout=page_timeout,
                               max_page_chars=max_page_chars),
         KindParquetWriter(str(work / "nerbert"), {"typed": TYPED_SCHEMA, "skipped": SCHEMAS["skipped"]}),
