@@ -747,30 +747,40 @@ def test_a_misspelt_setting_fails_the_plan_in_one_line_before_any_cell_runs(tmp_
         check_plan([dataclasses.replace(train, settings={**train.settings, "output_dir": "x"})])
 
 
-def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path):
+def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path, capsys):
     """An interrupted experiment: the dry run prices a started cell by what is left of it and shows the step its
     last complete checkpoint saved; the status table shows it too, and a stopped cell its reason."""
-    from crossner_hf.grid import status_table
+    from crossner_hf.grid import grid_lock, status_table
     from crossner_hf.reproduce.run import dry_run_text
 
-    cells = plan("crossner-table2", "cpu", tmp_path, domains=["politics"]).cells
+    out = tmp_path / "t2"
+    with grid_lock(out):  # a folder a run took (marked ours), then interrupted
+        pass
+
+    cells = plan("crossner-table2", "cpu", out, domains=["politics"]).cells
     train = next(c for c in cells if c.command == "train" and not c.deps)
-    checkpoint = train.folder(tmp_path) / "seed-555" / "checkpoint-190"
+    checkpoint = train.folder(out) / "seed-555" / "checkpoint-190"
     checkpoint.mkdir(parents=True)
     (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 190, "max_steps": 722}))
     (checkpoint / "checkpoint_complete.json").write_text("{}")
-    later = train.folder(tmp_path) / "seed-555" / "checkpoint-200"  # not complete: not what a rerun continues from
+    later = train.folder(out) / "seed-555" / "checkpoint-200"  # not complete: not what a rerun continues from
     later.mkdir()
     (later / "trainer_state.json").write_text(json.dumps({"global_step": 200, "max_steps": 722}))
-    text = dry_run_text(cells, tmp_path)
+    text = dry_run_text(cells, out)
     assert f"{train.name}: waiting at step 190 of 722" in text and "left, at step 190 of 722" in text
     # its runs took 60 s for 190 of 722 steps: the minutes left are what is left of it at that pace
-    (train.folder(tmp_path) / "runs.jsonl").write_text(json.dumps({"seconds": 60.0, "status": "waiting"}) + "\n")
+    (train.folder(out) / "runs.jsonl").write_text(json.dumps({"seconds": 60.0, "status": "waiting"}) + "\n")
     assert f"(~{60 / (190 / 722) / 60 * (1 - 190 / 722):.1f} min left, at step 190 of 722" in dry_run_text(cells,
-                                                                                                   tmp_path)
-    assert "step 190 of 722" in status_table(cells, tmp_path)
-    (train.folder(tmp_path) / ".stopped").write_text(json.dumps({"reason": "the time budget ended"}))
-    assert "step 190 of 722 (the time budget ended)" in status_table(cells, tmp_path)
+                                                                                                   out)
+    assert "step 190 of 722" in status_table(cells, out)
+    (train.folder(out) / ".stopped").write_text(json.dumps({"reason": "the time budget ended"}))
+    assert "step 190 of 722 (the time budget ended)" in status_table(cells, out)
+    from crossner_hf.cli import main as cli_main
+
+    assert cli_main(["reproduce", "crossner-table2", "--scale", "cpu", "--domains", "politics", "--output_dir",
+                     str(out), "--status"]) == 0
+    err = capsys.readouterr().err
+    assert "step 190 of 722 (the time budget ended)" in err and "1 stopped" in err and "min of runs left" in err
 
 
 def _vectors_file(path: Path, width: int, key: str = "the") -> Path:

@@ -140,5 +140,9 @@ def main(args: ReproduceArguments) -> int:
     options = args.executor_options()
     result = run_experiment(grid, args.output_dir, options, run=not args.status)
     print(status_table(grid.cells, args.output_dir), file=sys.stderr)
+    if args.status:  # how much is left, the started cells' saved steps counted
+        from crossner_hf.grid.study import counts_line, price
+
+        print(counts_line(result.status, price(grid.cells, args.output_dir)), file=sys.stderr)
     print(result.table.read_text())
     return 1 if result.failed else 0
