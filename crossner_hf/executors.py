@@ -27,10 +27,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# the allow-list's one home; its names are also this module's, where the grid and older callers read them
+from crossner_hf.task_env import (DRIVER_PREFIXES, ENV_NAMES, ENV_PREFIXES, THREAD_VARIABLES,  # noqa: F401
+                                  driver_settings, secret_name, task_environment)
 
 logger = logging.getLogger(__name__)
 
@@ -130,72 +135,6 @@ RunTask = Callable[..., str]
 """``run(task, env=None) -> status`` (``"done"``, ``"failed"``, ``"oom"``, ...): runs one task in a process given
 ``env``, the whole environment that process gets (:func:`task_environment`)."""
 
-ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "CROSSNER_", "TRANSFORMERS_", "TORCH_", "PYTORCH_", "TOKENIZERS_", "LC_",
-                "SLURM_", "SUBMITIT_", "NCCL_")
-ENV_NAMES = frozenset({
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
-    "PYTHONHASHSEED", "PYTHONUNBUFFERED", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "NLTK_DATA",
-    "XDG_CACHE_HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_DEVICE_ORDER", "CUBLAS_WORKSPACE_CONFIG",
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
-    # a cluster behind a proxy, or with its own certificate authority, reaches the Hub only with these
-    "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-    "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
-    "HUGGING_FACE_HUB_TOKEN",  # huggingface_hub's older token name (a secret: only for a pushing task)
-})
-"""What of the environment a task gets (names, and names starting with :data:`ENV_PREFIXES`): the data and cache
-locations, the offline switches, thread and path variables, proxies and certificate bundles, CUDA's and NCCL's
-settings. ``CROSSNER_CELL_ENV=A,B`` adds names. Applied where the task runs (:func:`task_environment`): on this
-machine, on a Slurm node, on a Ray worker, each to its own environment."""
-
-DRIVER_PREFIXES = ("HF_", "HUGGINGFACE_", "HUGGING_FACE_", "CROSSNER_", "TRANSFORMERS_")
-"""What a task on another machine (a Ray worker) takes of the driver's environment over its own: the run's Hub,
-cache and crossner_hf settings (:func:`driver_settings`); its paths, libraries and home stay the worker's."""
-
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS",
-                    "VECLIB_MAXIMUM_THREADS")
-
-
-def secret_name(name: str) -> bool:
-    """Whether a variable (``HF_TOKEN``, ``OPENAI_API_KEY``), flag (``--hub_token``) or setting name carries a
-    secret, by whole words: ``hub_token`` does, ``TOKENIZERS_PARALLELISM`` and ``tokens_column`` do not. The one
-    rule for what a cell's environment leaves out and what its records and logs show as ``***``."""
-    words = name.lstrip("-").lower().replace("-", "_").split("_")
-    return bool({"token", "password", "secret", "apikey"} & set(words)) or words[-2:] == ["api", "key"]
-
-
-def _extra_names(env: Mapping[str, str]) -> set[str]:
-    return {n.strip() for n in env.get("CROSSNER_CELL_ENV", "").split(",") if n.strip()}
-
-
-def driver_settings(driver: Mapping[str, str], *, pushes: bool = False) -> dict[str, str]:
-    """What a task on another machine takes of the driver's environment (``driver``): its :data:`DRIVER_PREFIXES`
-    variables (``HF_HOME``, ``HF_HUB_OFFLINE``, ``CROSSNER_DATA_DIR``, ...) and the names ``CROSSNER_CELL_ENV``
-    adds; tokens (``HF_TOKEN``, ``HUGGING_FACE_HUB_TOKEN``) only when the task pushes to the Hub. Shipped with the
-    task and laid over the allow-list of the worker's own environment (:func:`task_environment`, ``settings``)."""
-    extra = _extra_names(driver)
-    return {k: v for k, v in driver.items()
-            if (k.startswith(DRIVER_PREFIXES) or k in extra) and (pushes or k in extra or not secret_name(k))}
-
-
-def task_environment(base: Mapping[str, str], *, gpus: Sequence[str | int] | None = None, threads: int | None = None,
-                     pushes: bool = False, settings: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of one task's process, built where it runs: the allow-list of ``base`` (that machine's own
-    environment; never its whole environment, which would hand every variable, tokens included, to the task),
-    tokens only when the task pushes to the Hub, then ``settings`` over it (a Ray task's :func:`driver_settings`),
-    ``CUDA_VISIBLE_DEVICES`` set to the task's own GPUs (``None``: left as ``base`` has it; ``[]``: none) and every
-    thread variable set to ``threads``."""
-    extra = _extra_names({**base, **(settings or {})})
-    env = {k: v for k, v in base.items()
-           if (k in ENV_NAMES or k in extra or k.startswith(ENV_PREFIXES)) and (pushes or k in extra or not secret_name(k))}
-    env.update(settings or {})
-    if gpus is not None:
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpus)
-    elif "CUDA_VISIBLE_DEVICES" in base:
-        env["CUDA_VISIBLE_DEVICES"] = base["CUDA_VISIBLE_DEVICES"]
-    if threads is not None:
-        env.update({name: str(threads) for name in THREAD_VARIABLES})
-    return env
-
 
 def local_gpus(env: Mapping[str, str] | None = None) -> list[str]:
     """This machine's GPUs as ``CUDA_VISIBLE_DEVICES`` names them: that variable when set (``""``: none), else
@@ -255,8 +194,36 @@ def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, s
                          "on --executor local; run it there, or without racing.")
     runner = {"local": _run_local, "ray": _run_ray, "slurm": _run_slurm}[options.executor]
     extra = {"choose": choose, "tick_seconds": tick_seconds} if choose is not None else {}
-    final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None), **extra)
+    with _sigterm_as_ctrl_c():
+        final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None), **extra)
     return {name: "failed" if state == "oom" else state for name, state in final.items()}
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """While the tasks run, SIGTERM to this driver (``kill PID``, a scheduler's stop) stops them as Ctrl-C does, in
+    order: each executor's Ctrl-C branch stops its cells' processes, cancels its Ray tasks or Slurm jobs, and the
+    grid says it was interrupted. A run started with ``&`` from a script ignores Ctrl-C (the shell ignores SIGINT in
+    its background jobs); this is how such a run is stopped. Only in the main thread, and only where SIGTERM still
+    has its default action (a caller's own handler is kept); a second SIGTERM, after the first, ends it at once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the next one is not caught: a stuck clean-up can be ended
+        logger.warning("SIGTERM: stopping the running tasks as Ctrl-C does")
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _blocked(task: Any, state: Mapping[str, str]) -> bool | None:

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "crossner_hf"
 
 LAYERS = [
-    "base",         # _lazy, extras, outputs, results, executors, stages, arguments, encoders, citations
+    "base",         # _lazy, extras, outputs, results, task_env, executors, stages, arguments, encoders, citations
     "grid",         # typed cells of workflows, their folders and status, run packed / on Ray / on Slurm
     "data",         # labels, CoNLL, target datasets, words, tokenisation, collators, statistics
     "modeling",     # encoders, decoding, provenance, the RNN models
@@ -32,7 +32,8 @@ LAYERS = [
 ]
 """The layers, lowest first."""
 
-BASE = {"_lazy", "extras", "outputs", "results", "executors", "stages", "arguments", "encoders", "citations"}
+BASE = {"_lazy", "extras", "outputs", "results", "task_env", "executors", "stages", "arguments", "encoders",
+        "citations"}
 
 
 def _modules() -> dict[str, Path]:

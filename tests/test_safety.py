@@ -541,3 +541,120 @@ def test_a_users_folder_named_like_our_records_is_refused_by_every_command(comma
     assert len(err) == 1 and "Traceback" not in text, text[-1500:]
     assert f"holds files crossner_hf did not write ({', '.join(sorted(['README.md', record]))})" in err[0], err
     assert {p.name: p.read_bytes() for p in pj.iterdir()} == before
+
+
+HOLDING_PROBE = """
+import os, signal, sys, time
+from pathlib import Path
+args = sys.argv[1:]
+out = Path(args[args.index("--output_dir") + 1])
+out.mkdir(parents=True, exist_ok=True)
+def stopped(signum, frame):  # the grid stops its cells in order: SIGTERM first, never a bare SIGKILL
+    (out / "stopped").write_text(str(signum))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # then ended by it, as a process without a handler is
+    os.kill(os.getpid(), signal.SIGTERM)
+signal.signal(signal.SIGTERM, stopped)
+(out / "started").write_text(str(os.getpid()))
+deadline = time.monotonic() + 600
+while not (out / "release").exists():
+    if time.monotonic() > deadline:
+        sys.exit("timed out waiting for release")
+    time.sleep(0.05)
+(out / "results.json").write_text("{}")
+"""
+
+BACKGROUND_GRID = """
+import sys
+from crossner_hf.cli import run_command
+from crossner_hf.executors import ExecutorOptions
+from crossner_hf.grid import Cell, run_grid
+out, probe = sys.argv[1], sys.argv[2:]
+cells = [Cell("held", "probe", "r", "c", program=tuple(probe))]
+def main(args):
+    run_grid(cells, out, ExecutorOptions(workers=1))
+class Parser:
+    prog = "grid"
+    def parse_args_and_config(self, argv):
+        return (None,)
+sys.exit(run_command(lambda: Parser(), main, [], parser=Parser()))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (reaped by no one yet) is gone for our purpose
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _wait_for(condition, what: str, seconds: float = 300) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_path):
+    """docs/grid.md: a search started from a script with ``&`` ignores Ctrl-C (the shell ignores SIGINT in its
+    background jobs); SIGTERM stops it as Ctrl-C would: its cell gets SIGTERM (in order, not the SIGKILL a dead
+    driver's cells get), one line, exit 130, the folder's lock free and the cell resumable, then finished by a
+    rerun."""
+    import shlex
+    import signal
+    import subprocess
+    import sys
+
+    from crossner_hf.grid import Cell, grid_lock, grid_status
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("reads the signal masks in /proc")
+    (tmp_path / "probe.py").write_text(HOLDING_PROBE)
+    (tmp_path / "grid.py").write_text(BACKGROUND_GRID)
+    out, pid_file, rc_file, err_file = (tmp_path / n for n in ("grid", "pid", "rc", "err"))
+    command = shlex.join([sys.executable, str(tmp_path / "grid.py"), str(out), sys.executable,
+                          str(tmp_path / "probe.py")])
+    # a script: `cmd &`, then it waits for it (bash -c has no job control: the background job ignores SIGINT)
+    script = f"{command} 2>{shlex.quote(str(err_file))} & echo $! > {pid_file}; wait $!; echo $? > {rc_file}"
+    shell = subprocess.Popen(["bash", "-c", script], start_new_session=True)
+    held = out / "cells" / "held"
+    try:
+        _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file() or shell.poll() is not None,
+                  "the backgrounded grid's cell to start")
+        assert shell.poll() is None, err_file.read_text()[-2000:]
+        driver = int(pid_file.read_text())
+        ignored = int(dict(line.split(":\t", 1) for line in Path(f"/proc/{driver}/status").read_text().splitlines()
+                           if ":\t" in line)["SigIgn"], 16)
+        assert ignored & (1 << (signal.SIGINT - 1)), "the shell's rule: a background job ignores Ctrl-C"
+        # and setsid (a session of its own) keeps it ignored: SIGTERM is the way to stop such a run
+        under_setsid = subprocess.run(["bash", "-c", "setsid grep SigIgn /proc/self/status & wait"],
+                                      capture_output=True, text=True, timeout=60).stdout.split()
+        assert int(under_setsid[-1], 16) & (1 << (signal.SIGINT - 1)), under_setsid
+        cell_pid = int((held / "started").read_text())
+        os.kill(driver, signal.SIGTERM)
+        _wait_for(lambda: rc_file.is_file() and rc_file.read_text().strip(), "the grid to stop after SIGTERM", 120)
+    finally:
+        if shell.poll() is None and not rc_file.is_file():
+            os.killpg(shell.pid, signal.SIGKILL)
+        shell.wait()
+    err = err_file.read_text()
+    assert rc_file.read_text().strip() == "130", err[-2000:]
+    assert err.strip().splitlines()[-1] == "grid: interrupted: finished cells are kept; rerun the same command to resume"
+    assert "Traceback" not in err
+    assert (held / "stopped").read_text() == str(int(signal.SIGTERM))  # stopped in order by the grid
+    _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
+    cell = Cell("held", "probe", "r", "c", program=(sys.executable, str(tmp_path / "probe.py")))
+    assert grid_status([cell], out)["held"] == "waiting"  # resumable, not failed
+    with grid_lock(out):  # the lock is free
+        pass
+    (held / "release").write_text("")
+    rerun = subprocess.run([sys.executable, str(tmp_path / "grid.py"), str(out), sys.executable,
+                            str(tmp_path / "probe.py")], capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert (held / "results.json").is_file()
