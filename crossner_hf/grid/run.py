@@ -283,7 +283,7 @@ class GridRun:
         # (cells._stopped_by_ctrl_c)
         with atomic_output(folder / ".failed") as staged:
             staged.write_text(last + "\n")
-        logger.warning("cell %s failed: %s (log: %s)", shown(cell.name), last, log_path)
+        logger.warning("cell %s failed: %s (log: %s)", shown(cell.name), shown(last), log_path)
         return Status.OOM if oom else Status.FAILED
 
     # ------------------------------------------------------------------ stopping
