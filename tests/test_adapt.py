@@ -672,6 +672,8 @@ def test_a_raced_search_stops_a_trailing_training_keeps_its_checkpoint_and_prune
     assert not (stopped / "results.json").exists() and list(stopped.glob("seed-1/checkpoint-*"))  # kept
     before = read_progress(stopped)
     assert before["runs"] == 1 and 0 < before["share"] < 1
+    finished_seconds = sum(WorkflowResult.read(f).seconds for f in (out / "cells" / "direct").glob("seed-*"))
+    assert raced.seconds > finished_seconds  # the stopped cell's run is compute spent too
     md = (out / "adapt.md").read_text()
     assert "Raced (--prune on)" in md and "stopped at dev check" in md
     assert "Raced (--prune on)" in (out / "best" / "README.md").read_text()

@@ -367,8 +367,10 @@ class RaceController:
     def _alive(self, cell: Any) -> bool:
         """Whether the cell's process may still run: it has not recorded the end of a run since it was launched
         (``runs.jsonl``, which the grid appends when a cell's process ends)."""
+        from crossner_hf.grid.cells import RUNS_FILE
+
         try:
-            return (cell.folder(self.out) / "runs.jsonl").stat().st_mtime < self.launched_at.get(cell.name, 0.0)
+            return (cell.folder(self.out) / RUNS_FILE).stat().st_mtime < self.launched_at.get(cell.name, 0.0)
         except OSError:
             return True
 

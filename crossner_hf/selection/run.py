@@ -225,11 +225,16 @@ def budget_text(config: AdaptConfig) -> str:
 
 def _cells_seconds(cells: Sequence[Any], out: Path, status: dict[str, str]) -> float:
     """The search's compute: each finished cell once (a row's seconds count its shared DAPT run again, so the
-    rows' sum would count one DAPT run once per schedule fine-tuned from it)."""
+    rows' sum would count one DAPT run once per schedule fine-tuned from it), and the runs of the cells the race
+    stopped (their seconds were spent too)."""
+    from crossner_hf.grid.cells import run_seconds
+
     total = 0.0
     for cell in cells:
         if status.get(cell.name) == "done" and cell.command != "build-corpora":
             total += WorkflowResult.read(cell.folder(out)).seconds or 0.0
+        elif status.get(cell.name) == "stopped":
+            total += run_seconds(cell, out) or 0.0
     return total
 
 
