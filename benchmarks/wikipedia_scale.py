@@ -23,7 +23,7 @@ Usage:
     python benchmarks/wikipedia_scale.py dump --dump_mb 2048 --output_dir /data/scale-2g
     python benchmarks/wikipedia_scale.py typed --sentences 16300000 --output_dir /data/typed-16m
     python benchmarks/wikipedia_scale.py post --work_dir /data/typed-16m     # the corpus steps, timed
-    python benchmarks/wikipedia_scale.py peer --dump_dir /data/scale-50m --runs 5 --profile
+    python benchmarks/wikipedia_scale.py peer --dump_dir /data/scale-50m --runs 5 --profile [--before_root DIR]
 
 ``peer``: WikiExtractor 3.1 (``--links --processes 1``) and the whole NER-BERT builder (one worker, its
 DBpedia lookup prebuilt outside the timing, as ``benchmarks/wikipedia.py --dump_dir`` does) on the same
@@ -306,8 +306,13 @@ def _profile_stages(stats_file: Path) -> list[tuple[str, float]]:
     return out
 
 
-def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: bool = False) -> str:
-    """WikiExtractor 3.1 and the whole NER-BERT builder, one worker each, interleaved (see ``peer`` above)."""
+def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: bool = False,
+                               before_root: str | Path | None = None) -> str:
+    """WikiExtractor 3.1 and the whole NER-BERT builder, one worker each, interleaved (see ``peer`` above).
+
+    ``before_root``: another checkout of the project (``git archive <commit> crossner_hf dataset_scripts
+    model_cards trainer_recipes | tar -x -C DIR``) whose builder runs in the same rounds, the "before" of a change.
+    """
     import os
     import resource
     import shutil
@@ -324,43 +329,48 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
     work = Path(tempfile.mkdtemp(prefix="peer-", dir=folder))
     types_db = work / "types.sqlite"
     build_types_db([folder / "instance_types.nt"], load_ontology(ONTOLOGY), types_db)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    base_env = {**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
 
-    def builder(out: Path) -> list[str]:
-        return [sys.executable, str(ROOT / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump),
-                "--index", str(index), "--ontology", str(ONTOLOGY), "--instance_types", str(folder / "instance_types.nt"),
-                "--types_db", str(types_db), "--output_dir", str(out), "--nltk_data", str(SHARED / "nltk_data"),
-                "--workers", "1"]
+    def builder(root: Path) -> tuple[Path, object]:
+        return root, lambda out: [
+            sys.executable, str(root / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump), "--index",
+            str(index), "--ontology", str(ONTOLOGY), "--instance_types", str(folder / "instance_types.nt"),
+            "--types_db", str(types_db), "--output_dir", str(out), "--nltk_data", str(SHARED / "nltk_data"),
+            "--workers", "1"]
 
-    def wikiextractor(out: Path) -> list[str]:
-        return [sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out), "--links",
-                "--processes", "1", "-q"]
+    methods = {"WikiExtractor 3.1 --links, 1 process": (ROOT, lambda out: [
+        sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(out), "--links", "--processes", "1",
+        "-q"]), "whole NER-BERT builder, 1 worker": builder(ROOT)}
+    if before_root is not None:
+        methods["whole NER-BERT builder, 1 worker, before (--before_root)"] = builder(Path(before_root).resolve())
 
-    def timed(command: list[str]) -> tuple[float, float]:
+    def timed(command: list[str], root: Path) -> tuple[float, float]:
         """Wall seconds and CPU seconds (user + system, the process and its children) of a command."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(command, env={**base_env, "PYTHONPATH": str(root)}, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
-    names = ["WikiExtractor 3.1 --links, 1 process", "whole NER-BERT builder, 1 worker"]
+    names = list(methods)
     seconds: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
-    steps: list[dict[str, float]] = []
+    steps: dict[str, list[dict[str, float]]] = {name: [] for name in names[1:]}
     load_before = os.getloadavg()
     for run in range(runs):
-        for name, command in zip(seconds, (wikiextractor, builder)):
-            out = work / f"{'wx' if name.startswith('Wiki') else 'b'}-{run}"
-            wall, used = timed(command(out))
+        for number, (name, (root, command)) in enumerate(methods.items()):
+            out = work / f"m{number}-{run}"
+            wall, used = timed(command(out), root)
             seconds[name].append(wall)
             cpu[name].append(used)
             print(f"run {run + 1}: {name}: {wall:.2f} s, CPU {used:.2f} s (load {os.getloadavg()[0]:.1f})",
                   file=sys.stderr)
-            if not name.startswith("Wiki"):
-                steps.append(json.loads((Path(f"{out}.work") / "timings.json").read_text()))
+            if name in steps:
+                steps[name].append(json.loads((Path(f"{out}.work") / "timings.json").read_text()))
             shutil.rmtree(out, ignore_errors=True)
+            shutil.rmtree(f"{out}.work", ignore_errors=True)
     load_after = os.getloadavg()
     peer, peer_cpu = statistics.median(seconds[names[0]]), statistics.median(cpu[names[0]])
     lines = [f"Input: {folder.name}, {made['pages']:,} pages ({made['copies']} renamed copies of the sample), "
@@ -375,18 +385,22 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
         lines.append(f"| {name} | {median:.2f} | {' '.join(f'{v:.1f}' for v in seconds[name])} | "
                      f"{xml_mb / median:.2f} | {peer / median:.2f} | {median_cpu:.2f} | {xml_mb / median_cpu:.2f} | "
                      f"{peer_cpu / median_cpu:.2f} |")
-    lines += ["", "Builder steps, median wall s: " + ", ".join(
-        f"{step} {statistics.median(t[step] for t in steps):.2f}" for step in steps[0])]
+    for name, found in steps.items():
+        lines += ["", f"{name}: steps, median wall s: " + ", ".join(
+            f"{step} {statistics.median(t.get(step, 0.0) for t in found):.2f}" for step in found[0])]
     if profile:
-        out = work / "profiled"
-        stats_file = work / "builder.prof"
-        subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats_file), *builder(out)[1:]], env=env,
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        stages = _profile_stages(stats_file)
-        total = sum(s for _, s in stages)
-        lines += ["", "One builder run under cProfile (its overhead inflates the Python-heavy stages):", "",
-                  "| stage | s | share |", "|---|---:|---:|"]
-        lines += [f"| {stage} | {s:.2f} | {100 * s / total:.0f}% |" for stage, s in stages]
+        for number, (name, (root, command)) in enumerate(methods.items()):
+            if name not in steps:
+                continue
+            stats_file = work / f"builder-{number}.prof"
+            subprocess.run([sys.executable, "-m", "cProfile", "-o", str(stats_file), *command(work / f"p{number}")[1:]],
+                           env={**base_env, "PYTHONPATH": str(root)}, check=True, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            stages = _profile_stages(stats_file)
+            total = sum(s for _, s in stages)
+            lines += ["", f"{name}: one run under cProfile (its overhead inflates the Python-heavy stages):", "",
+                      "| stage | s | share |", "|---|---:|---:|"]
+            lines += [f"| {stage} | {s:.2f} | {100 * s / total:.0f}% |" for stage, s in stages]
     shutil.rmtree(work, ignore_errors=True)
     return "\n".join(lines)
 
@@ -415,10 +429,12 @@ def main(argv: list[str] | None = None) -> int:
     peer.add_argument("--dump_dir", required=True, help="a folder made by the dump command")
     peer.add_argument("--runs", type=int, default=5)
     peer.add_argument("--profile", action="store_true", help="and one builder run under cProfile, by stage")
+    peer.add_argument("--before_root", help="another checkout of the project whose builder runs in the same rounds")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     if args.what == "peer":
-        print(compare_with_wikiextractor(args.dump_dir, runs=args.runs, profile=args.profile))
+        print(compare_with_wikiextractor(args.dump_dir, runs=args.runs, profile=args.profile,
+                                         before_root=args.before_root))
         return 0
     if args.what == "post":
         result = run_post_extraction(args.work_dir, merged_categories=args.merged_categories, workers=args.workers)
