@@ -481,9 +481,11 @@ def test_a_cell_whose_worker_starts_after_ctrl_c_never_starts_its_process(tmp_pa
     assert run_grid([cell], out) == {"late": "done"}  # the rerun runs it
 
 
-def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
-    """kill -9 of the grid's process alone (no Ctrl-C, no cleanup): its cell's process dies with it (Linux), the
-    folder's lock goes with the process, so the same command run again is not refused and finishes the cell."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe, sig):
+    """kill -9 of the grid's process alone (no Ctrl-C, no cleanup), or a plain kill (SIGTERM: how a search started
+    with `&` from a script, which ignores Ctrl-C, is stopped): its cell's process dies with it (Linux), the folder's
+    lock goes with the process, so the same command run again is not refused and finishes the cell."""
     script = tmp_path / "grid.py"
     script.write_text(GRID_SCRIPT)
     out = tmp_path / "grid"
@@ -491,7 +493,7 @@ def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe):
     held = out / "cells" / "held"
     _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
     cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
-    first.kill()
+    first.send_signal(sig)
     first.wait()
     if sys.platform.startswith("linux"):
         try:
