@@ -167,3 +167,28 @@ def test_a_running_leader_counts_once_it_trained_past_the_same_share():
     joint.history.append((0.45, 50.0))  # past 40% now: its best by 40% is 45.0
     assert "15.0 vs joint 45.0 at the same share" in race.should_stop(direct.name)
     assert race.should_stop(joint.name) is None  # the one ahead is never stopped by the one behind
+
+
+def test_the_controller_releases_no_more_cells_than_the_grid_has_workers(tmp_path):
+    """A cell that becomes ready later (the fine-tuning after a DAPT run) still gets its turn in the race's order:
+    cells are released as workers free up, never all at once."""
+    race = Race(_trials(("direct", "joint", "dapt-domain/direct"), seeds=1), RacePolicy(prune=False))
+    control = RaceController(race, tmp_path, final=lambda n: None, progress=lambda n: None, slots=2)
+
+    class C:
+        def __init__(self, name):
+            self.name = name
+
+        def folder(self, out):
+            return tmp_path / "cells" / self.name
+
+        def result_path(self, out):
+            return self.folder(out) / "results.json"
+
+    assert [c.name for c in control.ready([C("corpora"), C("direct/seed-0"), C("joint/seed-0")])] == [
+        "corpora", "direct/seed-0"]
+    assert control.ready([C("joint/seed-0")]) == []  # both workers taken
+    ended = C("corpora").folder(tmp_path)
+    ended.mkdir(parents=True)
+    (ended / "runs.jsonl").write_text('{"seconds": 1.0, "status": "done"}\n')
+    assert [c.name for c in control.ready([C("dapt/domain"), C("joint/seed-0")])] == ["dapt/domain"]

@@ -284,13 +284,14 @@ class RaceController:
     ``final(cell_name)``: a finished cell's dev F1 in percent (None while not finished); ``progress(cell_name)``:
     its progress record (None before it wrote one); ``minutes(cell_name)``: its estimate left, for the deadline;
     ``failed(cell_name)``: whether it ended without a result; ``tick(running)``: called at every poll with the
-    cells running (the caller's clock).
+    cells running (the caller's clock); ``slots``: the cells the grid runs at once (its workers): no more are
+    released to it than it has free, so the race's order holds for the cells that become ready later.
     """
 
     def __init__(self, race: Race, out: str | Path, *, final: Callable[[str], float | None],
                  progress: Callable[[str], Mapping[str, Any] | None],
                  minutes: Callable[[str], float] | None = None, failed: Callable[[str], bool] | None = None,
-                 tick: Callable[[Sequence[str]], None] | None = None):
+                 tick: Callable[[Sequence[str]], None] | None = None, slots: int | None = None):
         self.race = race
         self.out = Path(out)
         self.final = final
@@ -298,6 +299,7 @@ class RaceController:
         self.minutes = minutes
         self.is_failed = failed
         self.tick = tick
+        self.slots = slots
         self.running: set[str] = set()
         self.launched: dict[str, Any] = {}
         self.stopping: dict[str, str] = {}
@@ -326,6 +328,11 @@ class RaceController:
             return []
         by_name = {c.name: c for c in cells_ready}
         launch = [by_name[n] for n in self.race.ready(list(by_name))]
+        if self.slots is not None:
+            # released as workers free up, never all at once: a cell that becomes ready later (the fine-tuning
+            # after a DAPT run, a method's second seed) still gets its turn in the race's order
+            busy = sum(1 for cell in self.launched.values() if self._alive(cell))
+            launch = launch[:max(0, self.slots - busy)]
         self.running |= {c.name for c in launch}
         self.launched.update({c.name: c for c in launch})
         self.launched_at.update({c.name: time.time() - 1.0 for c in launch})  # the file system's clock is coarse

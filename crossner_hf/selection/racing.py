@@ -62,7 +62,8 @@ def race_controller(methods: Sequence[Method], cells: Sequence[Cell], out: Path,
         return str(cell_status(by_name[name], out)) == "failed"
 
     return RaceController(race, out, final=final, progress=progress, failed=failed,
-                          minutes=clock.minutes if deadline is not None else None, tick=clock.tick)
+                          minutes=clock.minutes if deadline is not None else None, tick=clock.tick,
+                          slots=clock.workers)
 
 
 class _Clock:
