@@ -33,9 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# the allow-list's one home; its names are also this module's, where the grid and older callers read them
-from crossner_hf.task_env import (DRIVER_PREFIXES, ENV_NAMES, ENV_PREFIXES, THREAD_VARIABLES,  # noqa: F401
-                                  driver_settings, secret_name, task_environment)
+from crossner_hf.task_env import driver_settings, task_environment
 
 logger = logging.getLogger(__name__)
 

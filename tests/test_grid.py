@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from crossner_hf.executors import ExecutorOptions, plan_packing, task_environment
+from crossner_hf.executors import ExecutorOptions, plan_packing
+from crossner_hf.task_env import task_environment
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,7 +177,7 @@ def test_ray_cells_see_only_their_own_gpu_and_only_allowed_variables(tmp_path, p
     for env in envs:
         assert env["HF_HUB_OFFLINE"] == "1"
         assert not {"HF_TOKEN", "CROSSNER_PROBE_SECRET_TOKEN", "SOME_DRIVER_ONLY_VARIABLE"} & set(env)
-        from crossner_hf.executors import ENV_NAMES, ENV_PREFIXES
+        from crossner_hf.task_env import ENV_NAMES, ENV_PREFIXES
 
         # what the process itself adds at start (Python, Ray's worker) aside, only the allow-list reaches it
         ours = {k for k in env if k in ENV_NAMES or k.startswith(ENV_PREFIXES) or k == "CUDA_VISIBLE_DEVICES"}
@@ -708,7 +709,7 @@ def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_p
     """Issue 54's suite time and a CPU search's cores: the zygote imports torch and transformers once; each cell is
     forked from it with its own pid, session, environment, log and exit code. A cell whose environment differs in a
     variable read at import (a pushing cell's token), or that runs a program of its own, is not served."""
-    from crossner_hf.executors import task_environment
+    from crossner_hf.task_env import task_environment
     from crossner_hf.grid.warm import Zygote
 
     env = task_environment(os.environ, threads=1)
@@ -769,7 +770,7 @@ runpy.run_module = run_module
 
 DRIVER = """import json, sys
 from pathlib import Path
-from crossner_hf.executors import task_environment
+from crossner_hf.task_env import task_environment
 from crossner_hf.grid.warm import Zygote
 import os
 zygote = Zygote(task_environment(os.environ, threads=1))

@@ -162,7 +162,7 @@ def test_the_driver_ships_only_its_run_settings_and_tokens_only_to_a_pushing_cel
     """The one allow-list (``task_environment``, applied where the cell runs) keeps proxies, certificate bundles,
     CUDA's and NCCL's settings; what travels from the driver (``driver_settings``) is its Hub / cache / crossner_hf
     settings, the names ``CROSSNER_CELL_ENV`` adds, and both token names only for a pushing cell."""
-    from crossner_hf.executors import driver_settings, task_environment
+    from crossner_hf.task_env import driver_settings, task_environment
 
     driver = {"PATH": "/driver/bin", "HOME": "/driver", "LD_LIBRARY_PATH": "/driver/lib", "HF_HOME": "/driver/hf",
               "HUGGINGFACE_HUB_CACHE": "/driver/hub", "TRANSFORMERS_OFFLINE": "1", "CROSSNER_DATA_DIR": "/d",

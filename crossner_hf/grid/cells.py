@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.executors import secret_name
+from crossner_hf.task_env import secret_name
 
 logger = logging.getLogger(__name__)
 

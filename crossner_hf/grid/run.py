@@ -349,7 +349,7 @@ def run_cell(cell: Cell, out: str | Path, env: Mapping[str, str] | None = None, 
     """Run one cell's process unless it is done; returns its :class:`~crossner_hf.grid.cells.Status`: done,
     failed, oom (out of GPU memory), missing input, changed, stopped (its controller stopped it), waiting (Ctrl-C
     stopped it) or running (another live process runs it). ``env``: the whole environment of the process
-    (:func:`crossner_hf.executors.task_environment`; None: this process's). ``run``: the grid's run it belongs to
+    (:func:`crossner_hf.task_env.task_environment`; None: this process's). ``run``: the grid's run it belongs to
     (None: a run of its own, as on a Ray or Slurm worker)."""
     run = run or GridRun(out, keep_checkpoints=keep_checkpoints)
     return run.run_cell(cell, env)
@@ -547,7 +547,8 @@ def _final(cells: list[Cell], out: Path, final: Mapping[str, str], controller: C
 def _warm_zygote(cells: list[Cell], out: Path, options: ExecutorOptions) -> Zygote | None:
     """The zygote the local cells are forked from (:mod:`crossner_hf.grid.warm`), when a cell is left to run and the
     machine has no GPU; started now so that its imports overlap the grid's own start."""
-    from crossner_hf.executors import local_gpus, task_environment
+    from crossner_hf.executors import local_gpus
+    from crossner_hf.task_env import task_environment
     from crossner_hf.grid.warm import start
 
     if options.executor != "local":
