@@ -230,11 +230,16 @@ def mark_ours(folder: str | Path, flag: str = "--output_dir") -> None:
 
 def legacy_signature(folder: str | Path) -> str | None:
     """What shows ``folder`` is an output folder an older crossner_hf wrote, before the mark held a run id: the empty
-    mark of the first 0.3.0 builds, or a results file carrying our schema (``crossner_hf.results/N``); None when
-    nothing does. Older layouts (0.1's results without a schema) are not recognised: ``--overwrite_output_dir``."""
+    mark of the first 0.3.0 builds, or a results file carrying our schema (``crossner_hf.results/N``) beside no
+    README.md or our card (every card names crossner_hf: a user's README beside a copy of our results is theirs);
+    None when nothing does. Older layouts (0.1's results without a schema) are not recognised:
+    ``--overwrite_output_dir``."""
     folder = Path(folder)
     if _read_mark(folder) == "empty":
         return f"its empty {OWNED} mark"
+    readme = folder / "README.md"
+    if readme.is_symlink() or (readme.exists() and not _our_card(readme)):
+        return None
     for name in LEGACY_RESULT_FILES:
         path = folder / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 64 * 1024 * 1024:
@@ -245,6 +250,15 @@ def legacy_signature(folder: str | Path) -> str | None:
             if isinstance(schema, str) and schema.startswith(_LEGACY_SCHEMA):
                 return f"its {name} ({schema})"
     return None
+
+
+def _our_card(path: Path) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as card:
+            text = card.read(256 * 1024)
+    except OSError:
+        return False
+    return "crossner_hf" in text or "crossner-hf" in text
 
 
 _WARNED_LEGACY: set[str] = set()

@@ -202,7 +202,7 @@ def test_an_older_versions_folder_is_taken_once_with_one_warning(tmp_path, caplo
     assert set(LEGACY_RESULT_FILES) == set(READ_RESULT_FILES)  # named twice (results imports outputs): kept equal
     old = tmp_path / "old"
     old.mkdir()
-    (old / "README.md").write_text("an old card")
+    (old / "README.md").write_text("# politics-direct\n\nTrained with crossner_hf.\n")  # our cards name us
     (old / "results.json").write_text(json.dumps({"schema": SCHEMA, "workflow": "finetune"}))
     with caplog.at_level("WARNING", logger="crossner_hf.outputs"):
         check_ours(old)
@@ -221,6 +221,10 @@ def test_an_older_versions_folder_is_taken_once_with_one_warning(tmp_path, caplo
     user.mkdir()
     (user / "results.json").write_text('{"accuracy": 0.9}')
     with pytest.raises(FileExistsError, match="results.json"):
+        check_ours(user)
+    (user / "results.json").write_text(json.dumps({"schema": SCHEMA}))  # a copy of ours, beside the user's README
+    (user / "README.md").write_text("# my project\n")
+    with pytest.raises(FileExistsError, match=r"\(README.md, results.json\)"):
         check_ours(user)
 
 
