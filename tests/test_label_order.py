@@ -251,3 +251,13 @@ def test_a_run_of_adapt_refuses_a_misspelt_map_before_any_cell(tmp_path):
         adapt("m", str(folder), AdaptConfig(budget="smoke", output_dir=str(tmp_path / "out"),
                                             source_label_map="misk=Other"))
     assert not (tmp_path / "out" / "cells").exists()
+
+
+def test_a_long_label_list_on_the_command_line_is_a_list_not_a_path():
+    """A comma-separated ``--label_list`` longer than a file name may be (255 bytes) is read as tags, never an
+    ``OSError: File name too long`` from asking whether it names a file."""
+    from crossner_hf.data.labels import parse_label_list
+
+    tags = ["O", *(f"{p}-type{i}" for i in range(40) for p in ("B", "I"))]
+    assert len(",".join(tags)) > 255
+    assert parse_label_list(",".join(tags)) == tags

@@ -245,9 +245,18 @@ def parse_label_list(value: str | Sequence[str] | None) -> list[str] | None:
             return check_label_list(json.loads(text), "--label_list")
         except json.JSONDecodeError as err:
             raise ValueError(f"--label_list: not a JSON list ({err.msg}); give O,B-x,I-x or a JSON file.") from None
-    if text.endswith(".json") or Path(text).is_file():
+    if text.endswith(".json") or _is_file(text):
         return read_label_file(text)
     return check_label_list([t.strip() for t in text.split(",") if t.strip()], "--label_list")
+
+
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names a file; a long comma-separated tag list is no path (the system's "file name too long"
+    is an answer here, not an error)."""
+    try:
+        return Path(text).is_file()
+    except OSError:
+        return False
 
 
 # ------------------------------------------------------------------ the BIO label scheme
