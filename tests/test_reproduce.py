@@ -745,6 +745,17 @@ def test_a_misspelt_setting_fails_the_plan_in_one_line_before_any_cell_runs(tmp_
         check_plan([dataclasses.replace(train, settings={**train.settings, "schedule": "jiont"})])
     with pytest.raises(ValueError, match="is set by the grid itself: --output_dir"):
         check_plan([dataclasses.replace(train, settings={**train.settings, "output_dir": "x"})])
+    # a value its type refuses, or more values than the flag takes, fails the plan too, as the cell's parser would
+    with pytest.raises(ValueError, match=r"--max_steps 2O: not a valid int \(invalid literal"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "max_steps": "2O"})])
+    with pytest.raises(ValueError, match=r"--learning_rate 3e-5x: not a valid float"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "learning_rate": "3e-5x"})])
+    with pytest.raises(ValueError, match=r"--max_steps takes one value, the plan gives 2"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "max_steps": [2, 3]})])
+    with pytest.raises(ValueError, match=r"--use_cpu maybe: not a valid string_to_bool"):
+        check_plan([dataclasses.replace(train, settings={**train.settings, "use_cpu": "maybe"})])
+    check_plan([dataclasses.replace(train, settings={**train.settings, "max_steps": 7, "use_cpu": True,
+                                                     "learning_rate": 3e-5})])  # values the parser takes pass
 
 
 def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path, capsys):

@@ -16,14 +16,15 @@ domain) are two clients of it, and each step is written once here.
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.grid.cells import (Cell, Status, progress_note, run_seconds, saved_step, shown, stop_reason,
-                                    topological)
+from crossner_hf.grid.cells import (Cell, Status, progress_note, render_flags, run_seconds, saved_step, shown,
+                                    stop_reason, topological)
 from crossner_hf.grid.costs import Estimate, cost_key, disk_mb, estimate, read_progress
 
 ParserOf = Callable[[str], Any]
@@ -35,9 +36,10 @@ _HARNESS_FLAGS = frozenset({"--output_dir", "--output", "--resume_from_checkpoin
 
 def check_settings(cells: Iterable[Cell], parser_of: ParserOf) -> None:
     """Refuse, in one line and before any cell runs, a cell whose settings its command does not take: a flag its
-    parser has no option for (``--max_step``: did you mean ``--max_steps``?) or a value outside the option's
-    choices. Only the names and choices are checked (the values' own checks run in the cell); a cell running a
-    program of its own (``Cell.program``) is not checked. ``parser_of`` is built once a command."""
+    parser has no option for (``--max_step``: did you mean ``--max_steps``?), a value outside the option's choices,
+    more values than it takes, or one its type refuses (``--max_steps 2O``). The checks that need the run (a file
+    that a dependency writes) stay in the cell; a cell running a program of its own (``Cell.program``) is not
+    checked. ``parser_of`` is built once a command."""
     parsers: dict[str, Any] = {}
     for cell in cells:
         if cell.program:
@@ -57,14 +59,32 @@ def check_settings(cells: Iterable[Cell], parser_of: ParserOf) -> None:
                 why = "is set by the grid itself" if flag in _HARNESS_FLAGS else "has no such flag"
                 raise ValueError(f"cell {shown(cell.name)}: crossner-hf {cell.command} {why}: {flag}{hint}; fix the "
                                  "plan's settings (no cell has run).")
-            values = value if isinstance(value, (list, tuple)) else [value]
+            shown_values = render_flags({name: value})[1:]  # the strings the cell's own parser will be given
             if action.choices is not None:
-                shown_values = ["true" if v is True else "false" if v is False else str(v) for v in values]
                 wrong = [v for v in shown_values if v not in {str(c) for c in action.choices}]
                 if wrong:
                     raise ValueError(f"cell {shown(cell.name)}: crossner-hf {cell.command} {flag} {wrong[0]}: choose "
                                      f"one of {', '.join(map(str, action.choices))}; fix the plan's settings (no cell "
                                      "has run).")
+            _check_values(cell, flag, action, shown_values)
+
+
+def _check_values(cell: Cell, flag: str, action: Any, values: Sequence[str]) -> None:
+    """``values`` as the cell's parser will read them: as many as the option takes, each one its ``type`` accepts
+    (``--max_steps 2O``, ``--learning_rate 3e-5x``): argparse's own conversion, run now instead of in the cell."""
+    if action.nargs in (None, "?") and len(values) > 1:
+        raise ValueError(f"cell {shown(cell.name)}: crossner-hf {cell.command} {flag} takes one value, the plan gives "
+                         f"{len(values)}; fix the plan's settings (no cell has run).")
+    if not callable(action.type):
+        return
+    for value in values:
+        try:
+            action.type(value)
+        except (ValueError, TypeError, argparse.ArgumentTypeError) as err:
+            kind = getattr(action.type, "__name__", "its type")
+            why = " ".join(str(err).split())[:120] or type(err).__name__
+            raise ValueError(f"cell {shown(cell.name)}: crossner-hf {cell.command} {flag} {shown(value)[:80]}: not "
+                             f"a valid {kind} ({why}); fix the plan's settings (no cell has run).") from None
 
 
 def price(cells: Sequence[Cell], out: str | Path, model: str = "") -> Estimate:
