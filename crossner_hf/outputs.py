@@ -321,8 +321,6 @@ def plain_names(entries: Any, folder: Path) -> list[str]:
 def clean_leftovers(folder: str | Path) -> list[Path]:
     """Remove the staging folders and temporary files that killed runs left in ``folder`` (their writer's pid,
     in the name, is no longer running); returns what was removed."""
-    import re
-
     from crossner_hf.executors import pid_alive
 
     folder = Path(folder)
@@ -348,8 +346,6 @@ def staged_outputs(folder: str | Path, *, overwrite: bool = False, flag: str = "
     ``overwrite`` (:func:`check_ours`). On an error the staging folder is removed and ``OUT`` keeps what it
     had. Call it on one process only (the one that writes the outputs).
     """
-    import json
-
     folder = Path(folder)
     if not _holds(folder):  # a run holding the folder checked it when it took it
         check_ours(folder, flag, overwrite=overwrite)
@@ -493,8 +489,6 @@ def held_output_dir(folder: str | Path, *, overwrite: bool, flag: str = "--outpu
 
 def decisive_settings(values: dict) -> dict:
     """``values`` without the :data:`COSMETIC_SETTINGS`, as JSON-ready values."""
-    import json
-
     return {k: json.loads(json.dumps(v, default=str)) for k, v in sorted(values.items())
             if k not in COSMETIC_SETTINGS and not k.startswith("_")}
 
@@ -503,8 +497,6 @@ def check_run_identity(folder: str | Path, settings: dict, *, resume: bool, over
     """Record ``settings`` (from :func:`decisive_settings`) in ``folder``; when resuming, first check they are the
     recorded run's: a resume with other settings would continue another run's checkpoints under this run's
     name, so it is refused in one line naming the flags that differ."""
-    import json
-
     folder = Path(folder)
     path = folder / RUN_SETTINGS
     if resume and not overwrite and path.is_file():
@@ -565,8 +557,6 @@ def refuse_foreign_checkpoints(path: Path, flag: str) -> None:
 def read_json(path: str | Path, fix: str = "delete it to redo the step that wrote it") -> Any:
     """``path``'s JSON; a damaged file (a kill while it was written by an older version, a hand edit) is one line
     naming the file, where the parser stopped, and the fix."""
-    import json
-
     path = Path(path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
