@@ -898,14 +898,9 @@ def test_plans_follow_the_release_and_the_papers_sources(tmp_path):
                         for c in tsne)
 
 
-def test_adapt_checks_its_cells_settings_by_the_same_plan_check(tmp_path, crossner_data_dir, monkeypatch, capsys):
-    """adapt and reproduce plan through one check: a misspelt setting in a search's cell fails adapt (its dry run
-    too) in one line, before its data copy or any cell."""
-    import dataclasses
-
-    from crossner_hf.cli import main as cli_main
+def _user_folder(tmp_path: Path, crossner_data_dir: Path) -> Path:
+    """A user's JSON Lines folder: politics' first four sentences of each split."""
     from crossner_hf.data.conll import read_conll
-    from crossner_hf.selection import run as selection_run
 
     data = tmp_path / "mydata"
     data.mkdir()
@@ -913,6 +908,18 @@ def test_adapt_checks_its_cells_settings_by_the_same_plan_check(tmp_path, crossn
         rows = read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:4]
         (data / f"{name}.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"], "ner_tags": r["ner_tags"]})
                                                     + "\n" for r in rows), encoding="utf-8")
+    return data
+
+
+def test_adapt_checks_its_cells_settings_by_the_same_plan_check(tmp_path, crossner_data_dir, monkeypatch, capsys):
+    """adapt and reproduce plan through one check: a misspelt setting in a search's cell fails adapt (its dry run
+    too) in one line, before its data copy or any cell."""
+    import dataclasses
+
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.selection import run as selection_run
+
+    data = _user_folder(tmp_path, crossner_data_dir)
     real = selection_run.plan_search
 
     def misspelt(*args, **kwargs):
@@ -935,18 +942,12 @@ def test_adapt_status_of_an_interrupted_search_shows_each_started_cells_saved_st
     """``adapt --status`` (the grid study's status): a stopped cell with its saved step and reason, a cell killed
     after a checkpoint with its saved step, and the minutes left."""
     from crossner_hf.cli import main as cli_main
-    from crossner_hf.data.conll import read_conll
     from crossner_hf.grid.study import write_plan
     from crossner_hf.selection.candidates import plan_record
     from crossner_hf.selection.config import AdaptConfig
     from crossner_hf.selection.run import as_target, plan_search
 
-    data = tmp_path / "mydata"
-    data.mkdir()
-    for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
-        rows = read_conll(crossner_data_dir / "politics" / f"{split}.txt", None)[:4]
-        (data / f"{name}.jsonl").write_text("".join(json.dumps({"tokens": r["tokens"], "ner_tags": r["ner_tags"]})
-                                                    + "\n" for r in rows), encoding="utf-8")
+    data = _user_folder(tmp_path, crossner_data_dir)
     out = tmp_path / "out"
     config = AdaptConfig(budget="smoke", methods="direct,joint", output_dir=str(out))
     target = as_target(str(data))
