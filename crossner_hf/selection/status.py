@@ -3,30 +3,25 @@ line, priced from this machine's finished cells, and the disk it will use) and `
 far, from another shell while the search runs). The listing, the pricing and the started cells' progress are the
 grid study's (:mod:`crossner_hf.grid.study`), shared with ``reproduce``.
 
-Pricing (:func:`crossner_hf.grid.costs.estimate`): a cell left to run costs the measured seconds of the finished
-cells of its kind in OUT (direct, joint, DAPT, ...), a kind none measured the packaged table scaled by this
-machine's speed on the kinds it did; a resumed search is priced on the cells left only. Disk: the finished cells'
+Pricing (:func:`crossner_hf.grid.study.price`): a started cell is priced at its own pace (its ``progress.json``,
+else its saved step), a cell left to run at the measured seconds of the finished cells of its kind in OUT (direct,
+joint, DAPT, ...), a kind none measured at the packaged table scaled by this machine's speed on the kinds it did; a
+resumed search is priced on what is left only. Disk: the finished cells'
 folders as they are, the others at one copy of their model each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from crossner_hf.grid import Cell, grid_status
 from crossner_hf.grid.costs import Estimate
-from crossner_hf.grid.study import cell_lines, counts_line, started_lines
-from crossner_hf.grid.study import price as study_price
+from crossner_hf.grid.study import cell_lines, counts_line, price, started_lines
 from crossner_hf.selection.candidates import Method, read_plan, slug
 from crossner_hf.selection.config import BUDGETS, AdaptConfig
 from crossner_hf.selection.evidence import markdown_table
 from crossner_hf.selection.run import as_target, plan_search, resolved_files, rows_of
-
-def price(cells: Sequence[Cell], out: Path, model: str) -> Estimate:
-    """The search's cost: its finished cells measured, the others priced from them (see the module's text)."""
-    return study_price(cells, out, model)
 
 
 def method_minutes(method: Method, priced: Estimate) -> float:
@@ -101,6 +96,6 @@ def status_text(out: str | Path) -> str:
             *(["started and not finished:", *(f"- {line}" for line in started), ""] if started else [])]
     done = (out / "adapt.json").is_file()
     tail = ["", "The search finished: adapt.md holds the choice." if done else
-            "No choice yet: the search chooses when every cell is done (rerun `crossner-hf adapt` with the same flags "
-            "to resume one that stopped)."]
+            "No choice yet: the search chooses when its cells are done or its race or --time_budget ends it (rerun "
+            "`crossner-hf adapt` with the same flags to resume one that stopped)."]
     return "\n".join([*head, markdown_table(rows), *tail])
