@@ -924,6 +924,39 @@ def test_cleanup_deletes_only_complete_checkpoints_and_never_through_a_link(tmp_
     assert kept.is_dir()
 
 
+def test_one_copy_replaces_no_file_through_a_link_and_survives_a_file_system_without_hard_links(tmp_path,
+                                                                                              monkeypatch):
+    """A seed's weights identical to the run's become a hard link, except in a seed folder that is a link (its file
+    is not ours to replace), and where the file system refuses hard links the finished cell keeps both copies
+    instead of failing after its run."""
+    import errno
+
+    from crossner_hf.grid import run as grid_run
+
+    out = tmp_path / "out"
+    folder = out / "cells" / "a"
+    (folder / "seed-1").mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"weights")
+    (folder / "seed-1" / "model.safetensors").write_bytes(b"weights")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "model.safetensors").write_bytes(b"weights")
+    (folder / "seed-2").symlink_to(elsewhere, target_is_directory=True)
+
+    def no_hard_links(*args, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(grid_run.os, "link", no_hard_links)
+    grid_run.one_copy(folder, out)  # no exception: the cell stays done
+    assert (folder / "seed-1" / "model.safetensors").read_bytes() == b"weights"
+    assert not list(folder.glob("seed-1/*.tmp"))
+    monkeypatch.undo()
+    grid_run.one_copy(folder, out)
+    top = (folder / "model.safetensors").stat().st_ino
+    assert (folder / "seed-1" / "model.safetensors").stat().st_ino == top  # linked where the file system allows
+    assert (elsewhere / "model.safetensors").stat().st_ino != top  # never through the linked seed folder
+
+
 def test_the_owner_record_keeps_no_secret_and_follows_no_planted_link(tmp_path, monkeypatch):
     out = tmp_path / "grid"
     out.mkdir()
@@ -962,20 +995,26 @@ def test_a_copied_search_is_not_changed_and_a_terminal_escape_in_a_name_is_shown
     assert "\x1b" not in table and "x\\x1b[31mred" in table
 
 
+class _Releasing:
+    """A controller that starts every ready cell, stops none and never ends the grid (tests override a method)."""
+
+    def ready(self, cells_ready):
+        return cells_ready
+
+    def poll(self, out):
+        return []
+
+    def skipped(self):
+        return {}
+
+    def done(self):
+        return False
+
+
 def test_a_controller_runs_on_the_local_executor_only(tmp_path, probe):
     """docs/grid.md: Ray and Slurm refuse a controller in one line (they submit every cell at once), nothing run."""
-    class Everything:
-        def ready(self, cells_ready):
-            return cells_ready
-
-        def poll(self, out):
-            return []
-
-        def skipped(self):
-            return {}
-
-        def done(self):
-            return False
+    class Everything(_Releasing):
+        pass
 
     from crossner_hf.grid import Controller
 
@@ -991,7 +1030,7 @@ def test_a_controller_runs_on_the_local_executor_only(tmp_path, probe):
 def test_a_controllers_released_cells_start_in_its_order_as_workers_free_up(tmp_path, probe):
     """One worker, three cells released at once in reverse order: they run one after another in that order, each
     offered to the controller once; a held one is offered again until released."""
-    class Reverse:
+    class Reverse(_Releasing):
         def __init__(self):
             self.offered: list[list[str]] = []
 
@@ -1000,15 +1039,6 @@ def test_a_controllers_released_cells_start_in_its_order_as_workers_free_up(tmp_
             if len(self.offered) == 1:  # the first call: release three, hold "d" once
                 return [c for c in reversed(cells_ready) if c.name != "d"]
             return cells_ready
-
-        def poll(self, out):
-            return []
-
-        def skipped(self):
-            return {}
-
-        def done(self):
-            return False
 
     out = tmp_path / "grid"
     cells = [_cell(name, probe, "order") for name in ("a", "b", "c", "d")]

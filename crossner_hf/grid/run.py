@@ -390,11 +390,18 @@ def one_copy(folder: Path, out: str | Path | None = None) -> None:
                     shutil.rmtree(path, ignore_errors=True)
     for top in folder.glob("*.safetensors"):
         for copy in folder.glob(f"seed-*/{top.name}"):
+            if copy.parent.is_symlink() or copy.is_symlink():  # a linked seed folder or file: never replaced
+                continue
             same_file = copy.stat().st_ino == top.stat().st_ino
             if not same_file and copy.stat().st_size == top.stat().st_size and filecmp.cmp(top, copy, shallow=False):
                 staged = copy.with_name(copy.name + ".link.tmp")
-                os.link(top, staged)
-                os.replace(staged, copy)
+                try:
+                    os.link(top, staged)
+                    os.replace(staged, copy)
+                except OSError as err:  # a file system without hard links: the cell is done all the same, two copies
+                    staged.unlink(missing_ok=True)
+                    logger.info("%s: kept as a copy of %s (no hard link here: %s)", copy, top.name,
+                                err.strerror or err)
 
 
 def _kill_if_alive(proc: Any) -> None:
