@@ -726,6 +726,7 @@ def test_a_cpu_cell_is_forked_from_the_warm_interpreter_as_its_own_process(tmp_p
             assert proc is not None and proc.pid not in (os.getpid(), zygote._proc.pid)
             runs[name] = proc.wait(timeout=120)
             assert proc.poll() == runs[name]
+            assert proc._sock.fileno() == -1  # its connection closed once answered (no descriptor per ended cell)
         assert runs == {"ok": 0, "bad": 2}  # the command's own exit codes
         assert "usage: crossner-hf" in (tmp_path / "ok.log").read_text()  # its output went to its log
         assert "unknown command 'no-such-command'" in (tmp_path / "bad.log").read_text()
@@ -1046,3 +1047,25 @@ def test_a_controllers_released_cells_start_in_its_order_as_workers_free_up(tmp_
     assert run_grid(cells, out, ExecutorOptions(workers=1), controller=controller) == {n: "done" for n in "abcd"}
     assert (out / "cells" / "order.txt").read_text().split() == ["c", "b", "a", "d"]
     assert controller.offered[0] == ["a", "b", "c", "d"] and all(o == ["d"] for o in controller.offered[1:])
+
+
+def test_a_warm_cells_two_waiters_both_get_its_exit_code_and_its_connection_closes():
+    """The cell's thread waits without a timeout while Ctrl-C's stop waits with one: whichever reads the zygote's
+    answer closes the connection, and the other returns the same code instead of failing on the closed socket."""
+    import socket
+    import threading
+
+    from crossner_hf.grid.warm import WarmProcess, _send
+
+    ours, zygotes = socket.socketpair()
+    proc = WarmProcess(["crossner-hf", "train"], ours, 12345)
+    codes: list[int] = []
+    waiter = threading.Thread(target=lambda: codes.append(proc.wait()))
+    waiter.start()
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=0)
+    _send(zygotes, {"rc": 3})
+    codes.append(proc.wait(timeout=60))
+    waiter.join(timeout=60)
+    assert codes == [3, 3] and proc.poll() == 3 and ours.fileno() == -1
+    zygotes.close()

@@ -124,7 +124,12 @@ class WarmProcess:
         # only to read the answer, never while waiting for it
         if self.returncode is not None:
             return
-        ready, _, _ = select.select([self._sock], [], [], timeout)
+        try:
+            ready, _, _ = select.select([self._sock], [], [], timeout)
+        except (ValueError, OSError):  # the other waiter read the answer and closed the connection meanwhile
+            if self.returncode is not None:
+                return
+            raise
         if not ready:
             raise subprocess.TimeoutExpired(self.args, timeout)
         with self._guard:
@@ -133,6 +138,7 @@ class WarmProcess:
                 # no answer: the zygote died, and its cells with it (their parent-death signal)
                 self.lost = not message
                 self.returncode = int(message["rc"]) if message else -signal.SIGKILL
+                self._sock.close()  # answered once: a long grid's ended cells hold no descriptor each
 
     def wait(self, timeout: float | None = None) -> int:
         self._collect(timeout)
