@@ -448,9 +448,11 @@ def status_table(cells: Iterable[Cell], out: str | Path) -> str:
             note = "  needs " + ", ".join(p for p in cell.inputs if not Path(p).exists())
         elif status[cell.name] == Status.SKIPPED:
             note = "  " + stop_reason(cell, out)[:200]
-        if status[cell.name] in (Status.STOPPED, Status.WAITING, Status.RUNNING) and progress_note(cell, out):
-            note += f"  {progress_note(cell, out)}" + (f" ({stop_reason(cell, out)[:200]})"
-                                                        if status[cell.name] == Status.STOPPED else "")
+        progress = progress_note(cell, out) if status[cell.name] in (Status.STOPPED, Status.WAITING,
+                                                                      Status.RUNNING) else ""
+        if progress:  # read once: each read walks the cell's folder for its checkpoints
+            note += f"  {progress}" + (f" ({stop_reason(cell, out)[:200]})"
+                                       if status[cell.name] == Status.STOPPED else "")
         elif status[cell.name] == Status.STOPPED:
             note = "  " + stop_reason(cell, out)[:200]
         lines.append(shown(f"{shown(cell.name):<{width}}  {status[cell.name]:<13}  {cell.command}{note}"))
