@@ -158,8 +158,9 @@ LEGACY_RESULT_FILES = ("results.json", "adapt.json", "compare.json", "dapt_resul
 that module imports this one): with our schema in them, the folder is an older version's (:func:`legacy_signature`)."""
 _LEGACY_SCHEMA = "crossner_hf.results/"
 _TRANSIENT = re.compile(r"^(\.lock|\.grid\.lock|\.grid\.owner\.json|\.base-model|\.staging-.*|\.crossner-.*|\..+\.\d+-[^.]*\.tmp)$")
-_NEVER_LINKS = (OWNED, ".lock")
-"""What this module writes into a folder it takes, and never through a symbolic link planted in its place."""
+_NEVER_LINKS = (OWNED, ".lock", ".grid.lock")
+"""What our writers open in a folder they take (the mark, a run's lock, a grid's lock), never through a symbolic link
+planted in its place."""
 
 _RUN_ID: dict[int, str] = {}
 

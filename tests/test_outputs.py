@@ -228,10 +228,11 @@ def test_an_older_versions_folder_is_taken_once_with_one_warning(tmp_path, caplo
         check_ours(user)
 
 
-@pytest.mark.parametrize("name", [".crossner_hf", ".lock"])
+@pytest.mark.parametrize("name", [".crossner_hf", ".lock", ".grid.lock"])
 def test_the_mark_and_the_lock_never_follow_a_planted_link(tmp_path, name):
-    """A ``.crossner_hf`` or ``.lock`` planted as a symbolic link to a file elsewhere: the run is refused in one line
-    (with ``--overwrite_output_dir`` too) and the file it points at is untouched."""
+    """A ``.crossner_hf``, ``.lock`` or ``.grid.lock`` planted as a symbolic link to a file elsewhere: the run (a
+    grid's too) is refused in one line (with ``--overwrite_output_dir`` too) and the file it points at is untouched."""
+    from crossner_hf.grid import grid_lock
     from crossner_hf.outputs import check_ours, run_lock
 
     target = tmp_path / "precious.txt"
@@ -240,7 +241,8 @@ def test_the_mark_and_the_lock_never_follow_a_planted_link(tmp_path, name):
     out.mkdir()
     (out / name).symlink_to(target)
     for attempt in (lambda: check_ours(out), lambda: check_ours(out, overwrite=True, claim=True),
-                    lambda: run_lock(out).__enter__(), lambda: staged_outputs(out, overwrite=True).__enter__()):
+                    lambda: run_lock(out).__enter__(), lambda: staged_outputs(out, overwrite=True).__enter__(),
+                    lambda: grid_lock(out).__enter__()):
         with pytest.raises(FileExistsError, match=f"{name} is a symbolic link .*never writes through one") as err:
             attempt()
         assert "\n" not in str(err.value)
