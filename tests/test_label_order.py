@@ -261,3 +261,16 @@ def test_a_long_label_list_on_the_command_line_is_a_list_not_a_path():
     tags = ["O", *(f"{p}-type{i}" for i in range(40) for p in ("B", "I"))]
     assert len(",".join(tags)) > 255
     assert parse_label_list(",".join(tags)) == tags
+
+
+def test_a_source_tag_missing_from_a_large_target_list_is_one_short_line():
+    """The source's tags checked against a target's list name a few of each, not 15,000 tags in one message."""
+    from crossner_hf.data.labels import map_tags_by_name
+
+    target = ["O", *(f"{p}-t{i}" for i in range(7500) for p in ("B", "I"))]
+    with pytest.raises(ValueError) as raised:
+        map_tags_by_name(["O", "B-person", "I-person"], target)
+    message = str(raised.value)
+    assert len(message.splitlines()) == 1 and len(message) < 600, message[:300]
+    assert "B-person, I-person" in message and "14981 more" in message and "--source_label_map" in message
+    assert map_tags_by_name(["O", "B-t3"], target) == ["O", "B-t3"]

@@ -153,17 +153,15 @@ def from_merged_ids(config: str, ids: Iterable[int]) -> list[int]:
 
 
 def map_tags_by_name(tags: Sequence[str], target_labels: Sequence[str]) -> list[str]:
-    """Check that every tag of a source schema exists by name in ``target_labels``.
-
-    CoNLL-2003's person/organisation/location/misc exist in every target list, so source
-    data can be trained with the target's output layer. Returns ``tags`` unchanged.
-    """
+    """Check that every tag of a source schema exists by name in ``target_labels`` (the head's list:
+    :func:`head_labels_with_source` adds the source types a target lacks), so source data can be trained with the
+    target's output layer. Returns ``tags`` unchanged; a one-line ``ValueError`` naming a few of each list else."""
     allowed = set(target_labels)
     missing = sorted({t for t in tags if t not in allowed})
     if missing:
-        raise ValueError(
-            f"Tags {missing} have no counterpart in the target label list {list(target_labels)}."
-        )
+        raise ValueError(f"Tags {_few(missing, 6)} have no counterpart in the target label list "
+                         f"{_few(list(target_labels))}; map them with {FLAG} or train with the head's list "
+                         "(head_labels_with_source).")
     return list(tags)
 
 
