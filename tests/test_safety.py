@@ -632,10 +632,11 @@ def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_
         ignored = int(dict(line.split(":\t", 1) for line in Path(f"/proc/{driver}/status").read_text().splitlines()
                            if ":\t" in line)["SigIgn"], 16)
         assert ignored & (1 << (signal.SIGINT - 1)), "the shell's rule: a background job ignores Ctrl-C"
-        # and setsid (a session of its own) keeps it ignored: SIGTERM is the way to stop such a run
-        under_setsid = subprocess.run(["bash", "-c", "setsid grep SigIgn /proc/self/status & wait"],
-                                      capture_output=True, text=True, timeout=60).stdout.split()
-        assert int(under_setsid[-1], 16) & (1 << (signal.SIGINT - 1)), under_setsid
+        # and setsid (a session of its own) or nohup keep it ignored: SIGTERM is the way to stop such a run
+        for wrapper in ("setsid", "nohup"):
+            wrapped = subprocess.run(["bash", "-c", f"{wrapper} grep SigIgn /proc/self/status & wait"],
+                                     capture_output=True, text=True, timeout=60).stdout.split()
+            assert int(wrapped[-1], 16) & (1 << (signal.SIGINT - 1)), (wrapper, wrapped)
         cell_pid = int((held / "started").read_text())
         os.kill(driver, signal.SIGTERM)
         _wait_for(lambda: rc_file.is_file() and rc_file.read_text().strip(), "the grid to stop after SIGTERM", 120)
