@@ -347,3 +347,22 @@ def test_an_empty_file_a_huge_tag_and_a_tab_in_a_type_are_one_short_line_each(tm
     assert [len(p.splitlines()) for p in check.problems] == [1, 1] and max(map(len, check.problems)) < 400
     assert "train.jsonl:2: the type of 'B-a\\tb' holds a TAB or line break" in check.problems[0]
     assert "train.jsonl:3" in check.problems[1] and "(5,000,000 characters)" in check.problems[1]
+
+
+def test_an_unlabeled_classlabel_id_is_one_line_not_the_last_tag(tmp_path):
+    """A Hub-style Parquet folder whose test split is unlabeled (``-1``, as hidden test sets are): ``names[-1]`` read
+    each word as the list's last tag (``I-x``, then an orphan-I complaint about a tag that is not there); it is one
+    line naming the file, the row and what -1 means, in the loader and in the data check."""
+    from datasets import ClassLabel, Dataset, Features, List, Value
+
+    from crossner_hf.data.check import check_dataset
+
+    features = Features({"tokens": List(Value("string")), "ner_tags": List(ClassLabel(names=["O", "B-x", "I-x"]))})
+    for split, tags in (("train", [1, 2, 0]), ("validation", [0, 1, 0]), ("test", [-1, -1, -1])):
+        Dataset.from_dict({"tokens": [["a", "b", "c"]], "ner_tags": [tags]}, features=features).to_parquet(
+            str(tmp_path / f"{split}.parquet"))
+    expected = r"test.parquet row 1: tag id -1 is not one of its ClassLabel's ids 0-2 \(-1 marks an unlabeled word"
+    with pytest.raises(ValueError, match=expected):
+        load_target(str(tmp_path))
+    problems = check_dataset(tmp_path).problems
+    assert len(problems) == 1 and "tag id -1" in problems[0] and "I-x" not in problems[0], problems

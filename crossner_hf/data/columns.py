@@ -197,6 +197,12 @@ def _row(i: int, words_cell: Any, tags_cell: Any, names: list[str] | None, *, pl
             raise ValueError(f"{place}: no {label!r} value; every row needs its tags.")
         tags = cell_list(tags_cell, place=place, column=label, what="tags", named=named[1])
         if names is not None:
+            wrong = next((t for t in tags if not isinstance(t, int) or not 0 <= t < len(names)), None)
+            if wrong is not None:  # names[-1] would read an unlabeled word (-1) as the list's last tag
+                unlabeled = (" (-1 marks an unlabeled word, as a Hub dataset's hidden test split does: label it or "
+                             "leave the split out)" if wrong == -1 else "")
+                raise ValueError(f"{place}: tag id {str(wrong)[:SHOWN]} is not one of its ClassLabel's ids "
+                                 f"0-{len(names) - 1}{unlabeled}.")
             tags = [names[t] for t in tags]
         elif not all(isinstance(t, str) for t in tags):
             raise ValueError(f"{place}: the {label!r} tags are {type(tags[0]).__name__}s without names; give string "
