@@ -243,3 +243,62 @@ def test_without_link_texts_an_entity_no_title_names_stays_unmatched(seeded, tmp
     assert report["unmatched"] == ["Macca"] and report["seeds"] == ["English rock music groups"]
     assert "entity 'Rolling Stones' (band) -> page 'The Rolling Stones' by its redirect" in caplog.text
     assert "category 'English rock music groups' (depth 0): 3 pages" in caplog.text
+
+
+# ----------------------------------------------------------------------------- adapt --wikipedia_dump
+
+
+@pytest.fixture(scope="module")
+def music_bert(tmp_path_factory, seeded):
+    """A tiny random BERT whose vocabulary holds the dump's and the labeled folder's words."""
+    import re
+
+    from crossner_hf.testing import make_tiny_bert
+
+    words = {w.lower() for text in ARTICLES.values() for w in re.findall(r"\w+|[^\w\s]", text)}
+    for split in ("train", "dev", "test"):
+        words |= {line.split("\t")[0].lower() for line in (seeded["data"] / f"{split}.txt").read_text().splitlines()
+                  if line.strip()}
+    return make_tiny_bert(tmp_path_factory.mktemp("music_bert"), sorted(words))
+
+
+def _adapt_argv(seeded, model: str, out: Path, *extra: str) -> list[str]:
+    return ["--dataset_dir", str(seeded["data"]), "--wikipedia_dump", str(seeded["dump"]), "--model_name_or_path",
+            model, "--budget", "smoke", "--output_dir", str(out), *extra]
+
+
+def test_adapt_dry_run_with_a_dump_shows_the_corpus_cell(seeded, music_bert, tmp_path, capsys):
+    from crossner_hf.cli import run_command
+    from crossner_hf.commands.adapt import main, make_parser
+
+    out = tmp_path / "search"
+    assert run_command(make_parser, main, _adapt_argv(seeded, music_bert, out, "--dry_run")) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("corpora  ("))
+    command = lines[at + 1]
+    assert "build-corpora" in command and f"--wikipedia_dump {seeded['dump']}" in command
+    assert "--dataset_dir" in command and "--entity_list" not in command  # the train split of the data itself
+    for level in ("domain", "entity", "task", "integrated"):  # one DAPT cell per level, each after the corpus
+        assert any(line.startswith(f"dapt/{level}  (") and line.endswith("after corpora") for line in lines), level
+    assert "dapt-integrated/joint" in text and "needs --raw_text" not in text
+    assert not out.exists()  # a dry run writes nothing
+
+
+@pytest.mark.slow  # a corpus build, a DAPT run and a fine-tuning of a tiny BERT (about half a minute)
+def test_adapt_with_a_dump_runs_the_corpus_cell_once(seeded, music_bert, tmp_path):
+    from crossner_hf.cli import run_command
+    from crossner_hf.commands.adapt import main, make_parser
+
+    out = tmp_path / "search"
+    argv = _adapt_argv(seeded, music_bert, out, "--methods", "dapt-domain/direct")
+    assert run_command(make_parser, main, argv) == 0
+    corpora = out / "cells" / "corpora"
+    report = json.loads((corpora / "seeds.json").read_text())
+    assert report["seeds"] == ["English rock musicians", "English rock music groups"]
+    assert "Milesword" not in (corpora / "seeds.md").read_text()
+    rows = {r["method"]: r for r in json.loads((out / "adapt.json").read_text())["rows"]}
+    assert rows["dapt-domain/direct"]["status"] == "done"
+    built = (corpora / "seeds.json").stat().st_mtime_ns
+    assert run_command(make_parser, main, argv) == 0  # resumed: every cell done, the corpus not built again
+    assert (corpora / "seeds.json").stat().st_mtime_ns == built

@@ -8,11 +8,14 @@ Usage:
     crossner-hf adapt ... --methods direct,joint,'dapt-*/direct' --seeds 1,2,3 --executor ray
     crossner-hf adapt ... --time_budget 60            # a choice within the hour; --prune off: every seed in full
     crossner-hf adapt --status outputs/adapt-mydata
+    crossner-hf adapt --dataset_dir mydata --wikipedia_dump enwiki-pages-articles.xml.bz2 --output_dir OUT
+        # DAPT rows on domain text found in the dump from your train entities (one corpora cell, shared)
 
 The candidates: direct, pretrain-finetune and joint with CoNLL-2003 (from --data_dir); with --raw_text, DAPT with
 span-adjacent masking on the corpus levels built from it (domain; entity, task and integrated through --entity_list,
-by default your train split's labeled spans), each DAPT run once and the three schedules fine-tuned from it; without
-raw text those are listed as "needs --raw_text". Each run is a cell of a resumable grid (rerun the same command to
+by default your train split's labeled spans), each DAPT run once and the three schedules fine-tuned from it; with
+--wikipedia_dump the same rows on the pages of your train entities and their categories (build-corpora
+--wikipedia_dump), your --raw_text added; without either those are listed as "needs --raw_text or --wikipedia_dump". Each run is a cell of a resumable grid (rerun the same command to
 resume; a failure is one line and the others go on). The choice reads mean dev F1 over seeds, never test; a cheaper
 method within one standard deviation of the best is shipped instead unless --prefer best. OUT/adapt.md,
 OUT/adapt.json and OUT/adapt.png hold the evidence. The search races its methods (--prune on, the default): one seed of

@@ -34,7 +34,7 @@ from crossner_hf.selection.config import (
 from crossner_hf.grid import Cell
 from crossner_hf.grid.costs import MINUTES
 
-NEEDS_RAW_TEXT = "needs --raw_text"
+NEEDS_RAW_TEXT = "needs --raw_text or --wikipedia_dump"
 PLAN = "plan.json"
 """The search's plan in OUT: its settings, methods and cells (``adapt --status`` rebuilds the table from it)."""
 
@@ -102,13 +102,17 @@ def plan_methods(model: str, dataset_dir: str, name: str, config: AdaptConfig, *
     methods = [Method(s, s, finetune(s, s, model, model), minutes[s], model, paper_row=PAPER_ROWS[(s, None)],
                       settings=settings(s, model)) for s in SCHEDULES]
     corpora = None
-    if raw_text:
-        entities = entity_list or str(Path(out) / "entity_list.tsv")
+    dumps = [str(Path(d).resolve()) for d in config.wikipedia_dump or ()]
+    if raw_text or dumps:
+        # the entity list the runner derives from the train split is written before the grid runs (with raw text);
+        # a dump alone reads the train split of the data itself: its entities find the domain's pages
+        source = ({"dataset_dir": dataset_dir} if dumps and not raw_text and not entity_list
+                  else {"entity_list": entity_list or str(Path(out) / "entity_list.tsv")})
         corpora = Cell(name="corpora", command="build-corpora", result_file="entity_list.tsv", score=False,
-                       settings={"domain": name, "text_file": list(raw_text), "entity_list": entities,
-                                          "k": config.entity_k},
-                       # the entity list the runner derives from the train split is written before the grid runs
-                       row="corpora", column=name, inputs=(*raw_text, *([entity_list] if entity_list else [])),
+                       settings={"domain": name, **({"text_file": list(raw_text)} if raw_text else {}),
+                                 **({"wikipedia_dump": dumps} if dumps else {}), **source, "k": config.entity_k},
+                       row="corpora", column=name,
+                       inputs=(*(raw_text or ()), *dumps, *([entity_list] if entity_list else [])),
                        minutes=minutes["corpora"], meta={"cost": "corpora"})
     for level in LEVELS:
         dapt = None

@@ -82,6 +82,10 @@ class AdaptConfig:
                 "deadline the running cells are stopped (resumable), the choice is made among the finished ones, and "
                 "the table and the card say what was cut."})
     entity_k: int = field(default=2, metadata={"help": "Entity corpus level: at least k mentions in a line."})
+    wikipedia_dump: list[str] | None = field(default=None, metadata={
+        "help": "Wikipedia pages-articles dump(s): the DAPT methods' domain text is found in it from your train "
+                "entities' pages and their categories (build-corpora --dataset_dir DATA --wikipedia_dump DUMP), built "
+                "once as the search's corpora cell that every DAPT row shares; --raw_text adds your own text to it."})
     push_to_hub: str | None = field(default=None, metadata={
         "help": "Push the shipped model (OUT/best) to this Hub repo id (user/name) when the search ends."})
     private: bool = field(default=False, metadata={"help": "Create the Hub repository as private."})
