@@ -302,3 +302,23 @@ def test_adapt_with_a_dump_runs_the_corpus_cell_once(seeded, music_bert, tmp_pat
     built = (corpora / "seeds.json").stat().st_mtime_ns
     assert run_command(make_parser, main, argv) == 0  # resumed: every cell done, the corpus not built again
     assert (corpora / "seeds.json").stat().st_mtime_ns == built
+
+
+def test_adapt_plan_with_a_dump_and_raw_text(tmp_path):
+    """Both given: one corpora cell holds the dump and the text, its mentions the entity list the runner writes from
+    the train split; an entity list given is used instead."""
+    from crossner_hf.selection.candidates import plan_methods
+    from crossner_hf.selection.config import AdaptConfig
+
+    config = AdaptConfig(budget="smoke", wikipedia_dump=["dump.xml"])
+    methods = plan_methods("m", "data", "mydata", config, raw_text=["raw.txt"], entity_list=None, data_dir=None,
+                           out=tmp_path)
+    corpora = next(c for m in methods for c in m.extra_cells if c.name == "corpora")
+    assert corpora.settings == {"domain": "mydata", "text_file": ["raw.txt"],
+                                "wikipedia_dump": [str(Path("dump.xml").resolve())],
+                                "entity_list": str(tmp_path / "entity_list.tsv"), "k": 2}
+    assert all(m.cells for m in methods if m.name.startswith("dapt-"))
+    given = plan_methods("m", "data", "mydata", config, raw_text=None, entity_list="ents.tsv", data_dir=None,
+                         out=tmp_path)
+    cell = next(c for m in given for c in m.extra_cells if c.name == "corpora")
+    assert cell.settings["entity_list"] == "ents.tsv" and "dataset_dir" not in cell.settings

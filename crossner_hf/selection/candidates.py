@@ -5,8 +5,10 @@ What the user gives decides the candidates: a labeled target always gives ``dire
 span-adjacent masking on each corpus level (``domain`` from the text; ``entity``, ``task`` and ``integrated`` through
 an entity list, by default the labeled spans of the user's train split), each DAPT run once and shared by the three
 schedules fine-tuned from it (``dapt-integrated/joint``: joint training from the encoder adapted on the integrated
-level). ``--models`` adds other encoders' three schedules, ``--bilstm_crf`` the BiLSTM-CRF floor. Without raw text the
-DAPT methods are still listed, as "needs --raw_text".
+level). A Wikipedia dump (``--wikipedia_dump``) gives the same DAPT methods on the pages of the train split's entities
+and their categories, the raw text, if any, added (one ``corpora`` cell: ``build-corpora --wikipedia_dump``).
+``--models`` adds other encoders' three schedules, ``--bilstm_crf`` the BiLSTM-CRF floor. Without raw text or a dump
+the DAPT methods are still listed, as "needs --raw_text or --wikipedia_dump".
 
 Every run is a :class:`~crossner_hf.grid.Cell` (a ``crossner-hf`` command in its own folder), so the
 search runs, resumes and reports as the papers' grids do, on the same executors.
