@@ -967,6 +967,11 @@ def test_the_owner_record_keeps_no_secret_and_follows_no_planted_link(tmp_path, 
     (out / ".grid.lock").symlink_to(tmp_path / "victim-lock.txt")
     (tmp_path / "victim-lock.txt").write_text("mine too")
     monkeypatch.setattr(sys, "argv", ["crossner-hf", "adapt", "--hub_token", "hf_secret", "--token=hf_two"])
+    with pytest.raises(FileExistsError, match=r"\.grid\.lock is a symbolic link .*remove .*then run again"):
+        with grid_lock(out):  # a planted lock link: one line, nothing opened through it
+            pass
+    assert (tmp_path / "victim-lock.txt").read_text() == "mine too"
+    (out / ".grid.lock").unlink()
     with grid_lock(out):
         record = (out / ".grid.owner.json").read_text()
         assert "hf_secret" not in record and "hf_two" not in record and "***" in record

@@ -109,10 +109,10 @@ def grid_lock(out: str | Path, flag: str = "--output_dir") -> Iterator[None]:
         finally:
             lock.release()
         return
-    check_ours(out, flag, fix=None)  # a folder of the user's own files is never a grid's
+    # a folder of the user's own files is never a grid's, and a planted .grid.lock link is refused in one line
+    # (outputs.refuse_links): filelock would truncate what it opens
+    check_ours(out, flag, fix=None)
     out.mkdir(parents=True, exist_ok=True)
-    if (out / GRID_LOCK).is_symlink():  # planted in our folder: never opened (filelock truncates what it opens)
-        (out / GRID_LOCK).unlink()
     try:
         lock.acquire()
     except Timeout:
