@@ -35,9 +35,24 @@ def _top_level_runners() -> dict[str, typing.Callable]:
 
 
 def test_every_top_level_runner_has_the_one_shape():
+    """A runner trains or chooses for a model on data: ``runner(model, data, config=None, *, ...)``
+    (docs/layout.md). A study that runs a plan (``run_experiment``) returns a ``WorkflowResult`` too but takes
+    the plan first: its model and data were fixed by ``plan(experiment, scale, out, model=...)``, and asking
+    for them again could only contradict the plan's cells. Every other top-level callable returning a
+    ``WorkflowResult`` must have the runner's shape."""
+    from crossner_hf.reproduce.experiments import Plan
+
     runners = _top_level_runners()
     assert RUNNERS & set(crossner_hf.__all__) <= set(runners), "a runner returns no WorkflowResult"
     assert len(runners) >= 1
+    plan_runners = {name for name, runner in runners.items()
+                    if typing.get_type_hints(runner).get(next(iter(inspect.signature(runner).parameters))) is Plan}
+    assert plan_runners == {"run_experiment"}, plan_runners
+    for name in plan_runners:
+        params = list(inspect.signature(runners.pop(name)).parameters.values())
+        assert params[0].kind is params[0].POSITIONAL_OR_KEYWORD and params[0].default is params[0].empty, name
+        assert all(p.default is not p.empty for p in params[1:]), name  # the plan alone runs it
+    assert RUNNERS & set(crossner_hf.__all__) <= set(runners)
     for name, runner in runners.items():
         params = list(inspect.signature(runner).parameters.values())
         assert params[0].name == "model" and params[0].kind is params[0].POSITIONAL_OR_KEYWORD, name
