@@ -105,7 +105,7 @@ class _Builder:
             token = pop()
             kind = type(token)
             if kind is tokens.Text:
-                out.append(token.text)
+                out.append(token.get("text"))  # a token is a dict: .get skips its Python __getattr__
             elif kind in stop:
                 return out, token
             else:
