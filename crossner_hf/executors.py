@@ -25,6 +25,7 @@ builders (``wikipedia``) share it; it imports Ray, submitit and datatrove only w
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -39,6 +40,39 @@ logger = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "ray", "slurm")
 """Where work can run (``--executor``)."""
+
+
+class Status(enum.StrEnum):
+    """A task's (a grid cell's) status, its one home: what ``run(task)`` returns and :mod:`crossner_hf.grid` reports
+    (a ``str``: it compares, prints and writes to JSON as its value)."""
+
+    DONE = "done"
+    RUNNING = "running"
+    FAILED = "failed"
+    OOM = "oom"
+    """Ran out of GPU memory beside other cells: the executor runs it again alone (reported failed if it fails)."""
+    CHANGED = "changed"
+    """Its folder holds a run of other settings (its ``cell.json`` differs), never reused nor continued."""
+    BLOCKED = "blocked"
+    """A dependency failed, changed or is missing its input."""
+    MISSING_INPUT = "missing input"
+    """A file or folder it reads is absent."""
+    STOPPED = "stopped"
+    """The grid's controller stopped it (a raced search, a time budget): its checkpoint kept, a rerun continues it."""
+    SKIPPED = "skipped"
+    """The grid's controller never started it (its reason in ``OUT/.skipped.json``)."""
+    WAITING = "waiting"
+    """Not started yet, or stopped by Ctrl-C (a rerun continues it)."""
+
+    @classmethod
+    def still_to_run(cls) -> frozenset[Status]:
+        """What a grid still runs in this pass."""
+        return frozenset({cls.RUNNING, cls.WAITING})
+
+    @classmethod
+    def ending_dependants(cls) -> frozenset[Status]:
+        """A dependency in one of these blocks its dependants."""
+        return frozenset({cls.FAILED, cls.OOM, cls.CHANGED, cls.BLOCKED, cls.MISSING_INPUT})
 
 
 def pid_alive(pid: int) -> bool:
@@ -129,9 +163,9 @@ class ExecutorOptions:
 
 # ------------------------------------------------------------------------------------------- graphs of tasks
 
-RunTask = Callable[..., str]
-"""``run(task, env=None) -> status`` (``"done"``, ``"failed"``, ``"oom"``, ...): runs one task in a process given
-``env``, the whole environment that process gets (:func:`task_environment`)."""
+RunTask = Callable[..., Status]
+"""``run(task, env=None) -> status`` (a :class:`Status`: ``DONE``, ``FAILED``, ``OOM``, ...): runs one task in a
+process given ``env``, the whole environment that process gets (:func:`task_environment`)."""
 
 
 def local_gpus(env: Mapping[str, str] | None = None) -> list[str]:
@@ -178,15 +212,15 @@ def plan_packing(tasks: Sequence[Any], options: ExecutorOptions, env: Mapping[st
     return Packing(workers, threads, gpus, options.cells_per_gpu)
 
 
-def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, status: Callable[[Any], str],
-              log_dir: str | Path, progress: Callable[[dict[str, str]], None] | None = None,
-              choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, str]:
+def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, status: Callable[[Any], Status],
+              log_dir: str | Path, progress: Callable[[dict[str, Status]], None] | None = None,
+              choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, Status]:
     """Run every task that is not done, dependencies first (``tasks`` in topological order); returns each task's
-    final status. ``status(task)`` reads a task's status from its outputs (``"done"`` skips it); ``log_dir``
+    final status. ``status(task)`` reads a task's status from its outputs (``Status.DONE`` skips it); ``log_dir``
     holds submitit's job folders; ``progress(statuses)`` is called after each change (a task started or ended).
     ``choose(ready)`` (local only: the grid's controller, :mod:`crossner_hf.grid.run`): of the tasks whose
     dependencies are done, those to start now, in order; called at least every ``tick_seconds`` while tasks run.
-    A task never chosen ends ``"blocked"`` here (the caller says why)."""
+    A task never chosen ends ``Status.BLOCKED`` here (the caller says why)."""
     if choose is not None and options.executor != "local":
         raise ValueError(f"--executor {options.executor}: a controlled grid (a raced search, a time budget) runs "
                          "on --executor local; run it there, or without racing.")
@@ -194,7 +228,7 @@ def run_tasks(tasks: Sequence[Any], options: ExecutorOptions, *, run: RunTask, s
     extra = {"choose": choose, "tick_seconds": tick_seconds} if choose is not None else {}
     with _sigterm_as_ctrl_c():
         final = runner(list(tasks), options, run, status, Path(log_dir), progress or (lambda _: None), **extra)
-    return {name: "failed" if state == "oom" else state for name, state in final.items()}
+    return {name: Status.FAILED if state == Status.OOM else state for name, state in final.items()}
 
 
 @contextmanager
@@ -227,24 +261,24 @@ def _sigterm_as_ctrl_c() -> Iterator[None]:
 def _blocked(task: Any, state: Mapping[str, str]) -> bool | None:
     """True: a dependency ended without finishing; None: one has not ended yet; False: all are done."""
     ends = [state.get(d) for d in task.deps]
-    if any(e not in (None, "done", "running") for e in ends):
+    if any(e not in (None, Status.DONE, Status.RUNNING) for e in ends):
         return True
-    return None if any(e != "done" for e in ends) else False
+    return None if any(e != Status.DONE for e in ends) else False
 
 
-def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-               log_dir: Path, progress: Callable[[dict[str, str]], None],
-               choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, str]:
+def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], Status],
+               log_dir: Path, progress: Callable[[dict[str, Status]], None],
+               choose: Callable[[list[Any]], list[Any]] | None = None, tick_seconds: float = 2.0) -> dict[str, Status]:
     """The tasks packed on this machine: up to ``workers`` at once as their dependencies allow, each GPU task on
     its own slot of one GPU (``CUDA_VISIBLE_DEVICES``), the cores split between them. A task that ran out of GPU
-    memory beside others ("oom") is run again alone, with the machine to itself."""
+    memory beside others (``Status.OOM``) is run again alone, with the machine to itself."""
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-    packing = plan_packing([t for t in tasks if status(t) != "done"], options)
-    state: dict[str, str] = {t.name: "done" for t in tasks if status(t) == "done"}
+    packing = plan_packing([t for t in tasks if status(t) != Status.DONE], options)
+    state: dict[str, Status] = {t.name: Status.DONE for t in tasks if status(t) == Status.DONE}
     names = {t.name for t in tasks}
     # a dependency outside these tasks (a packed Slurm job's) finished before this ran: its job waited for it
-    state.update({d: "done" for t in tasks for d in t.deps if d not in names})
+    state.update({d: Status.DONE for t in tasks for d in t.deps if d not in names})
     pending = [t for t in tasks if t.name not in state]
     free = {g: packing.cells_per_gpu for g in packing.gpus}
     alone: list[Any] = []  # out of GPU memory beside others: run again with nothing beside them
@@ -268,7 +302,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
         while pending or running or alone:
             for task in list(pending):
                 if _blocked(task, state):
-                    state[task.name] = "blocked"
+                    state[task.name] = Status.BLOCKED
                     pending.remove(task)
             queue = alone if (alone and not running) else [t for t in pending if _blocked(t, state) is False]
             if choose is not None and queue is not alone:
@@ -281,7 +315,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                 if ids is None and task.gpus and packing.gpus:
                     continue  # no GPU slot free now: another task may fit
                 (alone if exclusive else pending).remove(task)
-                state[task.name] = "running"
+                state[task.name] = Status.RUNNING
                 threads = (options.threads_per_cell or available_cores()) if exclusive else packing.threads
                 env = task_environment(os.environ, gpus=ids if packing.gpus else None, threads=threads,
                                        pushes=getattr(task, "pushes", False))
@@ -290,7 +324,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                 progress(dict(state))
             if not running:
                 for task in pending:  # nothing runs and nothing can start: their dependencies never ran
-                    state[task.name] = "blocked"
+                    state[task.name] = Status.BLOCKED
                 break
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED,
                                timeout=tick_seconds if choose is not None else None)
@@ -299,7 +333,7 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
                 for g in ids:
                     free[g] += packing.cells_per_gpu if exclusive else 1
                 result = future.result()
-                if result == "oom" and not exclusive and (running or packing.cells_per_gpu > 1):
+                if result == Status.OOM and not exclusive and (running or packing.cells_per_gpu > 1):
                     logger.warning("%s ran out of GPU memory beside other tasks; it runs again alone", task.name)
                     alone.append(task)
                     state.pop(task.name, None)
@@ -311,14 +345,14 @@ def _run_local(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
-    return {t.name: state.get(t.name, "blocked") for t in tasks}
+    return {t.name: state.get(t.name, Status.BLOCKED) for t in tasks}
 
 
-def _ray_task(run: RunTask, task: Any, settings: dict[str, str], threads: int, *dep_status: str) -> str:
+def _ray_task(run: RunTask, task: Any, settings: dict[str, str], threads: int, *dep_status: Status) -> Status:
     """A cell on a Ray worker: its environment built here, from the worker's own (its ``PATH``, ``HOME``, libraries,
     caches: the driver's machine may have none of them) with the driver's run settings over it."""
-    if any(s != "done" for s in dep_status):
-        return "blocked"
+    if any(s != Status.DONE for s in dep_status):
+        return Status.BLOCKED
     import ray
 
     env = task_environment(os.environ, threads=threads, pushes=getattr(task, "pushes", False), settings=settings)
@@ -327,8 +361,8 @@ def _ray_task(run: RunTask, task: Any, settings: dict[str, str], threads: int, *
     return run(task, env=env)
 
 
-def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-             log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
+def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], Status],
+             log_dir: Path, progress: Callable[[dict[str, Status]], None]) -> dict[str, Status]:
     from crossner_hf.extras import require
 
     ray = require("ray", "ray")
@@ -343,7 +377,7 @@ def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: C
             ray.init(include_dashboard=False, log_to_driver=False)
     try:
         state = _ray_pass(ray, tasks, options, run, status, progress, {})
-        oom = [t for t in tasks if state.get(t.name) == "oom"]
+        oom = [t for t in tasks if state.get(t.name) == Status.OOM]
         if oom and options.cells_per_gpu > 1:  # out of memory on a shared GPU: again, each with whole GPUs
             logger.warning("%s ran out of GPU memory on a shared GPU; running again with whole GPUs",
                            ", ".join(t.name for t in oom))
@@ -360,23 +394,23 @@ def _run_ray(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: C
             ray.shutdown()
 
 
-def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-              progress: Callable[[dict[str, str]], None], known: dict[str, str]) -> dict[str, str]:
+def _ray_pass(ray: Any, tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], Status],
+              progress: Callable[[dict[str, Status]], None], known: dict[str, Status]) -> dict[str, Status]:
     remote = ray.remote(_ray_task)
     refs: dict[str, Any] = {}
     state = dict(known)
     for task in tasks:
-        if status(task) == "done":
-            state[task.name] = "done"
+        if status(task) == Status.DONE:
+            state[task.name] = Status.DONE
             continue
-        deps = [refs[d] if d in refs else state.get(d, "done") for d in task.deps]
+        deps = [refs[d] if d in refs else state.get(d, Status.DONE) for d in task.deps]
         # a fraction of a GPU packs cells_per_gpu tasks on one device; the CPUs it asks for are its threads
         gpus = task.gpus / options.cells_per_gpu if task.gpus == 1 else task.gpus
         # only the driver's run settings travel; the rest of the cell's environment is its worker's (_ray_task)
         settings = driver_settings(os.environ, pushes=getattr(task, "pushes", False))
         refs[task.name] = remote.options(num_cpus=task.cpus, num_gpus=gpus, name=task.name, max_retries=0).remote(
             run, task, settings, options.threads_per_cell or task.cpus, *deps)
-        state[task.name] = "running"
+        state[task.name] = Status.RUNNING
     progress(dict(state))
     names = {ref: name for name, ref in refs.items()}
     waiting = list(refs.values())
@@ -448,26 +482,26 @@ def _units(tasks: list[Any], per_job: int, cells_per_gpu: int) -> list[_Unit]:
     return units
 
 
-def _isolated(run: RunTask, task: Any) -> str:
+def _isolated(run: RunTask, task: Any) -> Status:
     """A task in its own Slurm job: the job's environment (Slurm exports the submitting shell's) cut to the
     allow-list, its threads its CPUs; Slurm's own ``CUDA_VISIBLE_DEVICES`` names the job's GPUs."""
     return run(task, env=task_environment(os.environ, threads=task.cpus, pushes=getattr(task, "pushes", False)))
 
 
-def _run_unit(unit: _Unit, run: RunTask, status: Callable[[Any], str], options: ExecutorOptions) -> str:
+def _run_unit(unit: _Unit, run: RunTask, status: Callable[[Any], Status], options: ExecutorOptions) -> Status:
     """One Slurm job of several tasks: the local executor on the job's node (its CPUs, its CUDA_VISIBLE_DEVICES)."""
     inner = ExecutorOptions(**{**options.__dict__, "executor": "local", "workers": len(unit.tasks)})
     states = _run_local(unit.tasks, inner, run, status, Path("."), lambda _: None)
-    return "done" if all(s == "done" for s in states.values()) else "failed"
+    return Status.DONE if all(s == Status.DONE for s in states.values()) else Status.FAILED
 
 
-def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], str],
-               log_dir: Path, progress: Callable[[dict[str, str]], None]) -> dict[str, str]:
+def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status: Callable[[Any], Status],
+               log_dir: Path, progress: Callable[[dict[str, Status]], None]) -> dict[str, Status]:
     from crossner_hf.extras import require
 
     submitit = require("submitit", "slurm")
     executor = submitit.AutoExecutor(folder=str(log_dir / "%j"), cluster=options.slurm_cluster)
-    done: dict[str, str] = {}
+    done: dict[str, Status] = {}
     jobs: dict[str, Any] = {}
     try:
         if options.cells_per_job > 1:
@@ -476,16 +510,17 @@ def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
             units = _units(tasks, options.cells_per_job, options.cells_per_gpu)
             submit_tasks(executor, units, options, done, jobs=jobs,
                          run=partial(_run_unit, run=run, status=status, options=options),
-                         status=lambda unit: "done" if all(status(t) == "done" for t in unit.tasks) else "waiting")
+                         status=lambda unit: Status.DONE if all(status(t) == Status.DONE for t in unit.tasks)
+                         else Status.WAITING)
             for name in list(jobs):
-                _job_result(jobs, name, units, lambda unit: "waiting", done)
+                _job_result(jobs, name, units, lambda unit: Status.WAITING, done)
             final = {t.name: status(t) for t in tasks}
-            return {name: state if state in ("done", "failed", "missing input") else "blocked"
+            return {name: state if state in (Status.DONE, Status.FAILED, Status.MISSING_INPUT) else Status.BLOCKED
                     for name, state in final.items()}
         submit_tasks(executor, tasks, options, done, jobs=jobs, run=run, status=status)
         for name in list(jobs):
             _job_result(jobs, name, tasks, status, done)
-        return {task.name: done.get(task.name, "blocked") for task in tasks}
+        return {task.name: done.get(task.name, Status.BLOCKED) for task in tasks}
     except KeyboardInterrupt:
         # Ctrl-C: the submitted jobs are cancelled (a job's end ends its cells' processes); they would run on after
         # the driver, outside the folder's lock
@@ -497,8 +532,8 @@ def _run_slurm(tasks: list[Any], options: ExecutorOptions, run: RunTask, status:
         raise
 
 
-def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Callable[[Any], str],
-                done: dict[str, str]) -> str:
+def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Callable[[Any], Status],
+                done: dict[str, Status]) -> Status:
     """Wait for a task's job and record its status."""
     if name not in done:
         try:
@@ -506,12 +541,12 @@ def _job_result(jobs: dict[str, Any], name: str, tasks: list[Any], status: Calla
         except Exception as err:  # noqa: BLE001 - submitit's job errors (failed, cancelled, never ran)
             logger.warning("job of %s ended without a result: %s", name, str(err).splitlines()[0] if str(err) else err)
             task = next(t for t in tasks if t.name == name)
-            done[name] = "failed" if status(task) == "failed" else "blocked"
+            done[name] = Status.FAILED if status(task) == Status.FAILED else Status.BLOCKED
     return done[name]
 
 
-def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done: dict[str, str], *,
-                 run: RunTask, status: Callable[[Any], str], jobs: dict[str, Any] | None = None) -> dict[str, Any]:
+def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done: dict[str, Status], *,
+                 run: RunTask, status: Callable[[Any], Status], jobs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Submit every task that is not done through a submitit executor; returns the jobs by task name.
 
     On Slurm every job is submitted at once, a dependant with ``afterok`` on its dependencies' jobs.
@@ -521,14 +556,14 @@ def submit_tasks(executor: Any, tasks: list[Any], options: ExecutorOptions, done
     on_slurm = executor.cluster == "slurm"
     jobs = {} if jobs is None else jobs  # the caller's dict: on Ctrl-C it cancels the jobs submitted so far
     for task in tasks:
-        if status(task) == "done":
-            done[task.name] = "done"
+        if status(task) == Status.DONE:
+            done[task.name] = Status.DONE
             continue
-        if not on_slurm and any(_job_result(jobs, d, tasks, status, done) != "done" for d in task.deps):
-            done[task.name] = "blocked"
+        if not on_slurm and any(_job_result(jobs, d, tasks, status, done) != Status.DONE for d in task.deps):
+            done[task.name] = Status.BLOCKED
             continue
-        if on_slurm and any(done.get(d) not in (None, "done") for d in task.deps):
-            done[task.name] = "blocked"
+        if on_slurm and any(done.get(d) not in (None, Status.DONE) for d in task.deps):
+            done[task.name] = Status.BLOCKED
             continue
         dep_ids = [jobs[d].job_id for d in task.deps if d in jobs] if on_slurm else []
         params = slurm_parameters(task, dep_ids, options)

@@ -1074,3 +1074,26 @@ def test_a_warm_cells_two_waiters_both_get_its_exit_code_and_its_connection_clos
     waiter.join(timeout=60)
     assert codes == [3, 3] and proc.poll() == 3 and ours.fileno() == -1
     zygotes.close()
+
+
+def test_one_status_enum_its_home_the_executors_and_no_status_literal_there():
+    """The grid's statuses and the executors' are one enum, in the base layer (``executors``), used by its members:
+    a status literal in the executors' code (not a docstring) would be a second spelling of one."""
+    import ast
+    import inspect
+
+    import crossner_hf.executors as executors
+    import crossner_hf.grid
+    import crossner_hf.grid.cells
+
+    assert crossner_hf.grid.Status is crossner_hf.grid.cells.Status is executors.Status
+    values = {str(s) for s in executors.Status}
+    tree = ast.parse(inspect.getsource(executors))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    enum_values = {id(n.value) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) and cls.name == "Status"
+                   for n in cls.body if isinstance(n, ast.Assign)}
+    literals = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in values
+                and id(node) not in docstrings | enum_values]
+    assert literals == [], f"crossner_hf/executors.py: status literals at lines {literals}; use Status members"

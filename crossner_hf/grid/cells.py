@@ -20,7 +20,6 @@ whole output is in ``log.txt``. ``OUT/.skipped.json``: the cells a controller ne
 
 from __future__ import annotations
 
-import enum
 import json
 import logging
 import socket
@@ -30,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.executors import Status
 from crossner_hf.task_env import secret_name
 
 logger = logging.getLogger(__name__)
@@ -37,38 +37,6 @@ logger = logging.getLogger(__name__)
 RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
 """The commands that checkpoint and take ``--resume_from_checkpoint`` (a grid cell of one resumes after a kill)."""
 
-
-
-class Status(enum.StrEnum):
-    """A cell's status (a ``str``: it compares, prints and writes to JSON as its value)."""
-
-    DONE = "done"
-    RUNNING = "running"
-    FAILED = "failed"
-    OOM = "oom"
-    """Ran out of GPU memory beside other cells: the executor runs it again alone (reported failed if it fails)."""
-    CHANGED = "changed"
-    """Its folder holds a run of other settings (its ``cell.json`` differs), never reused nor continued."""
-    BLOCKED = "blocked"
-    """A dependency failed, changed or is missing its input."""
-    MISSING_INPUT = "missing input"
-    """A file or folder it reads is absent."""
-    STOPPED = "stopped"
-    """The grid's controller stopped it (a raced search, a time budget): its checkpoint kept, a rerun continues it."""
-    SKIPPED = "skipped"
-    """The grid's controller never started it (its reason in ``OUT/.skipped.json``)."""
-    WAITING = "waiting"
-    """Not started yet, or stopped by Ctrl-C (a rerun continues it)."""
-
-    @classmethod
-    def still_to_run(cls) -> frozenset[Status]:
-        """What a grid still runs in this pass."""
-        return frozenset({cls.RUNNING, cls.WAITING})
-
-    @classmethod
-    def ending_dependants(cls) -> frozenset[Status]:
-        """A dependency in one of these blocks its dependants."""
-        return frozenset({cls.FAILED, cls.OOM, cls.CHANGED, cls.BLOCKED, cls.MISSING_INPUT})
 
 
 STATUSES = tuple(Status)
