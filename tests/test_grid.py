@@ -1097,3 +1097,23 @@ def test_one_status_enum_its_home_the_executors_and_no_status_literal_there():
     literals = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Constant) and node.value in values
                 and id(node) not in docstrings | enum_values]
     assert literals == [], f"crossner_hf/executors.py: status literals at lines {literals}; use Status members"
+
+
+def test_progress_json_has_one_home_read_by_the_status_and_the_clock(tmp_path):
+    """``progress.json``'s name lives in grid/cells.py beside ``RUNS_FILE``: the status table's saved step and the
+    clock's ``read_progress`` read the one file the training's progress writer names."""
+    import crossner_hf.grid.cells as cells
+    import crossner_hf.grid.costs as costs
+
+    assert costs.PROGRESS is cells.PROGRESS
+    package = Path(cells.__file__).parent.parent
+    spelled = [f"{p.relative_to(package)}:{n}" for p in sorted(package.rglob("*.py"))
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+               if '"progress.json"' in line or "'progress.json'" in line]
+    assert len(spelled) == 1 and spelled[0].startswith("grid/cells.py:"), spelled
+    cell = Cell("d/direct/seed-1", "train", "direct", "d", seed=1)
+    folder = cell.folder(tmp_path)
+    folder.mkdir(parents=True)
+    (folder / cells.PROGRESS).write_text(json.dumps({"step": 7, "max_steps": 20, "stage": ""}), encoding="utf-8")
+    assert cells.saved_step(cell, tmp_path) == (7, 20, "")
+    assert costs.read_progress(folder)["step"] == 7

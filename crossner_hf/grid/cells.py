@@ -45,6 +45,10 @@ STOPPED_MARK = ".stopped"
 SKIPPED_FILE = ".skipped.json"
 RUNS_FILE = "runs.jsonl"
 """In a cell's folder: one line per run of its process (when it started, its seconds, how it ended)."""
+PROGRESS = "progress.json"
+"""In a running cell's folder (:mod:`crossner_hf.training.progress` writes it, :mod:`crossner_hf.grid.costs` and
+:func:`saved_step` read it): stage, step of ``max_steps``, the share of its whole planned run, seconds so far (summed
+over its runs), dev F1 per check."""
 
 
 @dataclass(frozen=True)
@@ -467,7 +471,7 @@ def saved_step(cell: Cell, out: str | Path) -> tuple[int, int, str] | None:
         except (OSError, ValueError, KeyError, TypeError):
             pass
     try:
-        record = json.loads((folder / "progress.json").read_text(encoding="utf-8"))
+        record = json.loads((folder / PROGRESS).read_text(encoding="utf-8"))
         return int(record["step"]), int(record.get("max_steps") or 0), str(record.get("stage") or "")
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crossner_hf.grid.cells import PROGRESS
+
 logger = logging.getLogger(__name__)
 
 MINUTES: dict[str, dict[str, float]] = {
@@ -58,10 +60,6 @@ MiniLM search, 91.8 MB a direct, joint or DAPT cell and 182.1 MB a pretrain-fine
 stays beside)."""
 
 SMALL_MB = {"corpora": 5.0, "bilstm-crf": 10.0, "rnn": 10.0}
-
-PROGRESS = "progress.json"
-"""A running cell's progress in its folder (:mod:`crossner_hf.training.progress` writes it): stage, step of
-``max_steps``, the share of its whole planned run, seconds so far (summed over its runs), dev F1 per check."""
 
 CHECKPOINT_FACTOR = 2.83
 """One checkpoint of a fine-tuning or DAPT run, in saved model copies: the weights, AdamW's two moments and the
