@@ -46,6 +46,12 @@ PROBE = textwrap.dedent('''
     if mode == "order":  # the order the cells started in
         with open(out.parent / "order.txt", "a") as f:
             f.write(out.name + " ")
+    if mode == "trap-term":  # a training that saves on SIGTERM and exits 128 + 15, as a shell would
+        import signal
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        (out / "trapped").write_text("1")
+        wait_for(out / "release", 600)
+        sys.exit(143)  # released without a signal: the same code, now the command's own failure
     if mode == "hold":  # until the test lets it go
         wait_for(out / "release", 600)
     if mode == "model":  # a finished training's folder: a checkpoint, the model, a seed's identical copy of it
@@ -1117,3 +1123,29 @@ def test_progress_json_has_one_home_read_by_the_status_and_the_clock(tmp_path):
     (folder / cells.PROGRESS).write_text(json.dumps({"step": 7, "max_steps": 20, "stage": ""}), encoding="utf-8")
     assert cells.saved_step(cell, tmp_path) == (7, 20, "")
     assert costs.read_progress(folder)["step"] == 7
+
+
+def test_a_cell_that_exits_128_plus_the_grids_signal_is_stopped_not_failed(tmp_path, probe):
+    """A cell that handles the grid's SIGTERM itself and exits 143 (128 + 15) ended by that signal: waiting after
+    Ctrl-C, stopped with its reason after the controller's stop. The same 143 the grid did not ask for fails."""
+    import threading
+
+    from crossner_hf.grid import GridRun, Status
+
+    out = tmp_path / "grid"
+    for stop, expected in (("ctrl-c", Status.WAITING), ("controller", Status.STOPPED), (None, Status.FAILED)):
+        run = GridRun(out)
+        cell = _cell(f"trap-{stop}", probe, "trap-term")
+        ended = {}
+        worker = threading.Thread(target=lambda: ended.update(status=run.run_cell(cell)))
+        worker.start()
+        _wait_for(lambda: (cell.folder(out) / "trapped").is_file() and cell.name in run.running(), "the cell")
+        if stop == "ctrl-c":
+            run.stop_all()
+        elif stop == "controller":
+            assert run.stop(cell.name, "behind the leader")
+        else:
+            (cell.folder(out) / "release").write_text("go")
+        worker.join(120)
+        assert ended["status"] == expected, (stop, ended, (cell.folder(out) / "log.txt").read_text())
+        assert (cell.folder(out) / ".failed").is_file() is (expected == Status.FAILED)

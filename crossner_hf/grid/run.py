@@ -259,8 +259,8 @@ class GridRun:
                 staged.write_text(json.dumps({"reason": reason, "at": time.strftime("%Y-%m-%d %H:%M:%S")}))
             logger.info("cell %s stopped: %s", shown(cell.name), reason)
             return Status.STOPPED
-        if returncode < 0 and -returncode in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL) and \
-                (self.stopping.is_set() or cancelled):
+        signalled = self.stopping.is_set() or cancelled  # the grid itself sent the signal (Ctrl-C, a cancelled task)
+        if signalled and _signal_of(returncode, signalled) in (signal.SIGTERM, signal.SIGINT, signal.SIGKILL):
             return Status.WAITING  # stopped by Ctrl-C on the grid: not a failure, the rerun continues it
         text = _log_tail(log_path, start)
         lines = [row.split("\r")[-1] for row in text.splitlines() if row.strip()]
@@ -402,6 +402,18 @@ def one_copy(folder: Path, out: str | Path | None = None) -> None:
                     staged.unlink(missing_ok=True)
                     logger.info("%s: kept as a copy of %s (no hard link here: %s)", copy, top.name,
                                 err.strerror or err)
+
+
+def _signal_of(returncode: int, signalled: bool) -> int | None:
+    """The signal that ended a cell: a negative return code's; and, when the grid itself signalled the cell
+    (``signalled``), an exit of 128 + N, the shell's convention that a process handling the signal itself follows (a
+    cell that catches SIGTERM to save and exits 143). Without the grid's signal, 143 is the command's own exit code,
+    not a stop."""
+    if returncode < 0:
+        return -returncode
+    if signalled and 128 < returncode < 128 + signal.NSIG:
+        return returncode - 128
+    return None
 
 
 def _kill_if_alive(proc: Any) -> None:
