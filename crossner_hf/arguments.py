@@ -37,9 +37,43 @@ from typing import Any
 
 import yaml
 
-# hf_argparser, not the package's top level: TrainingArguments (and through it torch) is imported
-# only by commands whose arguments extend it, so `crossner-hf predict --help` starts without torch
-from transformers.hf_argparser import HfArgumentParser
+
+
+def _hf_argparser() -> types.ModuleType:
+    """``transformers.hf_argparser``, run without ``transformers``' package ``__init__`` when that is not loaded yet.
+
+    The module needs only the standard library and PyYAML, but ``import transformers.hf_argparser`` first runs the
+    package's ``__init__`` (its lazy-name table, the dependency version checks, ``transformers.utils``: 0.8-1.2 CPU
+    s here), which a command that never touches a model pays before its first line of work: the Wikipedia builders
+    parse their flags and never import transformers otherwise. The file is run under its own name, so when a later
+    command imports ``transformers`` its ``HfArgumentParser`` is this very class (the package's lazy names import
+    their module through ``sys.modules``). If the file cannot be run alone (a future version importing from its
+    package), the ordinary import is taken.
+    """
+    import importlib
+    import importlib.util
+
+    name = "transformers.hf_argparser"
+    if name in sys.modules or "transformers" in sys.modules:
+        return importlib.import_module(name)
+    package = importlib.util.find_spec("transformers")  # finds the package without running its __init__
+    locations = list(package.submodule_search_locations or ()) if package is not None else []
+    spec = importlib.util.spec_from_file_location(name, Path(locations[0]) / "hf_argparser.py") if locations else None
+    if spec is None or spec.loader is None:
+        return importlib.import_module(name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError:  # it needs its package now: run it the ordinary way, package first
+        sys.modules.pop(name, None)
+        return importlib.import_module(name)
+    return module
+
+
+# hf_argparser alone, not the package: TrainingArguments (and through it torch) is imported only by commands whose
+# arguments extend it, so `crossner-hf predict --help` starts without torch, and the builders without transformers
+HfArgumentParser = _hf_argparser().HfArgumentParser
 
 
 class WorkflowConfig:
