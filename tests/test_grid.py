@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from crossner_hf.executors import ExecutorOptions, plan_packing
 from crossner_hf.task_env import task_environment
 from crossner_hf.grid import Cell, grid_lock, grid_status, run_grid
+from processes import alive, wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,15 +189,6 @@ def test_ray_cells_see_only_their_own_gpu_and_only_allowed_variables(tmp_path, p
         ours = {k for k in env if k in ENV_NAMES or k.startswith(ENV_PREFIXES) or k == "CUDA_VISIBLE_DEVICES"}
         assert set(env) - ours <= {"LC_CTYPE", "PWD", "SHLVL", "_"}, set(env) - ours
 
-
-def _wait_for(condition, what: str, seconds: float = 300):
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def _sigint_state(pid: int) -> str:
     """How process ``pid`` takes SIGINT: "blocked", "ignored" or "delivered" (Linux's /proc masks), for the failure
     messages of the Ctrl-C tests."""
@@ -252,7 +243,7 @@ def test_a_gently_cancelled_ray_task_stops_its_cell_in_order_and_leaves_it_resum
 
     def wait(self, timeout=None):
         if timeout is None and not interrupted:  # run_cell's wait on the running cell: Ray's cancel arrives
-            _wait_for(lambda: (held / "started").is_file(), "the cell to start")
+            wait_for(lambda: (held / "started").is_file(), "the cell to start")
             interrupted.append(self.pid)
             raise KeyboardInterrupt
         return real_wait(self, timeout)
@@ -263,7 +254,7 @@ def test_a_gently_cancelled_ray_task_stops_its_cell_in_order_and_leaves_it_resum
     except KeyboardInterrupt:  # escaping it would stop the whole test session, not fail this test
         pytest.fail("run_cell let the cancel's KeyboardInterrupt out instead of stopping its cell")
     assert status == "waiting"
-    assert interrupted and not _alive(interrupted[0])  # stopped and reaped, not left running
+    assert interrupted and not alive(interrupted[0])  # stopped and reaped, not left running
     assert not (held / ".failed").exists() and not (held / ".running").exists()
     assert grid_status([cell], tmp_path / "grid")["held"] == "waiting"
 
@@ -319,7 +310,7 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
     first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.PIPE, text=True,
                              preexec_fn=_as_from_a_terminal)
     held = out / "cells" / "held"
-    _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
+    wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
     second = subprocess.run([sys.executable, str(script), str(out), *probe], capture_output=True, text=True,
                             timeout=300)
     assert second.returncode == 2
@@ -341,7 +332,7 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
     assert err.strip().splitlines()[-1] == ("grid: interrupted: finished cells are kept; rerun the same command to "
                                             "resume")
     assert "Traceback" not in err
-    _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
+    wait_for(lambda: not alive(cell_pid), "the cell's process to be gone", 30)
     assert grid_status([Cell("held", "probe", "r", "c", program=tuple(probe), settings={"mode": "hold"})],
                        out)["held"] == "waiting"
     (held / "release").write_text("")
@@ -349,18 +340,6 @@ def test_a_second_run_is_refused_and_ctrl_c_stops_the_cells(tmp_path, probe):
                            timeout=300)
     assert rerun.returncode == 0, rerun.stderr
     assert (out / "cells" / "after" / "results.json").is_file()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (reaped by no one yet) is gone for our purpose
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
 
 @pytest.mark.parametrize("command", ["reproduce", "adapt"])
 def test_adapt_and_reproduce_refuse_a_folder_another_run_holds(tmp_path, command, crossner_data_dir, tiny_bert_dir):
@@ -452,7 +431,7 @@ def test_a_cell_of_other_settings_is_never_reused_and_a_killed_cell_names_its_si
     runner = subprocess.Popen([sys.executable, "-c", code, json.dumps(held.to_dict()), str(out)],
                               stdout=subprocess.PIPE, text=True)
     marker = held.folder(out) / ".running"
-    _wait_for(lambda: marker.is_file() and (held.folder(out) / "started").is_file(), "the cell to run")
+    wait_for(lambda: marker.is_file() and (held.folder(out) / "started").is_file(), "the cell to run")
     os.kill(json.loads(marker.read_text())["cell_pid"], signal.SIGKILL)  # as the out-of-memory killer would
     assert runner.communicate(timeout=300)[0].strip() == "failed"
     assert (held.folder(out) / ".failed").read_text().startswith("killed by SIGKILL (out of memory?); rerun the same")
@@ -468,7 +447,7 @@ def test_a_zombie_cell_is_not_running():
     def state() -> str:
         return Path(f"/proc/{child.pid}/stat").read_text().rpartition(")")[2].split()[0]
 
-    _wait_for(lambda: state() == "Z", "the child to exit", 60)
+    wait_for(lambda: state() == "Z", "the child to exit", 60)
     assert not pid_alive(child.pid) and pid_alive(os.getpid())
     child.wait()
 
@@ -498,15 +477,15 @@ def test_a_sigkilled_grid_leaves_no_cell_and_no_stale_lock(tmp_path, probe, sig)
     out = tmp_path / "grid"
     first = subprocess.Popen([sys.executable, str(script), str(out), *probe], stderr=subprocess.DEVNULL)
     held = out / "cells" / "held"
-    _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
+    wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file(), "the first run's cell")
     cell_pid = json.loads((held / ".running").read_text())["cell_pid"]
     first.send_signal(sig)
     first.wait()
     if sys.platform.startswith("linux"):
         try:
-            _wait_for(lambda: not _alive(cell_pid), "the cell's process to die with its grid", 60)
+            wait_for(lambda: not alive(cell_pid), "the cell's process to die with its grid", 60)
         finally:
-            if _alive(cell_pid):  # the failure is reported; the orphan does not outlive the test
+            if alive(cell_pid):  # the failure is reported; the orphan does not outlive the test
                 os.kill(cell_pid, signal.SIGKILL)
     assert (out / ".grid.lock").exists()  # the file stays; the lock on it does not
     held_cell = Cell("held", "probe", "r", "c", program=tuple(probe), settings={"mode": "hold"})
@@ -653,7 +632,7 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
     marker = {}
 
     def ctrl_c_once_the_cell_runs(*args, **kwargs):
-        _wait_for(lambda: started.is_file() and (cell.folder(out) / ".running").is_file(), "the Ray cell to start")
+        wait_for(lambda: started.is_file() and (cell.folder(out) / ".running").is_file(), "the Ray cell to start")
         marker.update(json.loads((cell.folder(out) / ".running").read_text()))
         raise KeyboardInterrupt
 
@@ -666,9 +645,9 @@ def test_ctrl_c_on_a_ray_grid_cancels_its_cells_on_a_cluster_it_joined(tmp_path,
         assert not (cell.folder(out) / ".running").exists()  # the interrupted grid's cells are not running
         cell_pid = marker["cell_pid"]
         try:
-            _wait_for(lambda: not _alive(cell_pid), "the Ray cell's process to stop", 120)
+            wait_for(lambda: not alive(cell_pid), "the Ray cell's process to stop", 120)
         finally:
-            if _alive(cell_pid):
+            if alive(cell_pid):
                 os.kill(cell_pid, signal.SIGKILL)
     finally:
         ray.shutdown()
@@ -692,7 +671,7 @@ def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch, s
     owner = {}
 
     def ctrl_c_once_the_cell_runs(*args, **kwargs):
-        _wait_for(lambda: (cell.folder(out) / "started").is_file() and marker.is_file(), "the job's cell to start")
+        wait_for(lambda: (cell.folder(out) / "started").is_file() and marker.is_file(), "the job's cell to start")
         owner.update(json.loads(marker.read_text()))
         raise KeyboardInterrupt
 
@@ -702,12 +681,12 @@ def test_ctrl_c_on_a_slurm_grid_cancels_its_jobs(tmp_path, probe, monkeypatch, s
     cell_pid = owner["cell_pid"]
     try:
         try:
-            _wait_for(lambda: not _alive(cell_pid), "the cancelled job's cell to stop", 120)
+            wait_for(lambda: not alive(cell_pid), "the cancelled job's cell to stop", 120)
         except AssertionError as err:
             raise AssertionError(f"{err} (its SIGINT: {_sigint_state(cell_pid)}, its parent's: "
                                  f"{_parent_sigint(cell_pid)})") from None
     finally:
-        if _alive(cell_pid):
+        if alive(cell_pid):
             os.kill(cell_pid, signal.SIGKILL)
 
 
@@ -803,17 +782,17 @@ def test_a_warm_cell_dies_with_a_killed_grid(tmp_path):
     driver = subprocess.Popen([sys.executable, str(tmp_path / "driver.py"), str(pids)], env=env,
                               start_new_session=True)
     try:
-        _wait_for(lambda: pids.is_file() or driver.poll() is not None, "the warm cell to start", 300)
+        wait_for(lambda: pids.is_file() or driver.poll() is not None, "the warm cell to start", 300)
         assert driver.poll() is None, (tmp_path / "pids.json.log").read_text() if pids.is_file() else "driver ended"
         started = json.loads(pids.read_text())
-        assert _alive(started["zygote"]) and _alive(started["cell"])
+        assert alive(started["zygote"]) and alive(started["cell"])
         # ps shows the forked cell's own command, not the zygote's
         title = Path(f"/proc/{started['cell']}/cmdline")  # set by the cell as it starts: waited for, not raced
-        _wait_for(lambda: title.read_bytes().split(b"\0")[0] == b"crossner-hf hold-here", "the cell's ps line", 60)
+        wait_for(lambda: title.read_bytes().split(b"\0")[0] == b"crossner-hf hold-here", "the cell's ps line", 60)
         os.kill(driver.pid, signal.SIGKILL)  # a kill -9 of the grid: nothing of ours runs after it
         driver.wait()
-        _wait_for(lambda: not _alive(started["zygote"]) and not _alive(started["cell"]),
-                  "the zygote and its cell to die with the grid", 60)
+        wait_for(lambda: not alive(started["zygote"]) and not alive(started["cell"]),
+                 "the zygote and its cell to die with the grid", 60)
         # the killed grid could not remove its zygote's folder: the next grid's start does
         from crossner_hf.grid.warm import clean_leftovers
 
@@ -894,7 +873,7 @@ def test_forked_cells_draw_their_own_random_numbers_and_a_dead_zygote_fails_its_
         ended = {}
         worker = threading.Thread(target=lambda: ended.update(status=run.run_cell(held, env)))
         worker.start()
-        _wait_for(lambda: (held.folder(out) / ".running").is_file(), "the held cell to start")
+        wait_for(lambda: (held.folder(out) / ".running").is_file(), "the held cell to start")
         os.kill(zygote._proc.pid, signal.SIGKILL)
         worker.join(120)
         assert ended["status"] == Status.FAILED
@@ -1139,7 +1118,7 @@ def test_a_cell_that_exits_128_plus_the_grids_signal_is_stopped_not_failed(tmp_p
         ended = {}
         worker = threading.Thread(target=lambda: ended.update(status=run.run_cell(cell)))
         worker.start()
-        _wait_for(lambda: (cell.folder(out) / "trapped").is_file() and cell.name in run.running(), "the cell")
+        wait_for(lambda: (cell.folder(out) / "trapped").is_file() and cell.name in run.running(), "the cell")
         if stop == "ctrl-c":
             run.stop_all()
         elif stop == "controller":

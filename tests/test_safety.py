@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from crossner_hf.cli import main as cli_main
+from processes import alive, wait_for
 
 pytestmark = pytest.mark.xdist_group("safety")
 
@@ -580,27 +581,6 @@ sys.exit(run_command(lambda: Parser(), main, [], parser=Parser()))
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:  # a zombie (reaped by no one yet) is gone for our purpose
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def _wait_for(condition, what: str, seconds: float = 300) -> None:
-    import time
-
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_path):
     """docs/grid.md: a search started from a script with ``&`` ignores Ctrl-C (the shell ignores SIGINT in its
     background jobs); SIGTERM stops it as Ctrl-C would: its cell gets SIGTERM (in order, not the SIGKILL a dead
@@ -625,8 +605,8 @@ def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_
     shell = subprocess.Popen(["bash", "-c", script], start_new_session=True)
     held = out / "cells" / "held"
     try:
-        _wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file() or shell.poll() is not None,
-                  "the backgrounded grid's cell to start")
+        wait_for(lambda: (held / "started").is_file() and (held / ".running").is_file() or shell.poll() is not None,
+                 "the backgrounded grid's cell to start")
         assert shell.poll() is None, err_file.read_text()[-2000:]
         driver = int(pid_file.read_text())
         ignored = int(dict(line.split(":\t", 1) for line in Path(f"/proc/{driver}/status").read_text().splitlines()
@@ -639,7 +619,7 @@ def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_
             assert int(wrapped[-1], 16) & (1 << (signal.SIGINT - 1)), (wrapper, wrapped)
         cell_pid = int((held / "started").read_text())
         os.kill(driver, signal.SIGTERM)
-        _wait_for(lambda: rc_file.is_file() and rc_file.read_text().strip(), "the grid to stop after SIGTERM", 120)
+        wait_for(lambda: rc_file.is_file() and rc_file.read_text().strip(), "the grid to stop after SIGTERM", 120)
     finally:
         if shell.poll() is None and not rc_file.is_file():
             os.killpg(shell.pid, signal.SIGKILL)
@@ -649,7 +629,7 @@ def test_sigterm_stops_a_grid_started_with_ampersand_from_a_script_in_order(tmp_
     assert err.strip().splitlines()[-1] == "grid: interrupted: finished cells are kept; rerun the same command to resume"
     assert "Traceback" not in err
     assert (held / "stopped").read_text() == str(int(signal.SIGTERM))  # stopped in order by the grid
-    _wait_for(lambda: not _alive(cell_pid), "the cell's process to be gone", 30)
+    wait_for(lambda: not alive(cell_pid), "the cell's process to be gone", 30)
     cell = Cell("held", "probe", "r", "c", program=(sys.executable, str(tmp_path / "probe.py")))
     assert grid_status([cell], out)["held"] == "waiting"  # resumable, not failed
     with grid_lock(out):  # the lock is free
