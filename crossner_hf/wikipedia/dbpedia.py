@@ -53,8 +53,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urljoin
 
-from tqdm.auto import tqdm
-
 from crossner_hf.data.conll import excerpt
 from crossner_hf.wikipedia.titles import DBPEDIA_RESOURCE, dbpedia_resource_title, normalise_title
 from crossner_hf.wikipedia.turtle import RDF_TYPE, iter_type_triples  # noqa: F401  (the instance-type files are read there)
@@ -270,6 +268,8 @@ def build_types_db(
             (class_id[c], c, class_id.get(ontology.parent(c) or ""), ontology.depth(c)) for c in ranked])
         batch: list[tuple[str, int]] = []
         size = sum(f.stat().st_size for f in files)
+        from tqdm.auto import tqdm  # here: the extract workers import this module and draw no bar (50 ms each)
+
         with tqdm(total=size, unit="B", unit_scale=True, desc="DBpedia types", disable=not progress) as bar:
             for f in files:
                 last_subject, title, best = "", None, 0
