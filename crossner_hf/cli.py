@@ -1,6 +1,6 @@
 """The ``crossner-hf`` command: it dispatches to :mod:`crossner_hf.commands` and runs the command with one-line errors.
 
-``crossner-hf --help`` lists the commands of :data:`COMMAND_TABLE` (the one list of them) without
+``crossner-hf --help`` lists the commands of :data:`crossner_hf.grid.cells.COMMAND_TABLE` (the one list of them) without
 importing any; ``crossner-hf COMMAND --help`` lists a command's flags (after the first time, the text kept by
 :mod:`crossner_hf.commands.help_cache`, without importing the command). Every command takes a YAML
 file of flags (``--config x.yaml``, or a packaged preset by name: ``--config paper/crossner_direct``).
@@ -18,33 +18,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from crossner_hf.extras import MissingExtraError
+from crossner_hf.grid.cells import COMMAND_TABLE
 
 if TYPE_CHECKING:  # the parser module imports transformers' HfArgumentParser: `crossner-hf --help` stays without it
     from crossner_hf.arguments import CrossNERParser
-
-COMMAND_TABLE: dict[str, tuple[str, str]] = {
-    "stats": ("stats", "Table 1 and the vocabulary overlap of the CrossNER files"),
-    "data": ("data", "check a labeled dataset (splits, sizes, tags, types, scheme, every problem with file:line)"),
-    "build-dataset": ("build_dataset", "the CrossNER datasets as Parquet + card for load_dataset"),
-    "build-corpora": ("build_corpora", "a domain's DAPT corpus levels (domain / entity / task / integrated)"),
-    "build-nerbert-corpus": ("nerbert_wikipedia", "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia"),
-    "train": ("train", "fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)"),
-    "dapt": ("dapt", "domain-adaptive pre-training: masked-LM training on domain text"),
-    "nerbert": ("nerbert", "NER-BERT pre-training: the encoder as an entity tagger over every corpus category"),
-    "bilstm-crf": ("bilstm_crf", "the BiLSTM-CRF baseline (lample or crossner architecture)"),
-    "cdlm": ("cdlm", "cross-domain LM (parameter generation network), supervised or zero-shot"),
-    "multicell": ("multicell", "the multi-cell compositional LSTM (Jia & Zhang 2020), with encoder features"),
-    "predict": ("predict", "tag raw text, pre-tokenised text or CoNLL files with a trained model"),
-    "export": ("export", "export a trained model to ONNX (fp32 or int8) for ONNX Runtime on the CPU"),
-    "report": ("report", "an offline HTML evaluation report of a trained model"),
-    "confusion": ("confusion", "entity-level type confusion, with the fine-to-coarse branch share"),
-    "plot-entities": ("plot_entities", "t-SNE of gold entity representations, silhouettes per type"),
-    "push": ("push", "push a finished model or dataset folder to the Hub"),
-    "reproduce": ("reproduce", "run a paper's experiment as a resumable grid, our numbers beside the paper's"),
-    "adapt": ("adapt", "which method for my domain? run the papers' methods on your data, ship the best on dev"),
-    "compare": ("compare", "compare finished runs: mean ± std over seeds, the choice on dev, a paired bootstrap"),
-}
-"""Subcommand name -> (module of :mod:`crossner_hf.commands`, its one line for ``crossner-hf --help``)."""
 
 COMMANDS: dict[str, str] = {name: module for name, (module, _) in COMMAND_TABLE.items()}
 SUMMARIES: dict[str, str] = {name: summary for name, (_, summary) in COMMAND_TABLE.items()}

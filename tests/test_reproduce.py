@@ -758,6 +758,27 @@ def test_a_misspelt_setting_fails_the_plan_in_one_line_before_any_cell_runs(tmp_
                                                      "learning_rate": 3e-5})])  # values the parser takes pass
 
 
+def test_a_cells_command_is_checked_by_the_parser_of_the_module_the_command_table_names():
+    """One table of commands (name -> module), below ``commands``: the CLI dispatches from it and a plan's cells are
+    checked by the parser of the module it names. ``build-nerbert-corpus`` is ``nerbert_wikipedia`` (its name with
+    ``-`` made ``_`` is no module); a command the table lacks is one line too."""
+    import importlib.util
+
+    import crossner_hf.cli as cli
+    from crossner_hf.commands.reproduce import check_plan
+    from crossner_hf.grid.cells import COMMAND_TABLE, RESUMABLE
+
+    assert cli.COMMANDS == {name: module for name, (module, _) in COMMAND_TABLE.items()}
+    assert RESUMABLE <= set(COMMAND_TABLE)
+    for name, (module, _) in COMMAND_TABLE.items():
+        assert importlib.util.find_spec(f"crossner_hf.commands.{module}") is not None, name
+    check_plan([Cell("corpus", "build-nerbert-corpus", "r", "c", settings={"top_categories": 20})])
+    with pytest.raises(ValueError, match=r"crossner-hf build-nerbert-corpus has no such flag: --top_categorie "):
+        check_plan([Cell("corpus", "build-nerbert-corpus", "r", "c", settings={"top_categorie": 20})])
+    with pytest.raises(ValueError, match=r"crossner-hf trian, which is no command: choose one of .*train"):
+        check_plan([Cell("x", "trian", "r", "c")])
+
+
 def test_dry_run_and_status_show_a_started_cells_saved_step(tmp_path, capsys):
     """An interrupted experiment: the dry run prices a started cell by what is left of it and shows the step its
     last complete checkpoint saved; the status table shows it too, and a stopped cell its reason."""

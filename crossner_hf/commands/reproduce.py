@@ -104,10 +104,14 @@ def check_plan(cells: Any) -> None:
     before anything runs: ``reproduce`` and ``adapt`` plan their cells through it."""
     import importlib
 
+    from crossner_hf.grid.cells import COMMAND_TABLE
     from crossner_hf.grid.study import check_settings
 
-    def parser_of(command: str) -> Any:  # the command's own module (crossner_hf.commands.<name>), its parser
-        return importlib.import_module(f"crossner_hf.commands.{command.replace('-', '_')}").make_parser()
+    def parser_of(command: str) -> Any:  # the command's own module (the one table names it), its parser
+        if command not in COMMAND_TABLE:
+            raise ValueError(f"a cell runs crossner-hf {command}, which is no command: choose one of "
+                             f"{', '.join(COMMAND_TABLE)}; fix the plan (no cell has run).")
+        return importlib.import_module(f"crossner_hf.commands.{COMMAND_TABLE[command][0]}").make_parser()
 
     check_settings(cells, parser_of)
 

@@ -34,6 +34,33 @@ from crossner_hf.task_env import secret_name
 
 logger = logging.getLogger(__name__)
 
+COMMAND_TABLE: dict[str, tuple[str, str]] = {
+    "stats": ("stats", "Table 1 and the vocabulary overlap of the CrossNER files"),
+    "data": ("data", "check a labeled dataset (splits, sizes, tags, types, scheme, every problem with file:line)"),
+    "build-dataset": ("build_dataset", "the CrossNER datasets as Parquet + card for load_dataset"),
+    "build-corpora": ("build_corpora", "a domain's DAPT corpus levels (domain / entity / task / integrated)"),
+    "build-nerbert-corpus": ("nerbert_wikipedia", "the NER-BERT entity-tagging corpus from Wikipedia + DBpedia"),
+    "train": ("train", "fine-tune an encoder with a CrossNER schedule (direct, pretrain-finetune, joint)"),
+    "dapt": ("dapt", "domain-adaptive pre-training: masked-LM training on domain text"),
+    "nerbert": ("nerbert", "NER-BERT pre-training: the encoder as an entity tagger over every corpus category"),
+    "bilstm-crf": ("bilstm_crf", "the BiLSTM-CRF baseline (lample or crossner architecture)"),
+    "cdlm": ("cdlm", "cross-domain LM (parameter generation network), supervised or zero-shot"),
+    "multicell": ("multicell", "the multi-cell compositional LSTM (Jia & Zhang 2020), with encoder features"),
+    "predict": ("predict", "tag raw text, pre-tokenised text or CoNLL files with a trained model"),
+    "export": ("export", "export a trained model to ONNX (fp32 or int8) for ONNX Runtime on the CPU"),
+    "report": ("report", "an offline HTML evaluation report of a trained model"),
+    "confusion": ("confusion", "entity-level type confusion, with the fine-to-coarse branch share"),
+    "plot-entities": ("plot_entities", "t-SNE of gold entity representations, silhouettes per type"),
+    "push": ("push", "push a finished model or dataset folder to the Hub"),
+    "reproduce": ("reproduce", "run a paper's experiment as a resumable grid, our numbers beside the paper's"),
+    "adapt": ("adapt", "which method for my domain? run the papers' methods on your data, ship the best on dev"),
+    "compare": ("compare", "compare finished runs: mean ± std over seeds, the choice on dev, a paired bootstrap"),
+}
+"""Subcommand name -> (module of :mod:`crossner_hf.commands`, its one line for ``crossner-hf --help``): the one list
+of the ``crossner-hf`` commands. Its home is here, below ``commands``: :mod:`crossner_hf.cli` dispatches from it, and
+a grid's cells (which run these commands as processes) are checked by the parser of the module it names
+(``build-nerbert-corpus`` is ``nerbert_wikipedia``: a name is not its module's)."""
+
 RESUMABLE = frozenset({"train", "dapt", "nerbert", "bilstm-crf", "cdlm", "multicell"})
 """The commands that checkpoint and take ``--resume_from_checkpoint`` (a grid cell of one resumes after a kill)."""
 
