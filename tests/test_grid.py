@@ -1128,3 +1128,20 @@ def test_a_cell_that_exits_128_plus_the_grids_signal_is_stopped_not_failed(tmp_p
         worker.join(120)
         assert ended["status"] == expected, (stop, ended, (cell.folder(out) / "log.txt").read_text())
         assert (cell.folder(out) / ".failed").is_file() is (expected == Status.FAILED)
+
+
+def test_cells_a_controller_never_offered_before_it_ended_the_grid_are_skipped_saying_why(tmp_path, probe):
+    """A controller that ends the grid at once (a time budget already spent): no cell starts, and each reads
+    skipped with why (not a bare 'waiting'); a rerun starts them."""
+    from crossner_hf.grid import Status, status_table
+
+    class Ended(_Releasing):
+        def done(self):
+            return True
+
+    out = tmp_path / "grid"
+    cells = [_cell("a", probe), _cell("b", probe, deps=("a",))]
+    assert run_grid(cells, out, controller=Ended()) == {"a": Status.SKIPPED, "b": Status.SKIPPED}
+    assert not (cells[0].folder(out) / "started").exists()
+    assert status_table(cells, out).count("not started: the run's controller ended it first; a rerun starts it") == 2
+    assert run_grid(cells, out) == {"a": Status.DONE, "b": Status.DONE}

@@ -987,3 +987,98 @@ def test_adapt_status_of_an_interrupted_search_shows_each_started_cells_saved_st
     assert f"- {cells[0].name}: stopped at step 1 of 3 (behind the leader at dev check 1)" in text, text
     assert f"- {cells[1].name}: waiting at step 2 of 3" in text, text
     assert "1 stopped" in text and "min of runs left" in text
+
+
+def _finished(cell: Cell, out: Path, dev_f1: float) -> None:
+    """A cell as a finished run leaves it: its ``cell.json`` and a results file with its dev F1."""
+    from crossner_hf.results import shared_record
+
+    folder = cell.folder(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cell.json").write_text(json.dumps(cell.record(out)))
+    (folder / cell.result_file).write_text(json.dumps(shared_record(
+        "finetune", model="m", dataset=cell.column, seeds=[cell.seed], dev={"overall_f1": dev_f1},
+        test={"overall_f1": dev_f1}, seconds=1.0)))
+
+
+RACED_ROWS = ["--rows", "direct / w/o DAPT", "joint / w/o DAPT", "--seeds", "1", "2"]
+
+
+def test_reproduce_races_only_when_asked_and_the_default_runs_every_cell(tmp_path, monkeypatch):
+    """``--prune`` is off by default: the grid gets no controller (every cell in full, as before racing existed)
+    and the table names no race; ``--prune on`` hands the grid the race's controller, ``--time_budget`` too."""
+    import crossner_hf.reproduce.run as run_module
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.grid.race import RaceController
+    from crossner_hf.reproduce.racing import ColumnRace
+
+    given = []
+    monkeypatch.setattr(run_module, "run_grid", lambda cells, out, options, *, controller=None: given.append(
+        controller) or {})
+    out = tmp_path / "t2"
+    argv = ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics", "--model", "m", *RACED_ROWS,
+            "--output_dir", str(out)]
+    cli_main(argv)
+    assert given == [None] and not (out / "race.json").exists()
+    assert "Raced" not in (out / "table.md").read_text()
+    cli_main([*argv, "--prune", "off"])
+    assert given[-1] is None
+    cli_main([*argv, "--prune", "on"])
+    assert isinstance(given[-1], RaceController) and isinstance(given[-1].race, ColumnRace)
+    assert {t.method for t in given[-1].race.trials.values()} == {"politics: direct / w/o DAPT",
+                                                                  "politics: joint / w/o DAPT"}
+    assert sorted(t.index for t in given[-1].race.trials.values()) == [0, 0, 1, 1]
+    cli_main([*argv, "--time_budget", "30"])
+    assert isinstance(given[-1], RaceController) and not given[-1].race.policy.prune
+    assert given[-1].race.policy.deadline is not None
+
+
+def test_reproduce_prune_on_skips_a_row_that_cannot_win_and_says_why(tmp_path, capsys):
+    """A smoke experiment raced (``--prune on``): a row whose first seed trails the column's leader by more than the
+    margin gets no second seed; the status table shows it skipped with the race's reason and ``table.md`` says what
+    was cut. A row is compared only within its column."""
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.grid import Status, grid_lock, grid_status
+
+    out = tmp_path / "t2"
+    with grid_lock(out):  # a folder the grid made (ours), where earlier seeds finished
+        pass
+    cells = {c.name: c for c in plan("crossner-table2", "smoke", out, domains=["politics"], seeds=[1, 2],
+                                     rows=["direct / w/o DAPT", "joint / w/o DAPT"]).cells}
+    assert sorted(cells) == ["politics/direct-wo-dapt/seed-1", "politics/direct-wo-dapt/seed-2",
+                             "politics/joint-wo-dapt/seed-1", "politics/joint-wo-dapt/seed-2"]
+    _finished(cells["politics/direct-wo-dapt/seed-1"], out, 0.90)
+    _finished(cells["politics/direct-wo-dapt/seed-2"], out, 0.88)
+    _finished(cells["politics/joint-wo-dapt/seed-1"], out, 0.10)
+    argv = ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics", *RACED_ROWS,
+            "--output_dir", str(out)]
+    cli_main([*argv, "--prune", "on"])
+    err = capsys.readouterr().err
+    status = grid_status(list(cells.values()), out)
+    assert status["politics/joint-wo-dapt/seed-2"] == Status.SKIPPED, err
+    line = next(row for row in err.splitlines() if row.startswith("politics/joint-wo-dapt/seed-2"))
+    assert "skipped" in line and "not run: politics: joint / w/o DAPT cannot win (10.0 vs politics: direct / " \
+                                 "w/o DAPT 89.0 on dev" in line, line
+    table = (out / "table.md").read_text()
+    assert "Raced (--prune on)" in table and "1 never started" in table
+    race = json.loads((out / "race.json").read_text())
+    assert list(race["skipped"]) == ["politics/joint-wo-dapt/seed-2"] and race["prune"] is True
+
+
+def test_reproduce_time_budget_ends_the_run_with_what_finished_and_says_so(tmp_path, capsys):
+    """``--time_budget`` already spent when the grid starts: no cell starts, each shows why, the table says so."""
+    from crossner_hf.cli import main as cli_main
+    from crossner_hf.grid import Status, grid_status
+
+    out = tmp_path / "t2"
+    argv = ["reproduce", "crossner-table2", "--scale", "smoke", "--domains", "politics", *RACED_ROWS,
+            "--output_dir", str(out)]
+    assert cli_main([*argv, "--time_budget", "0.0001"]) == 0
+    err = capsys.readouterr().err
+    cells = plan("crossner-table2", "smoke", out, domains=["politics"], seeds=[1, 2],
+                 rows=["direct / w/o DAPT", "joint / w/o DAPT"]).cells
+    assert set(grid_status(cells, out).values()) == {Status.SKIPPED}, err
+    assert err.count("not started: the run's controller ended it first; a rerun starts it") == 4, err
+    assert "a time budget (--time_budget) was reached" in (out / "table.md").read_text()
+    assert cli_main([*argv, "--time_budget", "0"]) == 2
+    assert capsys.readouterr().err.strip().endswith("--time_budget 0: give the minutes the run may take (more than 0).")

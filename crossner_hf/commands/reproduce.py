@@ -90,6 +90,14 @@ class ReproduceArguments(ExecutorArguments):
         "help": "Print the cells, their dependencies, inputs and estimated cost; run nothing."})
     status: bool = field(default=False, metadata={
         "help": "Print the status table and write table.md/table.csv from what is done; run nothing."})
+    prune: str = field(default="off", metadata={
+        "help": "on: race the method rows within each column (one seed of every row first, more seeds only to rows "
+                "that can still win on dev, a training clearly behind the column's leader at the same share of its "
+                "budget stopped, resumable); off (default): every cell in full, as a paper's table needs. "
+                "--executor local only.", "choices": ["on", "off"]})
+    time_budget: float | None = field(default=None, metadata={
+        "help": "Minutes the run may take: a cell starts only while its estimate fits, the running ones are stopped "
+                "(resumable) when the time is up, and the table says what was cut. --executor local only."})
 
 
 def make_parser(subparsers: Any | None = None):
@@ -142,7 +150,10 @@ def main(args: ReproduceArguments) -> int:
                   + "\n".join(f"- {n}" for n in grid.notes))
         return 0
     options = args.executor_options()
-    result = run_experiment(grid, args.output_dir, options, run=not args.status)
+    if args.time_budget is not None and args.time_budget <= 0:
+        raise ValueError(f"--time_budget {args.time_budget:g}: give the minutes the run may take (more than 0).")
+    result = run_experiment(grid, args.output_dir, options, run=not args.status, prune=args.prune == "on",
+                            time_budget=args.time_budget)
     print(status_table(grid.cells, args.output_dir), file=sys.stderr)
     if args.status:  # how much is left, the started cells' saved steps counted
         from crossner_hf.grid.study import counts_line, price

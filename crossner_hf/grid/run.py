@@ -405,10 +405,9 @@ def one_copy(folder: Path, out: str | Path | None = None) -> None:
 
 
 def _signal_of(returncode: int, signalled: bool) -> int | None:
-    """The signal that ended a cell: a negative return code's; and, when the grid itself signalled the cell
-    (``signalled``), an exit of 128 + N, the shell's convention that a process handling the signal itself follows (a
-    cell that catches SIGTERM to save and exits 143). Without the grid's signal, 143 is the command's own exit code,
-    not a stop."""
+    """The signal that ended a cell: a negative return code's; and, when the grid itself ``signalled`` the cell, an
+    exit of 128 + N, the shell's convention for a process that handles the signal itself (catches SIGTERM to save,
+    exits 143). Without the grid's signal, 143 is the command's own exit code, not a stop."""
     if returncode < 0:
         return -returncode
     if signalled and 128 < returncode < 128 + signal.NSIG:
@@ -541,15 +540,19 @@ def run_grid(cells: Iterable[Cell], out: str | Path, options: ExecutorOptions | 
             progress.close()
             if run.zygote is not None:
                 run.zygote.close()
-        return _final(cells, out, final, controller)
+        return _final(cells, out, final, controller, ended=run.ended)
 
 
-def _final(cells: list[Cell], out: Path, final: Mapping[str, str], controller: Controller | None
-           ) -> dict[str, Status]:
+def _final(cells: list[Cell], out: Path, final: Mapping[str, str], controller: Controller | None, *,
+           ended: bool = False) -> dict[str, Status]:
     """Each cell's final status: the executor's, where it says "blocked" told apart (a dependency that failed:
-    blocked; never started by the controller: skipped with its reason, kept in ``OUT/.skipped.json``, or waiting)."""
+    blocked; never started by the controller, or not offered once it ``ended`` the grid: skipped with its reason,
+    kept in ``OUT/.skipped.json``, or waiting)."""
     skipped = {name: str(reason) for name, reason in (controller.skipped() if controller is not None else {}).items()
                if name in final}
+    if ended:
+        skipped = {**dict.fromkeys(final, "not started: the run's controller ended it first; a rerun starts it"),
+                   **skipped}
     status: dict[str, Status] = {}
     for cell in cells:  # dependencies first
         state = Status(final[cell.name])

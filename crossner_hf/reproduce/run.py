@@ -71,17 +71,24 @@ class ExperimentResult(WorkflowResult):
 
 
 def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: ExecutorOptions | None = None, *,
-                   run: bool = True) -> ExperimentResult:
+                   run: bool = True, prune: bool = False, time_budget: float | None = None) -> ExperimentResult:
     """Run ``grid``'s cells (those not done; ``run=False`` only reads what is done) on ``executor`` (default:
     local, one after another), then write ``table.md`` / ``table.csv`` (ours beside the paper's) and the figure.
+
+    ``prune`` (``--prune on``) races the method rows within each column, ``time_budget`` (minutes) ends the run
+    with what finished by then (:mod:`crossner_hf.reproduce.racing`; local executor only). Both off by default: a
+    paper's table needs every cell.
 
     ``grid`` comes from :func:`~crossner_hf.reproduce.experiments.plan`, which was given the output folder: the
     cells run in their own folders under it; a rerun resumes (done cells are kept, a killed one continues from its
     checkpoint). ``output_dir`` need not be given again; when it is, it must be the plan's folder (the cells'
     command lines name folders under that one).
     """
+    import time
+
     from crossner_hf.outputs import check_writable
 
+    started = time.time()
     out = _output_dir(grid, output_dir)
     check_writable(out, "--output_dir", folder=True)
     if grid.experiment in (*FIGURES, "nerbert-fig3"):
@@ -109,7 +116,11 @@ def run_experiment(grid: Plan, output_dir: str | Path | None = None, executor: E
 
             # the smoke grid's encoder: a tiny random BERT whose vocabulary holds its domains' words
             make_tiny_bert(grid.model, _smoke_words(grid.cells))
-        run_grid(grid.cells, out, executor or ExecutorOptions())
+        from crossner_hf.reproduce.racing import race_controller
+
+        options = executor or ExecutorOptions()
+        controller = race_controller(grid.cells, out, options, prune=prune, time_budget=time_budget, started=started)
+        run_grid(grid.cells, out, options, controller=controller)
         return _tables(grid, out)
 
 
@@ -147,8 +158,11 @@ def _tables(grid: Plan, out: Path, dest: Path | None = None) -> ExperimentResult
     """The table (and figure) from what is done, into ``out`` (``dest``: a snapshot's folder, and no figure)."""
     if dest is not None:
         dest.mkdir(exist_ok=True)
+    from crossner_hf.reproduce.racing import race_note
+
+    raced = race_note(out)  # what the last run's race or time budget cut, said in the table
     md, csv_path = write_tables(grid.experiment, grid.cells, out, scale=grid.scale, model=grid.model,
-                                notes=grid.notes, unplanned=grid.unplanned, dest=dest)
+                                notes=(*grid.notes, *([raced] if raced else [])), unplanned=grid.unplanned, dest=dest)
     figure = write_figure(grid.experiment, grid.cells, out, model=grid.model) if dest is None else None
     if figure is not None:
         logger.info("figure: %s", figure)
