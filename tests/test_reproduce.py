@@ -1082,3 +1082,25 @@ def test_reproduce_time_budget_ends_the_run_with_what_finished_and_says_so(tmp_p
     assert "a time budget (--time_budget) was reached" in (out / "table.md").read_text()
     assert cli_main([*argv, "--time_budget", "0"]) == 2
     assert capsys.readouterr().err.strip().endswith("--time_budget 0: give the minutes the run may take (more than 0).")
+
+
+def test_a_raced_row_is_compared_only_with_its_own_columns_rows():
+    """``ColumnRace``: a row far behind another column's leader (a harder domain) still gets its second seed and is
+    not stopped; behind its own column's leader by more than the margin, it gets neither."""
+    from crossner_hf.grid.race import RacePolicy, Trial
+    from crossner_hf.reproduce.racing import ColumnRace
+
+    def trials(music_direct: float, history: list | None = None) -> list[Trial]:
+        return [Trial("p/joint/1", "politics: joint", 0, final=90.0, history=[(0.5, 88.0), (1.0, 90.0)]),
+                Trial("m/joint/1", "music: joint", 0, final=52.0, history=[(0.5, 50.0), (1.0, 52.0)]),
+                Trial("m/direct/1", "music: direct", 0, final=music_direct),
+                Trial("m/direct/2", "music: direct", 1, history=history or [])]
+
+    columns = {"politics: joint": "politics", "music: joint": "music", "music: direct": "music"}
+    near = ColumnRace(trials(51.0), RacePolicy(), columns)
+    assert near.ready(["m/direct/2"]) == ["m/direct/2"] and near.can_win("music: direct") is None
+    far = ColumnRace(trials(40.0), RacePolicy(), columns)
+    assert far.ready(["m/direct/2"]) == [] and "vs music: joint 52.0" in far.skipped_cells["m/direct/2"]
+    # the stop rule too: at 60% of its budget, 22.0 is judged against music's leader there (50.0), not politics'
+    behind = ColumnRace(trials(51.0, [(0.4, 20.0), (0.5, 21.0), (0.6, 22.0)]), RacePolicy(), columns)
+    assert "22.0 vs music: joint 50.0 at the same share" in behind.should_stop("m/direct/2")
