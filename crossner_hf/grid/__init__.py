@@ -5,8 +5,9 @@ One grid serves every caller that runs many trainings: ``reproduce`` (the papers
 methods on a user's domain). It sits low in the layers (it imports only the base layer): a cell runs its workflow
 as a process, never by importing a command.
 
-- :mod:`.cells`: :class:`Cell`, its folder and :class:`Status`, the dependency order, the status table, a cell's
-  saved step and the seconds of its runs
+- :mod:`.cells`: :class:`Cell`, its folder and status (:class:`Status`, whose home is
+  :mod:`crossner_hf.executors`), the one table of ``crossner-hf`` commands, the dependency order, the status table,
+  a cell's saved step and the seconds of its runs
 - :mod:`.run`: running one cell (its process, log, markers, resume) and a whole grid under the folder's lock, the
   :class:`Controller` a raced search plugs in, :class:`GridRun` (one run's state)
 - :mod:`.study`: the study shape ``reproduce`` and ``adapt`` share (the plan checked, the dry run, the status)
