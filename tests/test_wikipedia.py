@@ -285,22 +285,25 @@ def test_punkt_loads_without_scipy_and_sklearn(wiki):
 
 
 def test_the_builders_start_up_imports_neither_transformers_torch_nor_matplotlib(tmp_path, wiki):
-    """The builder's command path (its parser, the build, pipeline, corpus, Hub-folder and stage modules) loads neither
-    transformers' package nor torch nor matplotlib; a whole build (the 3-page dump) loads no transformers or torch,
-    and matplotlib only for the card's chart. ``HfArgumentParser`` is run from its file alone
+    """The builder reaches its first read of the dump (the redirect scan) with neither transformers' package nor torch,
+    matplotlib or datasets loaded; the whole build (the 3-page dump) loads no transformers or torch, and matplotlib
+    and datasets only for the card's chart and the Hub folder. ``HfArgumentParser`` is run from its file alone
     (``crossner_hf.arguments._hf_argparser``): a later ``import transformers`` names the same class."""
     import subprocess
 
-    heavy = "sorted(m for m in ('transformers', 'torch', 'matplotlib') if m in sys.modules)"
+    heavy = "sorted(m for m in ('transformers', 'torch', 'matplotlib', 'datasets') if m in sys.modules)"
     script = tmp_path / "probe.py"
     script.write_text(
         "import sys\n"
         "if __name__ == '__main__':\n"
+        "    import crossner_hf.wikipedia.build as build\n"
+        "    step = build.timed_step\n"
+        "    def timed_step(timings, name):\n"
+        f"        if name == 'redirects':\n            print('FIRST', {heavy})\n"
+        "        return step(timings, name)\n"
+        "    build.timed_step = timed_step\n"
         "    from crossner_hf.cli import command_parser, run_command\n"
         "    module, parser = command_parser('build-nerbert-corpus')\n"
-        "    import crossner_hf.wikipedia.build, crossner_hf.wikipedia.pipeline, crossner_hf.wikipedia.nerbert_corpus\n"
-        "    import crossner_hf.publishing.dataset_folder, crossner_hf.stages\n"
-        f"    print('IMPORTED', {heavy})\n"
         "    code = run_command(module.make_parser, module.main, sys.argv[1:], parser=parser)\n"
         f"    print('BUILT', code, {heavy})\n"
         "    import transformers, crossner_hf.arguments\n"
@@ -311,7 +314,8 @@ def test_the_builders_start_up_imports_neither_transformers_torch_nor_matplotlib
          str(wiki["types"]), "--output_dir", str(out), "--nltk_data", str(wiki["nltk"]), "--workers", "1"],
         capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines() == ["IMPORTED []", "BUILT 0 ['matplotlib']", "SAME True"], done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["FIRST []", "BUILT 0 ['datasets', 'matplotlib']", "SAME True"], \
+        done.stdout + done.stderr[-3000:]
     assert (out / "categories.png").is_file() and (out / "README.md").is_file()
 
 

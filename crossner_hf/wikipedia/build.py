@@ -247,7 +247,6 @@ def prepare_nerbert_sentences(args: WikipediaSourceArguments) -> tuple[Path, dic
 
 def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
     """Build (or finish) the corpus; returns the dataset folder."""
-    from crossner_hf.publishing.dataset_folder import write_hub_folder_from_batches
     from crossner_hf.wikipedia.nerbert_corpus import (
         CorpusBuilder, CorpusOptions, format_steps, hub_configs, selection_sizes, write_report,
         write_selection,
@@ -296,6 +295,9 @@ def build_nerbert_corpus(args: NERBERTCorpusConfig) -> Path:
         "source_datasets": ["original"],
     }
     body = _card_body(args, report, sizes, n_categories, format_steps(report["steps"]))
+    # datasets (its Features, infos and card metadata) only now, once there is a corpus: not before the first page
+    from crossner_hf.publishing.dataset_folder import write_hub_folder_from_batches
+
     with timed_step(timings, "hub_folder"):
         write_hub_folder_from_batches(configs, out, metadata, body, default_config="all",
                                       overwrite=args.overwrite_output_dir)
