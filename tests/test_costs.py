@@ -127,3 +127,31 @@ def test_an_rnn_recipes_epochs_write_the_same_progress(tmp_path):
     record = read_progress(tmp_path)
     assert record["dev"] == [[0.1, 0.2], [0.2, 0.3]] and record["share"] == 0.2 and record["seconds"] == 22.0
     assert (record["step"], record["max_steps"]) == (40, 200)
+
+
+def test_pricing_order_finished_then_running_then_probe_then_the_table(tmp_path):
+    done = FakeCell("direct/seed-1", 3.0, "direct")
+    direct = FakeCell("direct/seed-2", 3.0, "direct")
+    running = FakeCell("joint/seed-1", 6.0, "joint")
+    joint = FakeCell("joint/seed-2", 6.0, "joint")
+    dapt = FakeCell("dapt/domain", 3.0, "dapt")
+    corpus = FakeCell("corpora/domain", 0.5, "corpora")
+    _progress(running, tmp_path, share=0.5, seconds=240)  # 8 min in all at its pace
+    probed = {c.name: 11.0 for c in (direct, running, joint, dapt)}  # the probe prices every model cell it can
+    priced = estimate([done, direct, running, joint, dapt, corpus], tmp_path, done=lambda c: c is done,
+                      seconds=lambda c: 120.0, probed=probed)
+    assert priced.per_cell["direct/seed-2"] == pytest.approx(2.0)  # a finished cell of its kind: measured
+    assert priced.per_cell["joint/seed-2"] == pytest.approx(8.0)   # a running one: its pace
+    assert priced.per_cell["dapt/domain"] == pytest.approx(11.0)   # neither: the probe
+    assert priced.priced_from == {"direct": "measured (1)", "joint": "running (1)", "dapt": "probe",
+                                  "corpora": f"table x{priced_speed(done, running):.2f}"}
+    assert "a probe on this machine (steps planned x seconds a step: an upper bound" in priced.text()
+    # before any cell ran, the probe prices what it can and the table the rest, each labelled
+    fresh = estimate([direct, joint, dapt, corpus], tmp_path / "empty", probed=probed)
+    assert fresh.priced_from == {"direct": "probe", "joint": "probe", "dapt": "probe", "corpora": "table"}
+    assert fresh.minutes_left == pytest.approx(33.0 + 0.5)
+
+
+def priced_speed(done: FakeCell, running: FakeCell) -> float:
+    """This machine's speed against the table: 2 measured minutes of a 3-minute direct, 4 of half a 6-minute joint."""
+    return (2.0 + 4.0) / (done.minutes + running.minutes * 0.5)

@@ -60,6 +60,11 @@ class AdaptArguments(ExecutorArguments, AdaptConfig, LabeledDataArguments):
         "help": "Print the cells, their dependencies, what is left of a resumed search with its minutes (priced "
                 "from this machine's finished cells) and the disk it will use, and every budget's minutes; run "
                 "nothing."})
+    probe: str | None = field(default=None, metadata={
+        "help": "With --dry_run: on prices the cells no finished or running cell measured from a probe of the "
+                "encoder on this machine (a few timed training steps at each cell's threads and batch shape, cached "
+                "under $CROSSNER_HF_CACHE/probe); off prices them from the packaged table. Default: "
+                "$CROSSNER_HF_PROBE, else on.", "choices": ["on", "off"]})
     status: str | None = field(default=None, metadata={
         "help": "Print the table so far of the search in this folder (finished methods' rows, the other cells' "
                 "statuses, the minutes left) and exit; runs nothing, so it answers from another shell while the "
@@ -116,7 +121,7 @@ def main(args: AdaptArguments) -> int:
         if options.executor == "local":  # the packing the run would use: the wall time for those workers
             workers = plan_packing(cells, options).workers if cells else 1
         print(dry_run(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,
-                      entity_list=args.entity_list, data_dir=args.data_dir, workers=workers))
+                      entity_list=args.entity_list, data_dir=args.data_dir, workers=workers, probe=args.probe))
         return 0
     options = args.executor_options()
     result = adapt(args.model_name_or_path, target, args.config(), raw_text=args.raw_text,

@@ -9,8 +9,10 @@ its command.
 The table is the last resort: :func:`estimate` prices a cell left to run from this machine first: the finished cells
 of the same kind (their ``seconds``, their folder's size on disk), then the running ones (each cell's
 ``progress.json``, written as it trains by :mod:`crossner_hf.training.progress`: its seconds so far over its share of
-its planned steps is what the whole cell will take here, corrected at every write), and only a kind neither measured
-from the packaged table, scaled by how fast this machine ran the kinds it did measure and labelled "packaged prior".
+its planned steps is what the whole cell will take here, corrected at every write), then a probe of this encoder on
+this machine (:mod:`crossner_hf.grid.probe`: seconds a step times the steps the cell plans, labelled "probe"), and
+only a kind none of these priced from the packaged table, scaled by how fast this machine ran the kinds it did
+measure and labelled "packaged prior".
 A started cell (running, or stopped with its checkpoint) is priced for what is left of it: its kind's minutes times
 the share it has still to train. :meth:`Estimate.wall_minutes` packs the cells left on ``workers`` slots in
 dependency order (the wall time the dry run states) and follows the disk on the way: finished folders plus the
@@ -148,7 +150,7 @@ class Estimate:
     """The grid's cell folders once every cell is done: the finished ones as they are, the others estimated."""
     disk_left_mb: float
     priced_from: dict[str, str] = field(default_factory=dict)
-    """Each kind left to run -> 'measured (n)', 'table x<speed>' or 'table'."""
+    """Each kind left to run -> 'measured (n)', 'running (n)', 'probe', 'table x<speed>' or 'table'."""
     per_cell: dict[str, float] = field(default_factory=dict)
     """Each cell left -> its estimated minutes."""
     measured: dict[str, float] = field(default_factory=dict)
@@ -217,7 +219,9 @@ class Estimate:
         groups: dict[str, list[str]] = {}
         for kind, how in self.priced_from.items():
             groups.setdefault(how.split(" (")[0], []).append(kind + (f" ({how.split(' (')[1]}" if "(" in how else ""))
-        names = {"measured": "this machine's finished cells", "running": "this machine's running cells"}
+        names = {"measured": "this machine's finished cells", "running": "this machine's running cells",
+                 "probe": "a probe on this machine (steps planned x seconds a step: an upper bound where early "
+                          "stopping ends a run sooner)"}
         # the table is a prior, said so: nothing of those kinds ran here yet
         how = "; ".join(f"{names.get(h, 'the packaged prior' + h[5:])}: {', '.join(k)}" for h, k in groups.items())
         return (f"{self.cells} cells, {self.done} done, {self.left} left: ~{self.minutes_left:.1f} min "
@@ -234,7 +238,8 @@ def _size(mb: float) -> str:
 def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], bool] | None = None,
              seconds: Callable[[Any], float | None] | None = None, key: Callable[[Any], str] = cost_key,
              disk: Mapping[str, float] | None = None, model: str | None = None,
-             progress: Callable[[Any], dict[str, Any] | None] | None = None) -> Estimate:
+             progress: Callable[[Any], dict[str, Any] | None] | None = None,
+             probed: Mapping[str, float] | None = None) -> Estimate:
     """Price ``cells`` (any objects with ``name``, ``command``, ``minutes``, ``meta`` and ``result_path(out)``) from the
     finished ones under ``out``.
 
@@ -244,7 +249,9 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
     minutes). A started cell costs what is left of it. ``done`` / ``seconds`` / ``progress``: whether a cell
     finished, its measured seconds and its progress record (default: its result file is there, its ``seconds``, its
     ``progress.json``). ``disk``: MB per kind for cells no finished one measured; ``model``: the encoder, for the
-    checkpoints' size.
+    checkpoints' size. ``probed``: cell name -> its whole minutes from a probe on this machine
+    (:func:`crossner_hf.grid.probe.probe_minutes`), which prices a kind neither finished nor running cells
+    measured, before the table.
     """
     cells = list(cells)
     model = model or ""
@@ -302,6 +309,9 @@ def estimate(cells: Iterable[Any], out: str | Path, *, done: Callable[[Any], boo
         elif kind in projected:
             whole = statistics.fmean(projected[kind])
             priced_from[kind] = f"running ({len(projected[kind])})"
+        elif cell.name in (probed or {}):
+            whole = float((probed or {})[cell.name])
+            priced_from[kind] = "probe"
         else:
             whole = cell.minutes * speed
             priced_from[kind] = f"table x{speed:.2f}" if table_of_measured > 0 else "table"

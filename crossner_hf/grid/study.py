@@ -87,13 +87,15 @@ def _check_values(cell: Cell, flag: str, action: Any, values: Sequence[str]) -> 
                              f"a valid {kind} ({why}); fix the plan's settings (no cell has run).") from None
 
 
-def price(cells: Sequence[Cell], out: str | Path, model: str = "") -> Estimate:
+def price(cells: Sequence[Cell], out: str | Path, model: str = "",
+          probed: Mapping[str, float] | None = None) -> Estimate:
     """The study's cost: its finished cells measured, its started ones by their own pace, the others priced from
-    them or the packaged table (:func:`crossner_hf.grid.costs.estimate`); disk at one model copy a cell. A started
-    cell's progress is its ``progress.json``, else its saved step (:func:`saved_progress`)."""
+    them, from ``probed`` (cell name -> minutes from a probe on this machine: :mod:`crossner_hf.grid.probe`) or the
+    packaged table (:func:`crossner_hf.grid.costs.estimate`); disk at one model copy a cell. A started cell's
+    progress is its ``progress.json``, else its saved step (:func:`saved_progress`)."""
     kinds = {cost_key(c) for c in cells}
     return estimate(cells, out, disk={k: disk_mb(k, model) for k in kinds} if model else None, model=model or None,
-                    progress=lambda cell: saved_progress(cell, out))
+                    progress=lambda cell: saved_progress(cell, out), probed=probed)
 
 
 def saved_progress(cell: Cell, out: str | Path) -> dict[str, Any] | None:

@@ -5,8 +5,9 @@ grid study's (:mod:`crossner_hf.grid.study`), shared with ``reproduce``.
 
 Pricing (:func:`crossner_hf.grid.study.price`): a started cell is priced at its own pace (its ``progress.json``,
 else its saved step), a cell left to run at the measured seconds of the finished cells of its kind in OUT (direct,
-joint, DAPT, ...), a kind none measured at the packaged table scaled by this machine's speed on the kinds it did; a
-resumed search is priced on what is left only. Disk: the finished cells'
+joint, DAPT, ...), then its running cells' pace, then a probe of the encoder on this machine (seconds a step times
+the steps it plans: :mod:`crossner_hf.grid.probe`), and a kind none of these priced at the packaged table scaled by
+this machine's speed on the kinds it did; a resumed search is priced on what is left only. Disk: the finished cells'
 folders as they are, the others at one copy of their model each.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from crossner_hf.grid import Cell, grid_status
+from crossner_hf.grid import Cell, Status, grid_status
 from crossner_hf.grid.costs import Estimate
 from crossner_hf.grid.study import cell_lines, counts_line, price, started_lines
 from crossner_hf.selection.candidates import Method, read_plan, slug
@@ -36,6 +37,28 @@ def method_minutes(method: Method, priced: Estimate) -> float:
     return own + sum(cell_minutes(c) for c in method.extra_cells)
 
 
+def probed_minutes(cells: list[Cell], model: str, target: Any, status: dict[str, str],
+                   setting: str | None) -> dict[str, float]:
+    """Each cell left's minutes from a probe of ``model`` on this machine (:mod:`crossner_hf.grid.probe`, cached),
+    at the target's sizes and batch length; ``{}`` when the probe is off or every cell is done."""
+    from crossner_hf.grid import probe
+    from crossner_hf.grid.costs import cost_key
+    from crossner_hf.encoders import resolve_model_path
+
+    left = [c for c in cells if status.get(c.name) != Status.DONE]
+    if not left or not probe.enabled(setting):
+        return {}
+    path = resolve_model_path(str(model), check_offline=False)
+    if not (Path(path) / "config.json").is_file():
+        return {}  # a Hub id or a name with no folder here: nothing to probe, the table prices it
+    splits = target.dataset
+    batch = max(int(c.settings.get("per_device_train_batch_size") or 8) for c in left)
+    seq_len = probe.batch_length(path, splits["train"]["tokens"], batch)
+    size = probe.DataSize(train=len(splits["train"]), dev=len(splits["validation"]), test=len(splits["test"]),
+                          seq_len=seq_len)
+    return probe.probe_minutes(left, path, size, kind_of=cost_key, num_labels=len(target.labels))
+
+
 def budget_line(priced: Estimate, workers: int, minutes: float) -> str:
     """What ``--time_budget`` does to this search, as the dry run can tell: whether every cell left fits."""
     wall, _ = priced.wall_minutes(workers)
@@ -47,18 +70,20 @@ def budget_line(priced: Estimate, workers: int, minutes: float) -> str:
 
 
 def dry_run(model: str, target: Any, config: AdaptConfig | None = None, *, raw_text: Any = None,
-            entity_list: str | None = None, data_dir: str | None = None, workers: int = 1) -> str:
+            entity_list: str | None = None, data_dir: str | None = None, workers: int = 1,
+            probe: str | None = None) -> str:
     """The cells a search would run, with their command lines and dependencies, what is left of it and its
-    estimated minutes and disk (from this machine's finished cells in OUT, then the packaged table), and the other
-    budgets' table minutes; nothing is trained or written."""
+    estimated minutes and disk (from this machine's finished cells in OUT, then its running ones, then a probe of
+    the encoder on this machine, then the packaged table), and the other budgets' table minutes; nothing is
+    trained or written. ``probe``: ``on`` / ``off`` (default: ``$CROSSNER_HF_PROBE``, else on)."""
     config = config or AdaptConfig()
     target = as_target(target)
     out = Path(config.output_dir or f"outputs/adapt-{slug(target.name)}")
     raw, entities = resolved_files(raw_text), resolved_files(entity_list)
     entity = entities[0] if entities else None
     methods, cells, _, _ = plan_search(model, target, config, out, raw, entity, data_dir)
-    priced = price(cells, out, str(model))
     status = grid_status(cells, out)
+    priced = price(cells, out, str(model), probed=probed_minutes(cells, model, target, status, probe))
     lines = cell_lines(cells, out, priced, status)
     from crossner_hf.data.labels import describe_label_map, resolve_label_map  # the map plan_search checked, said
 
