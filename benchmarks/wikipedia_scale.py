@@ -29,7 +29,9 @@ Usage:
 DBpedia lookup prebuilt outside the timing, as ``benchmarks/wikipedia.py --dump_dir`` does) on the same
 generated dump, interleaved run by run (the machine is shared: a burst of load hits both), each in a fresh
 process; the medians, MB of XML a second and the ratio, the builder's wall seconds by step (its
-``timings.json``), the load average around the runs, and with ``--profile`` one more builder run under
+``timings.json``), its start-up (CPU seconds before its first step: interpreter, imports, the flags; each
+timed run records it through :data:`_STARTUP`), the load average around the runs, and with ``--profile`` one
+more builder run under
 cProfile cut into stages (reading, the redirect scan, wikitext to text, sentences and words, typing,
 Parquet, the rest: start-up, imports, the corpus steps).
 """
@@ -295,9 +297,11 @@ PROFILE_STAGES = {
 
 _CPU_PROFILE = (
     # a script run under cProfile on the CPU clock (a busy machine's waits are not the script's cost):
-    # python -c _CPU_PROFILE STATS_FILE SCRIPT ARGS...
+    # python -c _CPU_PROFILE STATS_FILE SCRIPT ARGS... (the script's folder first on the path, as when it runs
+    # itself: python -c puts the working folder there, whose crossner_hf would shadow --before_root's)
     "import cProfile, runpy, sys, time\n"
     "stats, sys.argv = sys.argv[1], sys.argv[2:]\n"
+    "sys.path[0] = str(__import__('pathlib').Path(sys.argv[0]).resolve().parent)\n"
     "profile = cProfile.Profile(time.process_time)\n"
     "try:\n"
     "    profile.runcall(runpy.run_path, sys.argv[0], run_name='__main__')\n"
@@ -305,6 +309,29 @@ _CPU_PROFILE = (
     "    if end.code:\n"
     "        raise\n"
     "profile.dump_stats(stats)\n")
+
+
+_STARTUP = (
+    # a builder script run as is, writing the process's CPU seconds when its first step starts (the start-up before
+    # the first page) to a file: python -c _STARTUP FILE SCRIPT ARGS... (the builder's modules are imported by the
+    # script anyway; a checkout without build.timed_step writes -1)
+    "import runpy, sys, time\n"
+    "report, sys.argv, first = sys.argv[1], sys.argv[2:], []\n"
+    "sys.path[0] = str(__import__('pathlib').Path(sys.argv[0]).resolve().parent)\n"
+    "try:\n"
+    "    import crossner_hf.wikipedia.build as build\n"
+    "    step = build.timed_step\n"
+    "    def timed_step(timings, name):\n"
+    "        if not first:\n"
+    "            first.append(time.process_time())\n"
+    "        return step(timings, name)\n"
+    "    build.timed_step = timed_step\n"
+    "except (ImportError, AttributeError):\n"
+    "    pass\n"
+    "try:\n"
+    "    runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    "finally:\n"
+    "    open(report, 'w').write(str(first[0] if first else -1))\n")
 
 
 def _profile_stages(stats_file: Path) -> list[tuple[str, float]]:
@@ -347,7 +374,8 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
 
     def builder(root: Path) -> tuple[Path, object]:
         return root, lambda out: [
-            sys.executable, str(root / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump), "--index",
+            sys.executable, "-c", _STARTUP, f"{out}.startup",
+            str(root / "dataset_scripts" / "nerbert_wikipedia.py"), "--dump", str(dump), "--index",
             str(index), "--ontology", str(ONTOLOGY), "--instance_types", str(folder / "instance_types.nt"),
             "--types_db", str(types_db), "--output_dir", str(out), "--nltk_data", str(SHARED / "nltk_data"),
             "--workers", "1"]
@@ -372,6 +400,7 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
     seconds: dict[str, list[float]] = {name: [] for name in names}
     cpu: dict[str, list[float]] = {name: [] for name in names}
     steps: dict[str, list[dict[str, float]]] = {name: [] for name in names[1:]}
+    startup: dict[str, list[float]] = {name: [] for name in names[1:]}
     load_before = os.getloadavg()
     for run in range(runs):
         for number, (name, (root, command)) in enumerate(methods.items()):
@@ -383,6 +412,7 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
                   file=sys.stderr)
             if name in steps:
                 steps[name].append(json.loads((Path(f"{out}.work") / "timings.json").read_text()))
+                startup[name].append(float(Path(f"{out}.startup").read_text()))
             shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(f"{out}.work", ignore_errors=True)
     load_after = os.getloadavg()
@@ -402,12 +432,14 @@ def compare_with_wikiextractor(dump_dir: str | Path, *, runs: int = 5, profile: 
     for name, found in steps.items():
         lines += ["", f"{name}: steps, median wall s: " + ", ".join(
             f"{step} {statistics.median(t.get(step, 0.0) for t in found):.2f}" for step in found[0])]
+        lines += [f"{name}: start-up, CPU s before its first step (interpreter, imports, the flags): median "
+                  f"{statistics.median(startup[name]):.2f} ({' '.join(f'{v:.2f}' for v in startup[name])})"]
     if profile:
         for number, (name, (root, command)) in enumerate(methods.items()):
             if name not in steps:
                 continue
             stats_file = work / f"builder-{number}.prof"
-            done = subprocess.run([sys.executable, "-c", _CPU_PROFILE, str(stats_file), *command(work / f"p{number}")[1:]],
+            done = subprocess.run([sys.executable, "-c", _CPU_PROFILE, str(stats_file), *command(work / f"p{number}")[4:]],
                                   env={**base_env, "PYTHONPATH": str(root)}, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE, text=True)
             if done.returncode:  # the timed runs above stand; say why this profile is missing

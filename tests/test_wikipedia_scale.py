@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -204,6 +205,9 @@ def test_peer_benchmark_interleaves_wikiextractor_and_the_builder(scale, tmp_pat
                                                      "whole NER-BERT builder, 1 worker"]
     assert rows[1][4] == "1.00" and float(rows[2][4]) > 0 and float(rows[2][5]) > 0  # CPU seconds
     assert "redirects" in out.stdout and "typed_extract" in out.stdout
+    # the builder's start-up, CPU seconds before its first step, recorded by each timed run
+    startup = re.search(r"1 worker: start-up, CPU s before its first step [^:]*: median ([\d.]+)", out.stdout)
+    assert startup is not None and 0 < float(startup.group(1)) < float(rows[2][5]), out.stdout
     stages = {r[0].strip("| "): float(r[1]) for r in rows[4:]}
     assert stages["wikitext to text + anchors"] > 0 and stages["sentences (punkt) + words (Treebank)"] > 0
     assert stages["redirect pre-scan (bz2 + byte scan)"] > 0 and stages["reading pages (bz2 + XML lines)"] > 0
