@@ -663,7 +663,9 @@ def test_a_raced_search_stops_a_trailing_training_keeps_its_checkpoint_and_prune
 
     monkeypatch.setattr(race_module, "RacePolicy", lambda **kw: RacePolicy(  # any trailing check is stopped
         **kw, min_share=0.0, min_checks=1, min_margin=-1000.0, spread_factor=0.0))
-    raced = adapt(tiny_bert_dir, target, AdaptConfig(**common, methods=["direct", "joint"]), executor=local)
+    # one worker: joint's second seed waits for its first (two would launch it into the free worker beside it)
+    raced = adapt(tiny_bert_dir, target, AdaptConfig(**common, methods=["direct", "joint"]),
+                  executor=ExecutorOptions(workers=1))
     race = read_race(out)
     assert list(race["stopped"]) == ["joint/seed-1"], race
     assert "stopped at dev check" in race["stopped"]["joint/seed-1"] and "vs direct" in race["stopped"]["joint/seed-1"]

@@ -102,7 +102,9 @@ def test_progress_places_the_source_stage_in_the_whole_run_and_sums_a_continued_
         now[0] += 10
         target.on_evaluate(args, _state(step, 300), None, metrics={"eval_overall_f1": f1})
     record = read_progress(tmp_path)
-    assert record["dev"] == [[0.4, 0.4], [0.55, 0.5], [0.7, 0.55]]  # (100 + step) / 400: shares of the whole run
+    assert record["share"] == pytest.approx(0.7)  # (100 + 180) / 400: the clock's share of the whole run
+    # the dev checks at their share of the stage that checks dev (step / 300), the race's axis
+    assert record["dev"] == [[0.2, 0.4], [0.4, 0.5], [0.6, 0.55]] and record["dev_stage"] == "target"
     assert record["seconds"] == pytest.approx(80) and record["step"] == 180 and record["max_steps"] == 300
     # killed, then continued from its checkpoint at step 120 in a new process: the checks after it go, the
     # seconds of both runs add up
@@ -112,7 +114,7 @@ def test_progress_places_the_source_stage_in_the_whole_run_and_sums_a_continued_
     now[0] += 5
     again.on_save(args, _state(130, 300), None)
     record = read_progress(tmp_path)
-    assert record["dev"] == [[0.4, 0.4], [0.55, 0.5]] and record["runs"] == 2
+    assert record["dev"] == [[0.2, 0.4], [0.4, 0.5]] and record["runs"] == 2
     assert record["seconds"] == pytest.approx(85)
 
 

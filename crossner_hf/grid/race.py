@@ -24,9 +24,11 @@ The rules (each stated in the reason the table prints):
   so far is behind, by more than the margin, the best any other method's cell reached by the same share of its
   own budget (a finished cell, or a running one that has trained past that share: ASHA's rungs, by share) is
   stopped. The margin is the larger of :attr:`RacePolicy.min_margin` and twice the seed spread measured so far.
-  Shares, not steps: a pretrain-finetune cell's source stage and a DAPT method's pre-training are parts of their
-  own budgets, so a slow starter is compared with the leader at the same fraction of its run, not the leader's
-  later, better checks;
+  Shares, not steps, and shares of the fine-tuning that checks the target's dev: a pretrain-finetune cell's source
+  stage and a DAPT method's pre-training have no dev F1 on the target and are never judged, and its first target
+  checks are compared with the others' first checks, not with their plateau (placed after the source stage, at
+  their share of the whole run, they were compared with an early-plateauing direct's final F1 and cut on the gpu
+  budget, where pretrain-finetune then won on every seed);
 - **a time budget** (:attr:`RacePolicy.deadline`): a cell launches only if its estimate fits in the time left (the
   first seeds first, so a choice exists early); at the deadline the running cells are stopped (resumable) and the
   study chooses among what finished.
@@ -213,11 +215,16 @@ class Race:
             return None
         return f"cut by --time_budget: ~{trial.minutes:.1f} min to run, {max(0.0, left):.1f} min left"
 
-    def ready(self, names: Sequence[str]) -> list[str]:
+    def ready(self, names: Sequence[str], free: int | None = None) -> list[str]:
         """Of the cells whose dependencies are done, those to launch now, in order: first seeds before later ones
         (cheapest first under a deadline, so that a choice exists early), a later seed only to a method that can
-        still win; a cell that cannot be launched any more is recorded in :attr:`skipped_cells`."""
-        launch = []
+        still win; a cell that cannot be launched any more is recorded in :attr:`skipped_cells`.
+
+        ``free``: the workers free now. A later seed whose method's first seed has not finished waits for that
+        evidence only while the workers have other work: into workers that would otherwise idle it is launched
+        beside its first seed (a packed GPU ran the raced search 1.5x slower than the full one when they idled), and
+        the race can still stop it (:meth:`should_stop`, or its method falling out of the race)."""
+        launch, early = [], []
         for name in names:
             trial = self.trials.get(name)
             if trial is None:  # not a raced cell (a corpus, a DAPT run): runs as the grid plans it
@@ -238,7 +245,9 @@ class Race:
                         "stopped" if ended[0] in self.stopped else "failed" if ended[0] in self.failed else "not run")
                     continue
                 if self.method_score(trial.method) is None:
-                    continue  # its first seed first: the evidence that decides whether it gets more
+                    if self.fits(trial) is None:
+                        early.append(name)  # its first seed first, unless a worker would idle
+                    continue
                 reason = self.can_win(trial.method)
                 if reason is not None:
                     self.skipped_cells[name] = f"not run: {trial.method} cannot win ({reason})"
@@ -250,7 +259,17 @@ class Race:
             launch.append(name)
         key = (lambda n: (self.trials[n].index if n in self.trials else -1,
                           self.trials[n].minutes if n in self.trials and self.policy.deadline is not None else 0))
-        return sorted(launch, key=key)
+        spare = 0 if free is None else max(0, free - len(launch))
+        return sorted(launch, key=key) + sorted(early, key=key)[:spare]
+
+    def out_of_race_reason(self, name: str) -> str | None:
+        """Why the running later seed ``name`` should stop because its method can no longer win (it was launched
+        into a free worker before its first seed finished), or None."""
+        trial = self.trials[name]
+        if not self.policy.prune or trial.index == 0 or trial.final is not None:
+            return None
+        reason = self.can_win(trial.method)
+        return None if reason is None else f"stopped: {trial.method} cannot win ({reason})"
 
     def expired(self) -> bool:
         return self.policy.deadline is not None and self.clock() >= self.policy.deadline
@@ -327,12 +346,14 @@ class RaceController:
             self.save()
             return []
         by_name = {c.name: c for c in cells_ready}
-        launch = [by_name[n] for n in self.race.ready(list(by_name))]
+        free = None
         if self.slots is not None:
             # released as workers free up, never all at once: a cell that becomes ready later (the fine-tuning
             # after a DAPT run, a method's second seed) still gets its turn in the race's order
-            busy = sum(1 for cell in self.launched.values() if self._alive(cell))
-            launch = launch[:max(0, self.slots - busy)]
+            free = max(0, self.slots - sum(1 for cell in self.launched.values() if self._alive(cell)))
+        launch = [by_name[n] for n in self.race.ready(list(by_name), free)]
+        if free is not None:
+            launch = launch[:free]
         self.running |= {c.name for c in launch}
         self.launched.update({c.name: c for c in launch})
         self.launched_at.update({c.name: time.time() - 1.0 for c in launch})  # the file system's clock is coarse
@@ -352,7 +373,7 @@ class RaceController:
             if self.race.expired():
                 reason = "stopped by --time_budget: the time was up (its checkpoint is kept; a rerun continues it)"
             else:
-                reason = self.race.should_stop(name)
+                reason = self.race.should_stop(name) or self.race.out_of_race_reason(name)
             if reason is not None and name not in self.race.stopped:
                 self.race.stopped[name] = reason
                 self.stopping[name] = reason

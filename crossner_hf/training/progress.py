@@ -4,10 +4,11 @@ search's racing policy and ``--status`` read while the cell runs (:func:`crossne
 :class:`ProgressCallback` (a ``transformers.TrainerCallback``) rewrites the file whole (:func:`atomic_output`) at
 every dev check, every save and at most every few seconds of steps: the stage (``source`` then ``target`` for
 pretrain-finetune, ``train``, ``dapt``), its step of its planned steps, the stage's share of the whole planned run
-(a pretrain-finetune cell's source stage is the first part of its own budget, so its dev checks are placed at their
-share of the whole run, as every other cell's are: a racing policy compares runs at equal shares of their own budget,
-never at equal steps), the seconds the cell has trained, summed over its runs (a killed cell continued from its
-checkpoint adds its new run's seconds to the old ones), and the dev F1 of every check as ``[share, f1]``.
+(a pretrain-finetune cell's source stage is the first part of its own budget: the clock's share), the seconds the
+cell has trained, summed over its runs (a killed cell continued from its checkpoint adds its new run's seconds to the
+old ones), and the dev F1 of every check as ``[share, f1]``, placed at its share of the stage that checks the
+target's dev (``dev_stage``): a racing policy compares fine-tunings at equal shares of their own, never at equal
+steps, and never judges a source stage or a DAPT run, which have no dev F1 on the target.
 
 The callback is attached only to a run inside a grid cell (a folder holding ``cell.json`` at or above the run's
 output folder: :func:`progress_callbacks`); an ordinary ``train`` run writes no such file.
@@ -94,6 +95,14 @@ class ProgressCallback(TrainerCallback):
         total = max(1, before + max_steps + self.after_steps)
         return (before + min(step, max_steps)) / total, before / total, (before + max_steps) / total
 
+    @staticmethod
+    def _stage_share(step: int, max_steps: int) -> float:
+        """A dev check's place: the share of the stage that checks dev (the fine-tuning on the target) at ``step``.
+        Not the whole run's share: a pretrain-finetune cell's first target checks placed after its source stage
+        were compared with an early-plateauing direct's final F1 and cut, the method that then won on every seed
+        (the gpu-budget politics race, docs/adapt.md)."""
+        return min(step, max_steps) / max(1, max_steps)
+
     def _write(self, state: Any, *, force: bool = False) -> None:
         if not state.is_world_process_zero:
             return
@@ -133,8 +142,9 @@ class ProgressCallback(TrainerCallback):
         self.record.setdefault("stages", {})[self.stage] = {"max_steps": int(state.max_steps or 0),
                                                             "after_steps": self.after_steps}
         # a resumed run replays the checks after its checkpoint: the ones recorded past it go
-        share = self._share(state.global_step, int(state.max_steps or 0))[0]
-        self.record["dev"] = [c for c in self.record.get("dev", []) if c[0] <= share + 1e-9]
+        share = self._stage_share(state.global_step, int(state.max_steps or 0))
+        self.record["dev"] = [c for c in self.record.get("dev", []) if c[0] <= share + 1e-9] \
+            if self.record.get("dev_stage") == self.stage else self.record.get("dev", [])
         self._write(state, force=True)
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -143,7 +153,9 @@ class ProgressCallback(TrainerCallback):
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         value = (metrics or {}).get(self.metric)
         if value is not None and state.is_world_process_zero:
-            share = self._share(state.global_step, int(state.max_steps or 0))[0]
+            if self.record.get("dev_stage") != self.stage:  # the checks on the target's dev are one stage's
+                self.record["dev"], self.record["dev_stage"] = [], self.stage
+            share = self._stage_share(state.global_step, int(state.max_steps or 0))
             self.record.setdefault("dev", []).append([round(share, 5), float(value)])
         self._write(state, force=True)
 
