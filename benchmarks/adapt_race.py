@@ -152,9 +152,13 @@ def estimates(folder: Path, raw: Path, out: Path, args: argparse.Namespace, firs
     first = int(args.seeds.split(",")[0])
     done = (lambda c: c.seed in (None, first) and c.result_path(out).is_file()) if first_seed_only else \
         (lambda c: False)
+    from crossner_hf.selection.status import probed_minutes
+
+    # as the dry run prices: a probe of the encoder on this machine for what no finished cell measured
+    probed = probed_minutes(list(cells), args.model, target, {c.name: "done" for c in cells if done(c)}, None)
     priced = estimate(cells, out, done=done, seconds=lambda c: measured(c, out),
                       disk={k: disk_mb(k, args.model) for k in kinds}, model=args.model,
-                      progress=lambda c: None)
+                      progress=lambda c: None, probed=probed)
     return {"per_cell": priced.per_cell, "wall": priced.wall_minutes(args.workers)[0], "from": priced.priced_from}
 
 
@@ -211,12 +215,13 @@ def main() -> None:
         same = runs["on"]["chosen"] == runs["off"]["chosen"]
         print(f"raced / full wall time: {ratio:.2f}; same method chosen: {'yes' if same else 'NO'}")
         print("\n| cell (full search) | measured min | dry run est. (prior) | est. half-way | ratio half-way |")
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         for name, cell in runs["off"]["cells"].items():
             took = (cell["seconds"] or 0) / 60
             later = half["per_cell"].get(name)
             ratio_text = f"{later / took:.2f}" if later and took else "-"
-            print(f"| {name} | {took:.1f} | {prior['per_cell'].get(name, 0):.1f} | "
+            first = prior["per_cell"].get(name, 0)
+            print(f"| {name} | {took:.1f} | {first:.1f} | {f'{first / took:.2f}' if took else '-'} | "
                   f"{'-' if later is None else f'{later:.1f}'} | {ratio_text} |")
         print(f"dry-run wall estimate on {args.workers} workers: {prior['wall']:.1f} min (priced from {prior['from']}); "
               f"measured {runs['off']['wall'] / 60:.1f} min")
