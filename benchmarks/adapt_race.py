@@ -155,7 +155,11 @@ def estimates(folder: Path, raw: Path, out: Path, args: argparse.Namespace, firs
     from crossner_hf.selection.status import probed_minutes
 
     # as the dry run prices: a probe of the encoder on this machine for what no finished cell measured
-    probed = probed_minutes(list(cells), args.model, target, {c.name: "done" for c in cells if done(c)}, None)
+    try:
+        probed = probed_minutes(list(cells), args.model, target, {c.name: "done" for c in cells if done(c)}, None)
+    except (RuntimeError, OSError, ValueError) as err:  # the figures say what priced the column instead
+        print(f"probe failed ({err}); the dry-run column is priced without it")
+        probed = {}
     priced = estimate(cells, out, done=done, seconds=lambda c: measured(c, out),
                       disk={k: disk_mb(k, args.model) for k in kinds}, model=args.model,
                       progress=lambda c: None, probed=probed)
