@@ -144,8 +144,10 @@ def _measure(path: str, *, mlm: bool, threads: int, batch: int, seq_len: int, de
     import transformers
 
     before_threads, before_verbosity = torch.get_num_threads(), transformers.logging.get_verbosity()
+    bar = transformers.utils.logging.is_progress_bar_enabled()
     torch.set_num_threads(max(1, threads))
     transformers.logging.set_verbosity_error()  # "newly initialized head" is what a fine-tuning starts from
+    transformers.utils.logging.disable_progress_bar()  # a dry run's listing, not a loading bar
     try:
         start = time.perf_counter()
         if mlm:
@@ -207,6 +209,8 @@ def _measure(path: str, *, mlm: bool, threads: int, batch: int, seq_len: int, de
     finally:
         torch.set_num_threads(before_threads)
         transformers.logging.set_verbosity(before_verbosity)
+        if bar:
+            transformers.utils.logging.enable_progress_bar()
 
 
 def batch_length(path: str, sentences: Sequence[Sequence[str]], batch: int, cap: int = 512) -> int:
