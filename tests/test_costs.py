@@ -6,6 +6,7 @@ share of the whole run, and a continued cell's seconds summed over its runs."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -157,3 +158,19 @@ def test_pricing_order_finished_then_running_then_probe_then_the_table(tmp_path)
 def priced_speed(done: FakeCell, running: FakeCell) -> float:
     """This machine's speed against the table: 2 measured minutes of a 3-minute direct, 4 of half a 6-minute joint."""
     return (2.0 + 4.0) / (done.minutes + running.minutes * 0.5)
+
+
+def test_a_folders_size_skips_a_file_removed_while_it_is_walked(tmp_path, monkeypatch):
+    """A running cell removes its `.running` mark or an old checkpoint while the clock sizes its folder: the file is
+    skipped, not the search ended (a raced search's driver died of the FileNotFoundError)."""
+    from crossner_hf.grid import costs
+
+    (tmp_path / "weights.bin").write_bytes(b"x" * 2_000_000)
+    walk = os.walk
+
+    def walk_with_a_vanished_file(folder):
+        for root, dirs, files in walk(folder):
+            yield root, dirs, [*files, ".running"]  # listed, then gone before its lstat
+
+    monkeypatch.setattr(costs.os, "walk", walk_with_a_vanished_file)
+    assert costs.folder_mb(tmp_path) == pytest.approx(2.0, rel=0.05)

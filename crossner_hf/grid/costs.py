@@ -110,7 +110,10 @@ def folder_mb(folder: Path) -> float:
     total, seen = 0, set()
     for root, _, files in os.walk(folder):
         for name in files:
-            stat = os.lstat(Path(root) / name)
+            try:
+                stat = os.lstat(Path(root) / name)
+            except FileNotFoundError:  # a running cell's marker or checkpoint removed while it is walked
+                continue
             if (stat.st_dev, stat.st_ino) not in seen and not Path(root, name).is_symlink():
                 seen.add((stat.st_dev, stat.st_ino))
                 total += stat.st_size
