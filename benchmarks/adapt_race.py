@@ -2,8 +2,8 @@
 
 For each CrossNER domain: its first 100 train sentences (dev and test whole) as a user's folder (Parquet, columns
 ``words`` / ``labels``, types renamed ``x_<type>``) and raw text of the domain (the train and dev sentences' text:
-the rest of the domain's train split, its labels dropped: text of the domain that a user of 100 labeled sentences
-can have, never the dev or test sentences the search chooses and scores on); then the same ``cpu`` search (direct,
+the text of the domain's train split, its labels dropped: text a user of 100 labeled sentences has, never the dev
+or test sentences the search chooses and scores on); then the same ``cpu`` search (direct,
 pretrain-finetune, joint and dapt-domain/direct, 2 seeds, ``--workers 2``) run twice, each in a fresh folder as its
 own process: raced (``--prune on``, adapt's default) and in full (``--prune off``). It prints, per run, the wall
 time, the cells that ran (finished / stopped by the race / never started), the chosen method, the ratio of the
@@ -40,8 +40,8 @@ def rename(tag: str) -> str:
 
 def build(domain: str, data_dir: Path, out: Path, train: int = 100) -> tuple[Path, Path]:
     """``out/<domain>-user/{train,validation,test}.parquet`` (the first ``train`` train sentences, dev and test whole)
-    and ``out/<domain>-raw.txt`` (the text of the other train sentences: never dev or test text, which the search
-    chooses and scores on)."""
+    and ``out/<domain>-raw.txt`` (the text of the train split: never dev or test text, which the search chooses
+    and scores on)."""
     import pandas as pd
 
     from crossner_hf.data.conll import read_conll
@@ -51,8 +51,8 @@ def build(domain: str, data_dir: Path, out: Path, train: int = 100) -> tuple[Pat
     raw_lines = []
     for split, name in (("train", "train"), ("dev", "validation"), ("test", "test")):
         rows = read_conll(data_dir / domain / f"{split}.txt", None, strict=False, warn_repairs=False)
-        if split == "train":
-            raw_lines += [" ".join(r["tokens"]) for r in rows[train:]]
+        if split == "train":  # the whole train split's text (music and AI have exactly 100 sentences)
+            raw_lines += [" ".join(r["tokens"]) for r in rows]
             rows = rows[:train]
         pd.DataFrame({"words": [list(r["tokens"]) for r in rows],
                       "labels": [[rename(t) for t in r["ner_tags"]] for r in rows]}).to_parquet(

@@ -486,3 +486,14 @@ def test_release_packing_runs_texts_on_and_drops_the_partial_block():
     assert ours == [[1, 7, 8, 9, 2], [1, 5, 6, 2, 2], [1, 4, 3, 11, 2], [1, 12, 2, 0, 0]]
     stream = [t for text in texts for t in text]
     assert [t for block in release for t in block[1:-1]] == stream[: len(stream) // 3 * 3]
+
+
+def test_a_text_file_without_text_is_one_line_naming_it(tmp_path):
+    """An empty raw-text file (a search's `--raw_text` of blank lines) is refused where it is read, naming it; it used
+    to reach the corpus levels and fail there asking for `annotate_mentions`."""
+    from crossner_hf.corpora.text import load_text_corpus
+
+    empty = tmp_path / "raw.txt"
+    empty.write_text("\n  \n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"raw\.txt hold\(s\) no text \(2 blank line\(s\)\)"):
+        load_text_corpus(str(empty), cache_dir=str(tmp_path / "cache"))

@@ -111,6 +111,9 @@ def load_text_corpus(
         "Loaded %d texts from %d file(s) (%d blank lines dropped).",
         len(kept), len(resolved), len(lines) - len(kept),
     )
+    if len(kept) == 0:  # else a corpus builder or DAPT fails later, far from the empty file
+        raise ValueError(f"load_text_corpus: {', '.join(resolved)} hold(s) no text ({len(lines)} blank line(s)); "
+                         "give the domain's raw text, one text a line.")
     return kept
 
 
