@@ -4,7 +4,7 @@ Instead of (or after) masked-LM pre-training, the encoder learns to tag the NER-
 (Wikipedia anchors typed by DBpedia, ~315 categories in IOB2): the LM head is replaced by a
 linear tagging head over all the corpus's labels, trained with Adam at 5e-5 and 960
 sentences per step, and the checkpoint with the best entity F1 on the validation split is
-kept. Fine-tuning (:mod:`crossner_hf.training.schedules`) then replaces the tagging head by a fresh
+kept. Fine-tuning (``crossner-hf train``) then replaces the tagging head by a fresh
 one for the target labels (:func:`crossner_hf.modeling.heads.token_classifier_from_pretrained`, with a warning).
 
 Any token-classification dataset with a ``ClassLabel`` tag schema works: :func:`pretrain_nerbert` takes the model,
